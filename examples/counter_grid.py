@@ -1,0 +1,74 @@
+"""A bounded counter grid: (x, y) with 0 <= x <= width, 0 <= y <= height.
+
+Reachable states: (width + 1) * (height + 1); BFS depth: width + height; the corner (width, height) is reached
+first after width + height steps.  With ``--variant diagonal`` a third action moves diagonally (same states, depth
+max(width, height)).  The benchmark grows it to ten million states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from model import Context, Model
+from spec import Spec, invariant, reachable
+
+
+@attrs.frozen
+class Bounds:
+    width: int = 3
+    height: int = 2
+    forbid_corner: bool = False  # when true, NotCorner is violated at depth width + height
+
+
+grid: Model[tuple[int, int], Bounds] = Model("counter-grid", Bounds, doc="two bounded counters")
+grid.variant("diagonal", "a third action increments both counters at once")
+
+
+@grid.init
+def start(b: Bounds) -> Iterator[tuple[int, int]]:
+    yield (0, 0)
+
+
+@grid.action
+def right(s: tuple[int, int], ctx: Context[Bounds]) -> Iterator[tuple[int, int]]:
+    if s[0] < ctx.b.width:
+        yield (s[0] + 1, s[1])
+
+
+@grid.action
+def up(s: tuple[int, int], ctx: Context[Bounds]) -> Iterator[tuple[int, int]]:
+    if s[1] < ctx.b.height:
+        yield (s[0], s[1] + 1)
+
+
+@grid.action
+def diagonal(s: tuple[int, int], ctx: Context[Bounds]) -> Iterator[tuple[int, int]]:
+    if ctx.on("diagonal") and s[0] < ctx.b.width and s[1] < ctx.b.height:
+        yield (s[0] + 1, s[1] + 1)
+
+
+@grid.action
+def stay(s: tuple[int, int], ctx: Context[Bounds]) -> Iterator[tuple[int, int]]:
+    """At the corner the system stutters, so the grid has no deadlock."""
+    if s == (ctx.b.width, ctx.b.height):
+        yield s
+
+
+@invariant("InBounds", "both counters stay within their bounds", "example")
+def in_bounds(s: tuple[int, int], ctx: Context[Bounds]) -> bool:
+    return 0 <= s[0] <= ctx.b.width and 0 <= s[1] <= ctx.b.height
+
+
+@invariant("NotCorner", "the corner is not reached (violated only when forbid_corner is set)", "example")
+def not_corner(s: tuple[int, int], ctx: Context[Bounds]) -> bool:
+    return not (ctx.b.forbid_corner and s == (ctx.b.width, ctx.b.height))
+
+
+@reachable("CornerReached", "the far corner is reached", "example")
+def corner(s: tuple[int, int], ctx: Context[Bounds]) -> bool:
+    return s == (ctx.b.width, ctx.b.height)
+
+
+SPEC = Spec(grid, [in_bounds, not_corner, corner], family="example")

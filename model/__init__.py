@@ -1,0 +1,9 @@
+"""Executable protocol models: immutable states, pure actions, typed bounds, variants.
+
+``model`` imports nothing else of kraftcheck; ``spec`` and ``checker`` read it.
+"""
+
+from model.core import Action, Context, Model, Variant
+from model.encoding import fingerprint_of, stable_encode, to_view
+
+__all__ = ["Action", "Context", "Model", "Variant", "fingerprint_of", "stable_encode", "to_view"]

@@ -1,0 +1,227 @@
+"""The model contract: typed bounds, initial states, named actions, symmetry, variants.
+
+A model is written once and read by every engine (BFS, DFS, simulation, Spark, replay) and by the proofs.  States are
+immutable values; an action is a pure function ``(state, ctx) -> successors``.  A minimal model::
+
+    @attrs.frozen
+    class Bounds:
+        limit: int = 3
+
+    counter = Model("counter", Bounds)
+
+    @counter.init
+    def start(b: Bounds):
+        yield 0
+
+    @counter.action
+    def tick(s: int, ctx: Context):
+        if s < ctx.b.limit:
+            yield s + 1
+
+    @counter.action(params=("by",))
+    def jump(s: int, ctx: Context):
+        for by in (2, 3):
+            if s + by <= ctx.b.limit:
+                yield (by,), s + by       # parameterised actions yield (param values, next state)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from model.encoding import fingerprint_of, stable_encode, to_view
+
+S = TypeVar("S")
+B = TypeVar("B")
+
+ActionFn = Callable[[Any, "Context"], Iterable[Any]]
+
+
+@attrs.frozen
+class Variant:
+    """A named switch that changes one rule.  ``kind`` is ``feature`` or ``mutation``; a mutation names the property
+    it is expected to break (``expect``) so that CI can assert the checker still finds the bug."""
+
+    name: str
+    kind: str
+    doc: str
+    expect: str | None = None
+
+
+@attrs.frozen
+class Context(Generic[B]):
+    """What an action may read besides the state: the bounds and the active variants."""
+
+    b: B
+    variants: frozenset[str] = frozenset()
+
+    def on(self, variant: str) -> bool:
+        return variant in self.variants
+
+
+@attrs.frozen
+class Action:
+    """A named action.  ``params`` names the parameters; a parameterised action yields ``(values, next_state)``."""
+
+    name: str
+    fn: ActionFn
+    params: tuple[str, ...] = ()
+    doc: str = ""
+
+    def successors(self, state: Any, ctx: Context[Any]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+        """Uniform view for engines: pairs of (parameter values, next state)."""
+        if self.params:
+            yield from self.fn(state, ctx)
+        else:
+            for nxt in self.fn(state, ctx):
+                yield (), nxt
+
+    def named_params(self, values: tuple[Any, ...]) -> dict[str, Any]:
+        return dict(zip(self.params, values))
+
+
+class BadBound(ValueError):
+    """A ``--set NAME=VALUE`` the model's bounds do not accept."""
+
+
+class Model(Generic[S, B]):
+    """A protocol model: see the module docstring for how to write one."""
+
+    def __init__(
+        self,
+        name: str,
+        bounds: type[B],
+        doc: str = "",
+        encode: Callable[[Any], bytes] = stable_encode,
+        view: Callable[[Any], Any] = to_view,
+    ) -> None:
+        if not attrs.has(bounds):
+            raise TypeError("bounds must be an attrs class whose fields all have defaults")
+        self.name = name
+        self.bounds_type = bounds
+        self.doc = doc
+        self.encode = encode
+        self.view = view
+        self.actions: list[Action] = []
+        self.variants: dict[str, Variant] = {}
+        self.symmetry: Callable[[Any, Any], Any] | None = None
+        self.validate_bounds: Callable[[B], str | None] | None = None
+        self._init: Callable[[B], Iterable[S]] | None = None
+
+    # ---- building a model -------------------------------------------------------------------------------------
+    def init(self, fn: Callable[[B], Iterable[S]]) -> Callable[[B], Iterable[S]]:
+        """Decorator: ``fn(bounds)`` yields the initial states."""
+        self._init = fn
+        return fn
+
+    def action(self, fn: ActionFn | None = None, *, params: tuple[str, ...] = (), name: str | None = None) -> Any:
+        """Decorator for an action; ``@m.action`` or ``@m.action(params=("node",))``."""
+
+        def register(f: ActionFn) -> ActionFn:
+            action_name = name or f.__name__
+            if any(a.name == action_name for a in self.actions):
+                raise ValueError(f"model {self.name} has two actions named {action_name}")
+            self.actions.append(Action(action_name, f, tuple(params), (f.__doc__ or "").strip().split("\n")[0]))
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def variant(self, name: str, doc: str, kind: str = "feature", expect: str | None = None) -> Variant:
+        """Declare a variant.  ``kind='mutation'`` must name the property it is expected to break."""
+        if kind not in ("feature", "mutation"):
+            raise ValueError("variant kind is 'feature' or 'mutation'")
+        if kind == "mutation" and not expect:
+            raise ValueError(f"mutation variant {name} must name the property it breaks (expect=...)")
+        v = Variant(name, kind, doc, expect)
+        self.variants[name] = v
+        return v
+
+    def symmetric(self, fn: Callable[[S, B], S]) -> Callable[[S, B], S]:
+        """Decorator: ``fn(state, bounds)`` returns the canonical representative of the state's symmetry class."""
+        self.symmetry = fn
+        return fn
+
+    def bounds_check(self, fn: Callable[[B], str | None]) -> Callable[[B], str | None]:
+        """Decorator: ``fn(bounds)`` returns an error message for a combination of bounds the model cannot run."""
+        self.validate_bounds = fn
+        return fn
+
+    # ---- reading a model --------------------------------------------------------------------------------------
+    def default_bounds(self) -> B:
+        return self.bounds_type()
+
+    def bound_fields(self) -> dict[str, Any]:
+        """Bound name -> default value, in declaration order."""
+        return {a.name: a.default for a in attrs.fields(self.bounds_type)}
+
+    def make_bounds(self, overrides: dict[str, str | int | bool] | None = None) -> B:
+        """Bounds from defaults plus ``name=value`` overrides, each converted to the field's type (raises BadBound)."""
+        defaults = self.bound_fields()
+        values: dict[str, Any] = {}
+        for key, raw in (overrides or {}).items():
+            if key not in defaults:
+                accepted = ", ".join(defaults) or "none"
+                raise BadBound(f"model {self.name} has no bound {key!r} (bounds: {accepted})")
+            values[key] = _convert(key, raw, defaults[key])
+        bounds = self.bounds_type(**values)
+        if self.validate_bounds is not None:
+            problem = self.validate_bounds(bounds)
+            if problem:
+                raise BadBound(f"bad bounds for model {self.name}: {problem}")
+        return bounds
+
+    def context(self, bounds: B | None = None, variants: Iterable[str] = ()) -> Context[B]:
+        names = frozenset(variants)
+        unknown = sorted(names - set(self.variants))
+        if unknown:
+            accepted = ", ".join(self.variants) or "none"
+            raise KeyError(f"model {self.name} has no variant {unknown[0]!r} (variants: {accepted})")
+        return Context(bounds if bounds is not None else self.default_bounds(), names)
+
+    def initial_states(self, ctx: Context[B]) -> list[S]:
+        if self._init is None:
+            raise TypeError(f"model {self.name} declares no initial states (use @model.init)")
+        return list(self._init(ctx.b))
+
+    def action_named(self, name: str) -> Action | None:
+        for a in self.actions:
+            if a.name == name:
+                return a
+        return None
+
+    def successors(self, state: S, ctx: Context[B]) -> Iterator[tuple[Action, tuple[Any, ...], S]]:
+        """Every (action, parameter values, next state) the model allows from ``state``."""
+        for a in self.actions:
+            for values, nxt in a.successors(state, ctx):
+                yield a, values, nxt
+
+    def fingerprinter(self, ctx: Context[B]) -> Callable[[S], int]:
+        """The function engines use: fingerprint of the canonical (symmetry-reduced) encoding."""
+        encode, sym, b = self.encode, self.symmetry, ctx.b
+        if sym is None:
+            return lambda s: fingerprint_of(encode, s)
+        return lambda s: fingerprint_of(encode, sym(s, b))
+
+
+def _convert(key: str, raw: str | int | bool, default: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    if isinstance(default, bool):
+        low = raw.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise BadBound(f"bound {key} takes true or false, not {raw!r}")
+    if isinstance(default, int):
+        try:
+            value = int(raw)
+        except ValueError:
+            raise BadBound(f"bound {key} takes a whole number, not {raw!r}") from None
+        if value < 0:
+            raise BadBound(f"bound {key} takes a number >= 0, not {value}")
+        return value
+    return raw
