@@ -1,0 +1,22 @@
+"""Exit codes (one per outcome kind, as TLC has) and the one-line user errors the CLI turns into them."""
+
+from __future__ import annotations
+
+OK = 0
+INTERNAL = 1
+USAGE = 2
+DEADLOCK = 11
+VIOLATION = 12
+LIVENESS = 13  # reserved: liveness is not checked yet
+UNREACHED = 14
+LIMIT = 15  # a --max-states / --max-depth limit stopped the search before it was complete
+
+VERDICT_EXIT = {"ok": OK, "violation": VIOLATION, "deadlock": DEADLOCK, "unreached": UNREACHED, "limit": LIMIT}
+
+
+class UsageError(Exception):
+    """A user mistake (bad model name, bound, trace file, missing Java ...): printed as one line, exit 2."""
+
+
+class ModelError(Exception):
+    """The model itself misbehaved (an action raised, a state could not be encoded): one line, exit 1."""
