@@ -10,6 +10,8 @@ VIOLATION = 12
 LIVENESS = 13  # reserved: liveness is not checked yet
 UNREACHED = 14
 LIMIT = 15  # a --max-states / --max-depth limit stopped the search before it was complete
+TRACE_DIVERGED = 16  # replay: a step of the trace file is not a step the model allows
+MODEL_ERROR = 3  # the model itself raised (an action, an invariant, its initial states)
 
 VERDICT_EXIT = {"ok": OK, "violation": VIOLATION, "deadlock": DEADLOCK, "unreached": UNREACHED, "limit": LIMIT}
 
@@ -19,4 +21,4 @@ class UsageError(Exception):
 
 
 class ModelError(Exception):
-    """The model itself misbehaved (an action raised, a state could not be encoded): one line, exit 1."""
+    """The model itself misbehaved (an action raised, a state could not be encoded): one line, exit 3."""

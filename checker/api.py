@@ -1,0 +1,123 @@
+"""The Python API the CLI is a thin layer over; tests and researchers call it directly::
+
+    from checker.api import check
+    result = check("quorum", variants=["double-vote"], bounds={"max_epoch": 3})
+    assert result.verdict == "violation" and result.violated_property == "ElectionSafety"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from checker.bfs import bfs
+from checker.dfs import dfs
+from checker.errors import UsageError
+from checker.itf import BadTrace, ItfTrace, read_itf
+from checker.replay import ReplayResult, replay
+from checker.result import Result
+from checker.run import Run
+from checker.simulate import simulate as _simulate
+from model.core import BadBound, Context
+from spec.core import Spec
+from spec.registry import UnknownModel, load
+
+STRATEGIES = ("bfs", "dfs")
+
+
+def resolve(spec: Spec | str) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    try:
+        return load(spec)
+    except UnknownModel as exc:
+        raise UsageError(str(exc)) from None
+
+
+def make_context(spec: Spec, variants: Iterable[str] = (), bounds: Mapping[str, Any] | None = None) -> Context[Any]:
+    try:
+        b = spec.model.make_bounds(dict(bounds or {}))
+        return spec.model.context(b, variants)
+    except BadBound as exc:
+        raise UsageError(str(exc)) from None
+    except KeyError as exc:
+        raise UsageError(str(exc.args[0])) from None
+
+
+def _check_limit(name: str, value: int | None) -> None:
+    if value is not None and value < 0:
+        raise UsageError(f"{name} takes a number >= 0, not {value}")
+
+
+def check(
+    spec: Spec | str,
+    variants: Iterable[str] = (),
+    bounds: Mapping[str, Any] | None = None,
+    strategy: str = "bfs",
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    deadlock: bool = True,
+    visited: str = "compact",
+    progress: bool = False,
+) -> Result:
+    """Exhaustively check a spec (by object or built-in name) at the given bounds and variants."""
+    spec = resolve(spec)
+    ctx = make_context(spec, variants, bounds)
+    _check_limit("--max-states", max_states)
+    _check_limit("--max-depth", max_depth)
+    if strategy not in STRATEGIES:
+        raise UsageError(f"unknown strategy {strategy!r} (bfs, dfs)")
+    if visited not in ("compact", "dict"):
+        raise UsageError(f"unknown visited set {visited!r} (compact, dict)")
+    run = Run(spec, ctx, "inprocess", strategy, progress)
+    run.deadlock = deadlock
+    if strategy == "bfs":
+        return bfs(run, visited, max_states, max_depth)
+    return dfs(run, max_states, max_depth)
+
+
+def simulate(
+    spec: Spec | str,
+    variants: Iterable[str] = (),
+    bounds: Mapping[str, Any] | None = None,
+    walks: int = 100,
+    depth: int = 50,
+    seed: int = 0,
+    swarm: bool = False,
+    deadlock: bool = True,
+    progress: bool = False,
+) -> Result:
+    """Random walks (seeded); see ``checker.simulate``."""
+    spec = resolve(spec)
+    ctx = make_context(spec, variants, bounds)
+    _check_limit("--walks", walks)
+    _check_limit("--depth", depth)
+    run = Run(spec, ctx, "inprocess", "simulate", progress)
+    run.deadlock = deadlock
+    return _simulate(run, walks, depth, seed, swarm)
+
+
+def load_trace(path: str | Path) -> ItfTrace:
+    try:
+        return read_itf(Path(path))
+    except BadTrace as exc:
+        raise UsageError(str(exc)) from None
+
+
+def replay_trace(
+    spec: Spec | str,
+    trace: str | Path | ItfTrace,
+    variants: Iterable[str] | None = None,
+    bounds: Mapping[str, Any] | None = None,
+) -> ReplayResult:
+    """Re-execute a trace (file or parsed ITF) on the model.  Variants and bounds default to those the trace names."""
+    spec = resolve(spec)
+    itf = trace if isinstance(trace, ItfTrace) else load_trace(trace)
+    if variants is None:
+        variants = [v for v in itf.meta.get("variant") or [] if isinstance(v, str)]
+    if bounds is None:
+        recorded = itf.meta.get("bounds") or {}
+        bounds = {k: v for k, v in recorded.items() if k in spec.model.bound_fields()} if isinstance(recorded, dict) else {}
+    ctx = make_context(spec, variants, bounds)
+    return replay(Run(spec, ctx, "inprocess", "replay"), itf)

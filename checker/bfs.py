@@ -1,0 +1,151 @@
+"""Breadth-first search: every reachable state, shortest counterexamples.
+
+Level by level, in batches of ``BATCH`` frontier states: the batch's successors are generated in one Python loop,
+fingerprinted, and handed to the visited set in one vectorised call that keeps the new ones (with their parent
+fingerprints).  Because every state inserted while expanding level d is at depth d + 1, the first violation found
+is at the smallest depth, and the counterexample (rebuilt from parent fingerprints) is a shortest one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from checker.errors import ModelError
+from checker.result import Result
+from checker.run import Run
+from checker.trace import Trace, rebuild
+from checker.visited import Visited, make_visited
+
+BATCH = 4096
+U64 = np.uint64
+
+
+def path_to(visited: Visited, fp: int) -> list[int]:
+    """Fingerprints from an initial state to ``fp`` (parent 0 marks an initial state)."""
+    out = [fp]
+    while True:
+        parent = visited.parent(out[-1])
+        if not parent:
+            break
+        out.append(parent)
+    out.reverse()
+    return out
+
+
+def bfs(
+    run: Run,
+    visited_kind: str = "compact",
+    max_states: int | None = None,
+    max_depth: int | None = None,
+) -> Result:
+    ctx, fingerprint = run.ctx, run.fingerprint
+    visited = make_visited(visited_kind)
+    actions, coverage = run.actions, run.coverage
+    action_props, has_aprops = run.action_props, bool(run.action_props)
+    invariants = run.invariants
+    deadlock = run.deadlock
+    transitions = 0
+    extra = {"visited_set": visited.kind}
+
+    def trace_to(fp: int, last: Any = None) -> Trace:
+        return rebuild(run.model, ctx, fingerprint, path_to(visited, fp), last)
+
+    # ---- level 0 ----------------------------------------------------------------------------------------------------
+    inits = run.initial_states()
+    init_fps = [fingerprint(s) for s in inits]
+    new = visited.insert_batch(np.array(init_fps, dtype=U64), np.zeros(len(inits), dtype=U64))
+    frontier = [inits[i] for i in np.flatnonzero(new)]
+    frontier_fps = [init_fps[i] for i in np.flatnonzero(new)]
+    for s, f in zip(frontier, frontier_fps):
+        bad = run.broken_invariant(s)
+        if bad:
+            return run.result("violation", len(visited), 0, 0, bad, trace_to(f), extra=extra)
+        run.visit_targets(s)
+    depth = 0
+
+    while frontier:
+        if max_depth is not None and depth >= max_depth:
+            complete = not _has_unseen_successor(run, visited, frontier)
+            verdict = "ok" if complete else "limit"
+            return run.result(verdict, len(visited), transitions, depth, extra=extra)
+        next_frontier: list[Any] = []
+        next_fps: list[int] = []
+        for lo in range(0, len(frontier), BATCH):
+            batch, batch_fps = frontier[lo:lo + BATCH], frontier_fps[lo:lo + BATCH]
+            cand: list[Any] = []
+            parents: list[int] = []
+            ai = 0
+            try:
+                for s, sf in zip(batch, batch_fps):
+                    start = len(cand)
+                    for ai in range(len(actions)):
+                        name, fn, has_params = actions[ai]
+                        before = len(cand)
+                        if has_params:
+                            for values, t in fn(s, ctx):
+                                cand.append(t)
+                                if has_aprops:
+                                    bad = run.broken_action_property(s, (name, values), t)
+                                    if bad:
+                                        return _action_violation(run, visited, transitions, depth, sf, s, name,
+                                                                 values, t, bad, extra, trace_to)
+                        else:
+                            for t in fn(s, ctx):
+                                cand.append(t)
+                                if has_aprops:
+                                    bad = run.broken_action_property(s, (name, ()), t)
+                                    if bad:
+                                        return _action_violation(run, visited, transitions, depth, sf, s, name,
+                                                                 (), t, bad, extra, trace_to)
+                        coverage[ai] += len(cand) - before
+                    if len(cand) == start and deadlock:
+                        return run.result("deadlock", len(visited), transitions + len(cand), depth,
+                                          trace=trace_to(sf), extra=extra)
+                    parents.extend([sf] * (len(cand) - start))
+                cand_fps = [fingerprint(t) for t in cand]
+            except ModelError:
+                raise
+            except Exception as exc:
+                raise run.action_error(ai, exc) from exc
+            transitions += len(cand)
+            mask = visited.insert_batch(np.array(cand_fps, dtype=U64), np.array(parents, dtype=U64))
+            for i in np.flatnonzero(mask).tolist():
+                t = cand[i]
+                if invariants:
+                    bad = run.broken_invariant(t)
+                    if bad:
+                        return run.result("violation", len(visited), transitions, depth + 1, bad,
+                                          trace_to(cand_fps[i]), extra=extra)
+                if run.targets:
+                    run.visit_targets(t)
+                next_frontier.append(t)
+                next_fps.append(cand_fps[i])
+            run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)
+            if max_states is not None and len(visited) >= max_states:
+                return run.result("limit", len(visited), transitions, depth + 1, extra=extra)
+        frontier, frontier_fps = next_frontier, next_fps
+        if frontier:
+            depth += 1
+    return run.result("ok", len(visited), transitions, depth, extra=extra)
+
+
+def _action_violation(run: Run, visited: Visited, transitions: int, depth: int, sf: int, s: Any, name: str,
+                      values: tuple[Any, ...], t: Any, bad: str, extra: dict[str, Any], trace_to: Any) -> Result:
+    target_fp = run.fingerprint(t)
+
+    def pick(state: Any, action: Any, vals: tuple[Any, ...], nxt: Any) -> bool:
+        return (action.name == name and run.fingerprint(nxt) == target_fp
+                and run.broken_action_property(state, (name, vals), nxt) == bad)
+
+    return run.result("violation", len(visited), transitions, depth + 1, bad, trace_to(sf, pick), extra=extra)
+
+
+def _has_unseen_successor(run: Run, visited: Visited, frontier: list[Any]) -> bool:
+    """Whether a depth limit cut anything off: does some frontier state have a successor not yet visited?"""
+    for lo in range(0, len(frontier), BATCH):
+        fps = [run.fingerprint(t) for s in frontier[lo:lo + BATCH] for _, _, t in run.successors(s)]
+        if fps and not visited.contains_batch(np.array(fps, dtype=U64)).all():
+            return True
+    return False

@@ -1,0 +1,83 @@
+"""Replaying a trace file on the model: is every step one the model allows, and which property does it break?
+
+States are compared in the view domain (``model.view``, as written to ITF), so a trace written on one machine
+replays on another.  The first state must be an initial state; each later state must be a successor, through the
+named action with the named parameters, of the previous one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from checker.itf import ItfTrace, state_vars
+from checker.run import Run
+from checker.trace import Step, Trace
+from model.encoding import to_view
+
+
+@attrs.define
+class ReplayResult:
+    verdict: str  # "violation" (a property broke), "ok" (valid behaviour, nothing broke), "diverged"
+    message: str
+    violated_property: str | None = None
+    step: int | None = None  # index of the step that diverged or violated
+    trace: Trace | None = None
+
+    @property
+    def exit_code(self) -> int:
+        from checker.errors import OK, TRACE_DIVERGED, VIOLATION
+
+        return {"violation": VIOLATION, "ok": OK, "diverged": TRACE_DIVERGED}[self.verdict]
+
+
+def _norm(value: Any) -> Any:
+    """JSON round trip normal form (tuples and lists alike)."""
+    if isinstance(value, (list, tuple)):
+        return [_norm(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _norm(v) for k, v in value.items()}
+    return value
+
+
+def replay(run: Run, itf: ItfTrace) -> ReplayResult:
+    model = run.model
+    view = lambda s: _norm(state_vars(model.view(s)))  # noqa: E731
+    want0 = _norm(itf.states[0])
+    state = next((s for s in run.initial_states() if view(s) == want0), None)
+    if state is None:
+        return ReplayResult("diverged", "state 0 is not an initial state of the model", step=0)
+    trace = Trace(state)
+    bad = run.broken_invariant(state)
+    if bad:
+        return ReplayResult("violation", f"state 0 violates {bad}", bad, 0, trace)
+    for i, (name, params) in enumerate(itf.steps, start=1):
+        action = model.action_named(name)
+        if action is None:
+            known = ", ".join(a.name for a in model.actions)
+            return ReplayResult("diverged", f"step {i}: model {model.name} has no action {name!r} ({known})",
+                                step=i, trace=trace)
+        want = _norm(itf.states[i])
+        same_params = []
+        for values, nxt in action.successors(state, run.ctx):
+            named = action.named_params(values)
+            if _norm({k: to_view(v) for k, v in named.items()}) == _norm(params):
+                same_params.append((values, named, nxt))
+        match = next((m for m in same_params if view(m[2]) == want), None)
+        if match is None:
+            why = ("the model does not enable it here" if not same_params
+                   else "the model allows it but reaches a different state")
+            return ReplayResult("diverged", f"step {i}: {name}({_fmt(params)}) is not allowed: {why}",
+                                step=i, trace=trace)
+        values, named, nxt = match
+        trace.steps.append(Step(name, named, nxt))
+        bad = run.broken_action_property(state, (name, values), nxt) or run.broken_invariant(nxt)
+        state = nxt
+        if bad:
+            return ReplayResult("violation", f"step {i}: {name}({_fmt(params)}) violates {bad}", bad, i, trace)
+    return ReplayResult("ok", f"all {len(itf.steps)} steps are allowed and no property is violated", trace=trace)
+
+
+def _fmt(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())

@@ -1,0 +1,70 @@
+"""The result every engine returns, with its soundness manifest, and its JSON form for CI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from checker.errors import VERDICT_EXIT
+from checker.trace import Trace
+
+
+@attrs.define
+class Result:
+    model: str
+    variant: tuple[str, ...]
+    bounds: dict[str, Any]
+    engine: str
+    strategy: str
+    verdict: str  # ok | violation | deadlock | unreached | limit
+    violated_property: str | None = None
+    distinct_states: int = 0
+    transitions: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    coverage: dict[str, int] = attrs.Factory(dict)
+    unreached_targets: list[str] = attrs.Factory(list)
+    trace: Trace | None = None
+    manifest: dict[str, Any] = attrs.Factory(dict)
+    expected_property: str | None = None  # for a mutation variant: the property it is expected to break
+
+    @property
+    def exit_code(self) -> int:
+        return VERDICT_EXIT[self.verdict]
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> str:
+        head = f"{self.model}{'[' + ','.join(self.variant) + ']' if self.variant else ''}: {self.verdict}"
+        if self.violated_property:
+            head += f" ({self.violated_property})"
+        return (
+            f"{head}; {self.distinct_states:,} distinct states, {self.transitions:,} transitions, depth {self.depth}, "
+            f"{self.seconds:.2f} s ({self.states_per_second:,.0f} states/s)"
+        )
+
+    def to_json(self, model_obj: Any = None) -> dict[str, Any]:
+        from checker.itf import to_itf
+
+        out: dict[str, Any] = {
+            "model": self.model,
+            "variant": list(self.variant) or None,
+            "bounds": self.bounds,
+            "engine": self.engine,
+            "strategy": self.strategy,
+            "verdict": self.verdict,
+            "violated_property": self.violated_property,
+            "expected_property": self.expected_property,
+            "distinct_states": self.distinct_states,
+            "transitions": self.transitions,
+            "depth": self.depth,
+            "seconds": round(self.seconds, 4),
+            "coverage": self.coverage,
+            "unreached_targets": self.unreached_targets,
+            "manifest": self.manifest,
+            "trace": to_itf(self.trace, model_obj) if self.trace is not None and model_obj is not None else None,
+        }
+        return out
