@@ -1,0 +1,105 @@
+"""CLI plugin for impl/: ``kraftcheck cluster run`` and ``kraftcheck validate MODEL LOGDIR``.
+
+checker/cli.py imports this module (it is in ``PLUGINS``) and calls ``register(subparsers)``.
+``kraftcheck replay quorum TRACE --into impl`` is the lead's ``replay`` command; it calls
+``impl.replay.replay_into_impl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from checker import errors
+from checker.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("cluster", help="run a real KRaft cluster of impl/ nodes on 127.0.0.1")
+    csub = p.add_subparsers(dest="cluster_command", metavar="ACTION")
+    r = csub.add_parser("run", help="start N voter processes, append client values, stop them after SECONDS")
+    r.add_argument("--nodes", type=int, default=3, help="number of voters (1-9)")
+    r.add_argument("--seconds", type=float, default=10.0, help="how long to run (0 < s <= 3600)")
+    r.add_argument("--log-dir", required=True, help="data dirs and event logs go to LOG_DIR/node-<id>/")
+    r.add_argument("--append-every", type=float, default=0.2, help="seconds between client appends")
+    r.add_argument("--kill-leader-at", type=float, default=None, metavar="S",
+                   help="SIGKILL the leader process S seconds into the run")
+    r.add_argument("--restart-after", type=float, default=None, metavar="S",
+                   help="restart the killed node S seconds after the kill")
+    r.add_argument("--bug", action="append", default=[], metavar="NAME",
+                   help="inject a bug into every node (see impl/bugs.py; repeatable)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--timers", choices=["fast", "default"], default="fast",
+                   help="fast: sub-second election/fetch timeouts (default); default: Kafka-like seconds")
+    r.add_argument("--json", metavar="FILE", help="write the run report as JSON")
+    r.set_defaults(func=cmd_cluster_run)
+    p.set_defaults(func=lambda args: _need_action(p))
+
+    v = sub.add_parser("validate", help="check that an impl/ event log is a behaviour the model allows")
+    v.add_argument("model", metavar="MODEL", help="the model the events are checked against (quorum)")
+    v.add_argument("logdir", metavar="LOGDIR", help="a directory of node-*/events.jsonl files")
+    v.add_argument("--variant", action="append", default=[], metavar="V", help="check against a model variant")
+    v.add_argument("--json", metavar="FILE", help="write the validation report as JSON")
+    v.add_argument("--quiet", action="store_true", help="only the verdict line")
+    v.set_defaults(func=cmd_validate)
+
+
+def _need_action(p: argparse.ArgumentParser) -> int:
+    raise UsageError("cluster needs an action: kraftcheck cluster run --nodes N --seconds S --log-dir DIR")
+
+
+def cmd_cluster_run(args: argparse.Namespace) -> int:
+    from impl.bugs import BUGS
+    from impl.cluster import run_cluster
+
+    if not 1 <= args.nodes <= 9:
+        raise UsageError(f"--nodes takes 1 to 9 voters, not {args.nodes}")
+    if not 0 < args.seconds <= 3600:
+        raise UsageError(f"--seconds takes a duration in (0, 3600], not {args.seconds}")
+    if args.append_every <= 0:
+        raise UsageError("--append-every takes a positive number of seconds")
+    unknown = [b for b in args.bug if b not in BUGS]
+    if unknown:
+        raise UsageError(f"unknown bug {unknown[0]!r} (bugs: {', '.join(BUGS)})")
+    log_dir = Path(args.log_dir)
+    if log_dir.exists() and any(log_dir.glob("node-*")):
+        raise UsageError(f"log dir {str(log_dir)!r} already holds a cluster's node dirs; give an empty directory")
+    report = run_cluster(
+        nodes=args.nodes, seconds=args.seconds, log_dir=log_dir, append_every=args.append_every,
+        kill_leader_at=args.kill_leader_at, restart_after=args.restart_after, bugs=tuple(args.bug),
+        seed=args.seed, timers=args.timers,
+    )
+    leaders = ", ".join(f"epoch {e}: node {n}" for e, n in sorted(report.leaders.items())) or "none seen"
+    print(f"cluster of {report.nodes} ran {report.wall_seconds}s; leaders {leaders}")
+    print(f"first leader after {report.first_leader_after}s, first commit after {report.first_commit_after}s; "
+          f"{report.appended} appends accepted, {len(report.committed)} committed at the end")
+    if report.killed is not None:
+        print(f"killed leader node {report.killed} at {report.killed_at}s; new leader after "
+              f"{report.new_leader_after_kill}s")
+    print(f"event logs in {log_dir}/node-*/events.jsonl (validate with: kraftcheck validate quorum {log_dir})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=1, default=str) + "\n")
+    if not report.leaders:
+        print("no leader was elected", file=sys.stderr)
+        return errors.INTERNAL
+    return errors.OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from checker.validate import validate_logdir
+    from spec.registry import UnknownModel, load
+
+    try:
+        spec = load(args.model)
+    except UnknownModel as exc:
+        raise UsageError(str(exc)) from None
+    logdir = Path(args.logdir)
+    if not logdir.is_dir():
+        raise UsageError(f"log dir {str(logdir)!r} does not exist")
+    report = validate_logdir(spec, logdir, variants=tuple(args.variant))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=1, default=str) + "\n")
+    print(report.render(verbose=not args.quiet))
+    return errors.OK if report.ok else errors.VIOLATION

@@ -1,0 +1,41 @@
+"""Bugs that can be injected into the node (``NodeConfig.bugs``, ``--bug NAME``), each mirroring a model mutation.
+
+Each one changes one rule in ``impl/node.py`` (search for its name there).  ``mirrors`` names the quorum-model
+variant with the same rule change (``kraftcheck check quorum --variant V`` finds its counterexample, which
+``kraftcheck replay quorum TRACE --into impl`` replays into the node with this bug switched on) and ``breaks`` the
+property the bug violates.  Trace validation against the correct model catches a bug at the first event the model
+does not allow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str
+    doc: str
+    mirrors: str  # the model variant (mutation) with the same rule change
+    breaks: str  # the property it is expected to violate
+
+
+BUGS: dict[str, Bug] = {
+    b.name: b
+    for b in (
+        Bug("double-vote", "a voter grants a vote to a second candidate in an epoch it already voted in",
+            "double-vote", "ElectionSafety"),
+        Bug("hw-old-epoch", "the leader advances the high watermark over entries of older epochs only "
+            "(no entry of its own epoch on a majority: Raft figure 8)", "hw-old-epoch", "CommittedNeverLost"),
+        Bug("no-log-check", "a voter grants its vote without the log up-to-date check", "no-log-check",
+            "LeaderCompleteness"),
+        Bug("restart-leads-again", "a leader that restarts leads again in the same epoch (KAFKA-10527)",
+            "restart-leads-again", "ElectionSafety"),
+        Bug("truncate-below-hw", "a follower truncates below its high watermark on a DivergingEpoch answer",
+            "truncate-below-hw", "CommittedNeverLost"),
+    )
+}
+
+# bug name -> model variant name, and back (filled in to match the model's variant names)
+VARIANT_OF: dict[str, str] = {b.name: b.mirrors for b in BUGS.values()}
+BUG_OF_VARIANT: dict[str, str] = {b.mirrors: b.name for b in BUGS.values()}

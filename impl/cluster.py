@@ -1,0 +1,206 @@
+"""Run a real multi-process KRaft cluster on 127.0.0.1 (``kraftcheck cluster run``).
+
+Each voter is its own OS process (``python -m impl.tcp``) with its own data directory ``<log-dir>/node-<id>/``
+(log, quorum-state, events.jsonl, the process's stdout/stderr).  The supervisor is also the client: every
+``append_every`` seconds it sends a ClientAppend to the node it believes leads (asking every node with Describe
+when it does not know), and optionally SIGKILLs the leader at ``kill_leader_at`` seconds (and restarts it
+``restart_after`` seconds later).  A killed node's ``crash`` event is appended to its event file by the
+supervisor.  Every process it started is stopped by PID at the end, also when the run fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from impl.events import EVENT_FILE, FileEvents, last_counters
+from impl.node import LEADER
+from impl.tcp import Client
+
+
+@dataclass
+class ClusterReport:
+    nodes: int
+    seconds: float
+    log_dir: str
+    leaders: dict[int, int] = field(default_factory=dict)  # epoch -> leader id, as the supervisor saw them
+    first_leader_after: float | None = None  # seconds from start to the first leader seen
+    first_commit_after: float | None = None
+    killed: int | None = None
+    killed_at: float | None = None
+    new_leader_after_kill: float | None = None  # seconds from the kill to a leader in a newer epoch
+    appended: int = 0  # client appends the leader accepted
+    committed: list[str] = field(default_factory=list)  # client values committed at the end (leader's view)
+    final: dict[int, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def free_ports(n: int) -> list[int]:
+    socks, ports = [], []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+class Cluster:
+    def __init__(self, nodes: int, log_dir: str | os.PathLike[str], bugs: tuple[str, ...] = (), seed: int = 0,
+                 timers: str = "fast") -> None:
+        self.n = nodes
+        self.log_dir = Path(log_dir)
+        self.bugs = bugs
+        self.seed = seed
+        self.timers = timers
+        self.ids = list(range(1, nodes + 1))
+        self.ports = dict(zip(self.ids, free_ports(nodes), strict=True))
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.pids: list[int] = []  # every process ever started, for cleanup
+
+    def node_dir(self, nid: int) -> Path:
+        return self.log_dir / f"node-{nid}"
+
+    def start(self, nid: int) -> None:
+        d = self.node_dir(nid)
+        d.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "impl.tcp", "--id", str(nid), "--data-dir", str(d), "--timers", self.timers,
+               "--seed", str(self.seed), "--voters", ",".join(f"{i}={p}" for i, p in self.ports.items())]
+        for b in self.bugs:
+            cmd += ["--bug", b]
+        out = open(d / "process.out", "ab")
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        out.close()
+        self.procs[nid] = proc
+        self.pids.append(proc.pid)
+
+    def kill(self, nid: int) -> None:
+        """SIGKILL a node and log its crash after the last event it wrote."""
+        proc = self.procs.pop(nid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=5)
+        path = self.node_dir(nid) / EVENT_FILE
+        lc, seq, _ = last_counters(path)
+        sink = FileEvents(path)
+        sink.emit({"node": nid, "lc": lc + 1, "seq": seq + 1, "t": time.time(), "event": "crash",
+                   "reason": "killed", "sent": [], "state": None})
+        sink.close()
+
+    def stop_all(self) -> None:
+        """SIGTERM every live process (the node logs its stop), then SIGKILL what has not exited."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGTERM)
+        deadline = time.time() + 3.0
+        for nid, proc in list(self.procs.items()):
+            try:
+                proc.wait(timeout=max(0.05, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                self.kill(nid)
+        self.procs.clear()
+        for pid in self.pids:  # belt and braces: nothing we started may outlive the run
+            with contextlib.suppress(ProcessLookupError, ChildProcessError, PermissionError):
+                os.kill(pid, 0)
+                os.kill(pid, signal.SIGKILL)
+
+
+async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_leader_at: float | None,
+                 restart_after: float | None, report: ClusterReport) -> None:
+    client = Client(cluster.ports)
+    t0 = time.time()
+    leader: int | None = None
+    counter = 0
+    restart_at: float | None = None
+    kill_epoch = -1
+    try:
+        while time.time() - t0 < seconds:
+            now = time.time() - t0
+            if leader is None:
+                for nid in list(cluster.procs):
+                    d = await client.describe(nid)
+                    if d is not None and d.role == LEADER:
+                        leader = nid
+                        report.leaders.setdefault(d.epoch, nid)
+                        if report.first_leader_after is None:
+                            report.first_leader_after = round(now, 3)
+                        if report.killed_at is not None and d.epoch > kill_epoch and report.new_leader_after_kill \
+                                is None:
+                            report.new_leader_after_kill = round(now - report.killed_at, 3)
+                        break
+            if kill_leader_at is not None and report.killed is None and now >= kill_leader_at and leader is not None:
+                d = await client.describe(leader)
+                kill_epoch = d.epoch if d is not None else kill_epoch
+                client.drop(leader)
+                cluster.kill(leader)
+                report.killed, report.killed_at = leader, round(now, 3)
+                if restart_after is not None:
+                    restart_at = now + restart_after
+                leader = None
+                continue
+            if restart_at is not None and now >= restart_at and report.killed is not None:
+                cluster.start(report.killed)
+                restart_at = None
+            if leader is not None:
+                counter += 1
+                resp = await client.append(leader, f"c{counter}")
+                if resp is None or resp.error != "NONE":
+                    leader = None
+                else:
+                    report.appended += 1
+                    if report.first_commit_after is None:
+                        d = await client.describe(leader)
+                        if d is not None and d.committed:
+                            report.first_commit_after = round(time.time() - t0, 3)
+            await asyncio.sleep(append_every if leader is not None else 0.05)
+        # final view
+        for nid in list(cluster.procs):
+            d = await client.describe(nid)
+            if d is not None:
+                report.final[nid] = {"role": d.role, "epoch": d.epoch, "leader": d.leader_id,
+                                     "hw": d.high_watermark, "end": d.end_offset}
+                if d.role == LEADER:
+                    report.committed = list(d.committed)
+                    report.leaders.setdefault(d.epoch, nid)
+    finally:
+        client.close()
+
+
+def run_cluster(nodes: int = 3, seconds: float = 10.0, log_dir: str | os.PathLike[str] = "kraft-logs",
+                append_every: float = 0.2, kill_leader_at: float | None = None, restart_after: float | None = None,
+                bugs: tuple[str, ...] = (), seed: int = 0, timers: str = "fast") -> ClusterReport:
+    """Start ``nodes`` voter processes, drive them for ``seconds``, stop them; the report says what happened."""
+    t0 = time.time()
+    Path(log_dir).mkdir(parents=True, exist_ok=True)
+    cluster = Cluster(nodes, log_dir, bugs, seed, timers)
+    report = ClusterReport(nodes, seconds, str(log_dir))
+    try:
+        for nid in cluster.ids:
+            cluster.start(nid)
+        asyncio.run(_drive(cluster, seconds, append_every, kill_leader_at, restart_after, report))
+    finally:
+        cluster.stop_all()
+    report.wall_seconds = round(time.time() - t0, 3)
+    with open(Path(log_dir) / "cluster.json", "w") as f:
+        json.dump(report.to_json(), f, indent=1, default=str)
+    return report
