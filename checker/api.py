@@ -1,8 +1,8 @@
 """The Python API the CLI is a thin layer over; tests and researchers call it directly::
 
-    from checker.api import check
-    result = check("quorum", variants=["double-vote"], bounds={"max_epoch": 3})
-    assert result.verdict == "violation" and result.violated_property == "ElectionSafety"
+from checker.api import check
+result = check("quorum", variants=["double-vote"], bounds={"max_epoch": 3})
+assert result.verdict == "violation" and result.violated_property == "ElectionSafety"
 """
 
 from __future__ import annotations
@@ -114,10 +114,15 @@ def replay_trace(
     """Re-execute a trace (file or parsed ITF) on the model.  Variants and bounds default to those the trace names."""
     spec = resolve(spec)
     itf = trace if isinstance(trace, ItfTrace) else load_trace(trace)
+    written_for = itf.meta.get("model")
+    if isinstance(written_for, str) and written_for and written_for != spec.model.name:
+        raise UsageError(f"the trace was written for model {written_for!r}, not {spec.model.name!r}")
     if variants is None:
         variants = [v for v in itf.meta.get("variant") or [] if isinstance(v, str)]
     if bounds is None:
         recorded = itf.meta.get("bounds") or {}
-        bounds = {k: v for k, v in recorded.items() if k in spec.model.bound_fields()} if isinstance(recorded, dict) else {}
+        bounds = (
+            {k: v for k, v in recorded.items() if k in spec.model.bound_fields()} if isinstance(recorded, dict) else {}
+        )
     ctx = make_context(spec, variants, bounds)
     return replay(Run(spec, ctx, "inprocess", "replay"), itf)

@@ -43,7 +43,7 @@ def bfs(
     ctx, fingerprint = run.ctx, run.fingerprint
     visited = make_visited(visited_kind)
     actions, coverage = run.actions, run.coverage
-    action_props, has_aprops = run.action_props, bool(run.action_props)
+    has_aprops = bool(run.action_props)
     invariants = run.invariants
     deadlock = run.deadlock
     transitions = 0
@@ -73,12 +73,32 @@ def bfs(
         next_frontier: list[Any] = []
         next_fps: list[int] = []
         for lo in range(0, len(frontier), BATCH):
-            batch, batch_fps = frontier[lo:lo + BATCH], frontier_fps[lo:lo + BATCH]
+            batch, batch_fps = frontier[lo : lo + BATCH], frontier_fps[lo : lo + BATCH]
             cand: list[Any] = []
-            parents: list[int] = []
+            counts: list[int] = []
             ai = 0
             try:
-                for s, sf in zip(batch, batch_fps):
+                if not has_aprops:  # the fast path: whole successor lists extended at C speed
+                    for s in batch:
+                        start = len(cand)
+                        for ai, (_, fn, has_params) in enumerate(actions):
+                            before = len(cand)
+                            if has_params:
+                                cand.extend([t for _, t in fn(s, ctx)])
+                            else:
+                                cand.extend(fn(s, ctx))
+                            coverage[ai] += len(cand) - before
+                        if len(cand) == start and deadlock:
+                            return run.result(
+                                "deadlock",
+                                len(visited),
+                                transitions + len(cand),
+                                depth,
+                                trace=trace_to(batch_fps[len(counts)]),
+                                extra=extra,
+                            )
+                        counts.append(len(cand) - start)
+                for s, sf in zip(batch, batch_fps) if has_aprops else ():
                     start = len(cand)
                     for ai in range(len(actions)):
                         name, fn, has_params = actions[ai]
@@ -89,39 +109,70 @@ def bfs(
                                 if has_aprops:
                                     bad = run.broken_action_property(s, (name, values), t)
                                     if bad:
-                                        return _action_violation(run, visited, transitions, depth, sf, s, name,
-                                                                 values, t, bad, extra, trace_to)
+                                        return _action_violation(
+                                            run,
+                                            visited,
+                                            transitions,
+                                            depth,
+                                            sf,
+                                            s,
+                                            name,
+                                            values,
+                                            t,
+                                            bad,
+                                            extra,
+                                            trace_to,
+                                        )
                         else:
                             for t in fn(s, ctx):
                                 cand.append(t)
                                 if has_aprops:
                                     bad = run.broken_action_property(s, (name, ()), t)
                                     if bad:
-                                        return _action_violation(run, visited, transitions, depth, sf, s, name,
-                                                                 (), t, bad, extra, trace_to)
+                                        return _action_violation(
+                                            run, visited, transitions, depth, sf, s, name, (), t, bad, extra, trace_to
+                                        )
                         coverage[ai] += len(cand) - before
                     if len(cand) == start and deadlock:
-                        return run.result("deadlock", len(visited), transitions + len(cand), depth,
-                                          trace=trace_to(sf), extra=extra)
-                    parents.extend([sf] * (len(cand) - start))
+                        return run.result(
+                            "deadlock", len(visited), transitions + len(cand), depth, trace=trace_to(sf), extra=extra
+                        )
+                    counts.append(len(cand) - start)
                 cand_fps = [fingerprint(t) for t in cand]
             except ModelError:
                 raise
             except Exception as exc:
                 raise run.action_error(ai, exc) from exc
             transitions += len(cand)
-            mask = visited.insert_batch(np.array(cand_fps, dtype=U64), np.array(parents, dtype=U64))
-            for i in np.flatnonzero(mask).tolist():
-                t = cand[i]
-                if invariants:
-                    bad = run.broken_invariant(t)
-                    if bad:
-                        return run.result("violation", len(visited), transitions, depth + 1, bad,
-                                          trace_to(cand_fps[i]), extra=extra)
-                if run.targets:
+            parents = np.repeat(np.array(batch_fps, dtype=U64), counts)
+            mask = visited.insert_batch(np.array(cand_fps, dtype=U64), parents)
+            fresh = np.flatnonzero(mask).tolist()
+            fresh_states = [cand[i] for i in fresh]
+            try:
+                for _name, pred in invariants:
+                    for j, t in enumerate(fresh_states):
+                        if not pred(t, ctx):
+                            bad = run.broken_invariant(t)
+                            return run.result(
+                                "violation",
+                                len(visited),
+                                transitions,
+                                depth + 1,
+                                bad,
+                                trace_to(cand_fps[fresh[j]]),
+                                extra=extra,
+                            )
+            except ModelError:
+                raise
+            except Exception:
+                for t in fresh_states:
+                    run.broken_invariant(t)  # re-raises as a ModelError naming the invariant
+                raise
+            if run.targets:
+                for t in fresh_states:
                     run.visit_targets(t)
-                next_frontier.append(t)
-                next_fps.append(cand_fps[i])
+            next_frontier.extend(fresh_states)
+            next_fps.extend([cand_fps[i] for i in fresh])
             run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)
             if max_states is not None and len(visited) >= max_states:
                 return run.result("limit", len(visited), transitions, depth + 1, extra=extra)
@@ -131,13 +182,28 @@ def bfs(
     return run.result("ok", len(visited), transitions, depth, extra=extra)
 
 
-def _action_violation(run: Run, visited: Visited, transitions: int, depth: int, sf: int, s: Any, name: str,
-                      values: tuple[Any, ...], t: Any, bad: str, extra: dict[str, Any], trace_to: Any) -> Result:
+def _action_violation(
+    run: Run,
+    visited: Visited,
+    transitions: int,
+    depth: int,
+    sf: int,
+    s: Any,
+    name: str,
+    values: tuple[Any, ...],
+    t: Any,
+    bad: str,
+    extra: dict[str, Any],
+    trace_to: Any,
+) -> Result:
     target_fp = run.fingerprint(t)
 
     def pick(state: Any, action: Any, vals: tuple[Any, ...], nxt: Any) -> bool:
-        return (action.name == name and run.fingerprint(nxt) == target_fp
-                and run.broken_action_property(state, (name, vals), nxt) == bad)
+        return (
+            action.name == name
+            and run.fingerprint(nxt) == target_fp
+            and run.broken_action_property(state, (name, vals), nxt) == bad
+        )
 
     return run.result("violation", len(visited), transitions, depth + 1, bad, trace_to(sf, pick), extra=extra)
 
@@ -145,7 +211,7 @@ def _action_violation(run: Run, visited: Visited, transitions: int, depth: int, 
 def _has_unseen_successor(run: Run, visited: Visited, frontier: list[Any]) -> bool:
     """Whether a depth limit cut anything off: does some frontier state have a successor not yet visited?"""
     for lo in range(0, len(frontier), BATCH):
-        fps = [run.fingerprint(t) for s in frontier[lo:lo + BATCH] for _, _, t in run.successors(s)]
+        fps = [run.fingerprint(t) for s in frontier[lo : lo + BATCH] for _, _, t in run.successors(s)]
         if fps and not visited.contains_batch(np.array(fps, dtype=U64)).all():
             return True
     return False

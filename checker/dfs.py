@@ -21,7 +21,7 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
     seen: dict[int, int] = {}  # fingerprint -> smallest depth seen
     transitions = 0
     deepest = 0
-    truncated = False
+    cut: set[int] = set()  # states first met beyond the depth bound
     model = run.model
 
     def finish(verdict: str, path: list[tuple[str, tuple[Any, ...], Any]], root: Any, prop: str | None) -> Result:
@@ -30,15 +30,18 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
             trace = shrink(run, trace, verdict, prop)
         return run.result(verdict, len(seen), transitions, deepest, prop, trace, extra={"visited_set": "dict"})
 
-    for root in run.initial_states():
+    roots = []
+    for root in run.initial_states():  # all initial states are at depth 0 before any is explored
         rf = run.fingerprint(root)
         if rf in seen:
             continue
         seen[rf] = 0
+        roots.append(root)
         bad = run.broken_invariant(root)
         if bad:
             return finish("violation", [], root, bad)
         run.visit_targets(root)
+    for root in roots:
         # each frame: (state, depth, iterator over its successors); path[i] is the step into frame i + 1
         stack: list[tuple[Any, int, Iterator[tuple[str, tuple[Any, ...], Any]]]] = []
         path: list[tuple[str, tuple[Any, ...], Any]] = []
@@ -65,7 +68,7 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
             if old is not None and old <= d:
                 continue
             if max_depth is not None and d > max_depth:
-                truncated = True
+                cut.add(f)
                 continue
             if old is None:
                 bad = run.broken_invariant(nxt)
@@ -85,5 +88,5 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
             stack.append((nxt, d, iter(succ)))
             if transitions & 0x3FF == 0:
                 run.progress.tick(len(seen), transitions, len(stack), d)
-    verdict = "limit" if truncated else "ok"
+    verdict = "limit" if any(f not in seen for f in cut) else "ok"
     return run.result(verdict, len(seen), transitions, deepest, extra={"visited_set": "dict"})

@@ -67,7 +67,7 @@ def render(trace: Trace, model: Any, title: str | None = None) -> str:
     out.append(head)
     if trace.violation:
         out.append(f"violation: {trace.violation}" + (f" -- {trace.note}" if trace.note else ""))
-    out.append(f"State 0 (initial):")
+    out.append("State 0 (initial):")
     for path, value in flatten(views[0]).items():
         out.append(f"    {path} = {show(value)}")
     for i, step in enumerate(trace.steps, start=1):

@@ -91,14 +91,15 @@ class CompactTable:
             cur = table_k[slots]
             empty = cur == 0
             if vals is not None and empty.any():
-                # several pending keys may race for one empty slot: the first (in batch order) takes it
+                # several pending keys may race for one empty slot: write them all, read back who won; the losers
+                # see an occupied slot next round and probe on (keys are unique here, so nobody wins twice)
                 e_idx = np.flatnonzero(empty)
-                _, first = np.unique(slots[e_idx], return_index=True)
-                win = e_idx[first]
-                table_k[slots[win]] = k[win]
+                e_slots = slots[e_idx]
+                table_k[e_slots] = k[e_idx]
+                win = e_idx[table_k[e_slots] == k[e_idx]]
                 table_v[slots[win]] = vals[todo[win]]
                 absent[todo[win]] = True
-                done = (cur == k) | False
+                done = cur == k
                 done[win] = True
             else:
                 absent[todo[empty]] = True
@@ -114,12 +115,13 @@ class CompactTable:
         while needed > cap * self.MAX_LOAD:
             cap = int(cap * self.GROWTH) + 1
         old_k, old_v = self._keys, self._vals
-        live = old_k != 0
-        keys, vals = old_k[live], old_v[live]
-        del old_k, old_v
         self._keys = np.zeros(cap, dtype=U64)
         self._vals = np.zeros(cap, dtype=U64)
-        self._probe(keys, vals)
+        step = 1 << 18  # rehash in slices so that temporaries stay small next to the two tables
+        for lo in range(0, len(old_k), step):
+            k, v = old_k[lo:lo + step], old_v[lo:lo + step]
+            live = k != 0
+            self._probe(k[live], v[live])
 
     def insert_batch(self, fps: np.ndarray, parents: np.ndarray) -> np.ndarray:
         out = np.zeros(len(fps), dtype=bool)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 import attrs
+import xxhash
 
 from model.encoding import fingerprint_of, stable_encode, to_view
 
@@ -98,10 +99,10 @@ class Model(Generic[S, B]):
         encode: Callable[[Any], bytes] = stable_encode,
         view: Callable[[Any], Any] = to_view,
     ) -> None:
-        if not attrs.has(bounds):
+        if not attrs.has(bounds):  # the bounds record is an attrs class: typed fields with defaults
             raise TypeError("bounds must be an attrs class whose fields all have defaults")
         self.name = name
-        self.bounds_type = bounds
+        self.bounds_type: Any = bounds
         self.doc = doc
         self.encode = encode
         self.view = view
@@ -151,7 +152,7 @@ class Model(Generic[S, B]):
 
     # ---- reading a model --------------------------------------------------------------------------------------
     def default_bounds(self) -> B:
-        return self.bounds_type()
+        return self.bounds_type()  # type: ignore[no-any-return]
 
     def bound_fields(self) -> dict[str, Any]:
         """Bound name -> default value, in declaration order."""
@@ -166,7 +167,7 @@ class Model(Generic[S, B]):
                 accepted = ", ".join(defaults) or "none"
                 raise BadBound(f"model {self.name} has no bound {key!r} (bounds: {accepted})")
             values[key] = _convert(key, raw, defaults[key])
-        bounds = self.bounds_type(**values)
+        bounds: B = self.bounds_type(**values)
         if self.validate_bounds is not None:
             problem = self.validate_bounds(bounds)
             if problem:
@@ -200,9 +201,13 @@ class Model(Generic[S, B]):
 
     def fingerprinter(self, ctx: Context[B]) -> Callable[[S], int]:
         """The function engines use: fingerprint of the canonical (symmetry-reduced) encoding."""
-        encode, sym, b = self.encode, self.symmetry, ctx.b
+        encode, sym, b, xxh = self.encode, self.symmetry, ctx.b, xxhash.xxh3_64_intdigest
         if sym is None:
-            return lambda s: fingerprint_of(encode, s)
+
+            def fingerprint(s: Any) -> int:
+                return xxh(encode(s)) or 1  # the same value as fingerprint_of(encode, s), one call fewer
+
+            return fingerprint
         return lambda s: fingerprint_of(encode, sym(s, b))
 
 

@@ -43,7 +43,9 @@ def load(name: str) -> Spec:
     elif ":" in name:
         target = name
     else:
-        raise UnknownModel(f"unknown model {name!r} (built-in: {', '.join(available())}; or give file.py or module:ATTR)")
+        raise UnknownModel(
+            f"unknown model {name!r} (built-in: {', '.join(available())}; or give file.py or module:ATTR)"
+        )
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)

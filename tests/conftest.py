@@ -1,0 +1,32 @@
+"""Shared test helpers: an independent reachability oracle (networkx) for any model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from model.core import Context, Model
+
+
+def state_graph(model: Model[Any, Any], ctx: Context[Any]) -> tuple[nx.DiGraph, list[Any]]:
+    """The full state graph by naive exploration with Python's own set (no fingerprints): the oracle."""
+    inits = model.initial_states(ctx)
+    g: nx.DiGraph = nx.DiGraph()
+    todo = list(dict.fromkeys(inits))
+    g.add_nodes_from(todo)
+    seen = set(todo)
+    while todo:
+        s = todo.pop()
+        for _, _, t in model.successors(s, ctx):
+            g.add_edge(s, t)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return g, list(dict.fromkeys(inits))
+
+
+@pytest.fixture
+def oracle() -> Any:
+    return state_graph

@@ -1,0 +1,183 @@
+"""The command line: exit codes, JSON shapes, traces written and replayed, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker.cli import main
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "checker.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    names = {m["name"] for m in doc["models"]}
+    assert {"counter-grid", "mutex", "philosophers"} <= names
+    for m in doc["models"]:
+        assert set(m) >= {"name", "bounds", "variants", "properties"}
+        for v in m["variants"]:
+            assert set(v) >= {"name", "kind", "expect"}
+            assert (v["kind"] == "mutation") == (v["expect"] is not None)
+        for p in m["properties"]:
+            assert set(p) >= {"name", "kind", "source"} and p["source"]
+    mutex = next(m for m in doc["models"] if m["name"] == "mutex")
+    assert mutex["variants"] == [
+        {
+            "name": "no-turn",
+            "kind": "mutation",
+            "expect": "MutualExclusion",
+            "doc": "a process enters without yielding the turn",
+        }
+    ]
+
+
+def test_check_json_and_itf_trace_replay(tmp_path: Path) -> None:
+    out, trace = tmp_path / "r.json", tmp_path / "t.json"
+    assert (
+        main(["check", "mutex", "--variant", "no-turn", "--quiet", "--json", str(out), "--trace-out", str(trace)]) == 12
+    )
+    doc = json.loads(out.read_text())
+    for key in (
+        "model",
+        "variant",
+        "bounds",
+        "engine",
+        "strategy",
+        "verdict",
+        "violated_property",
+        "distinct_states",
+        "transitions",
+        "depth",
+        "seconds",
+        "coverage",
+        "unreached_targets",
+        "trace",
+    ):
+        assert key in doc
+    assert (doc["verdict"], doc["violated_property"], doc["engine"]) == ("violation", "MutualExclusion", "inprocess")
+    itf = json.loads(trace.read_text())
+    assert itf["#meta"]["format"] == "ITF" and itf["vars"] == ["pc", "flag", "turn"]
+    assert len(itf["states"]) == 5 and itf["states"][4]["pc"] == ["critical", "critical"]
+    assert itf["states"][1]["#meta"] == {"index": 1, "action": "raise_flag", "params": {"p": 0}}
+    # both the trace file and the JSON result replay, and reproduce the violation
+    assert main(["replay", "mutex", str(trace)]) == 12
+    assert main(["replay", "mutex", str(out)]) == 12
+    # on the correct protocol the same steps are not all allowed: the trace diverges (exit 16)
+    assert main(["replay", "mutex", str(trace), "--variant", "no-turn"]) == 12
+    fixed = json.loads(trace.read_text())
+    fixed["#meta"]["variant"] = []
+    (tmp_path / "fixed.json").write_text(json.dumps(fixed))
+    assert main(["replay", "mutex", str(tmp_path / "fixed.json")]) == 16
+
+
+def test_replay_reports_the_first_step_the_model_does_not_allow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.json"
+    main(["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out", str(trace)])
+    itf = json.loads(trace.read_text())
+    itf["states"][3]["#meta"]["params"] = {"p": 1}  # step 3 claims process 1 entered, but the state says 0
+    trace.write_text(json.dumps(itf))
+    capsys.readouterr()
+    assert main(["replay", "mutex", str(trace)]) == 16
+    assert "step 3: enter(p=1) is not allowed" in capsys.readouterr().out
+
+
+def test_text_trace_shows_only_changes(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out", str(path)]) == 12
+    text = path.read_text()
+    assert "Step 3: enter(p=0)\n    pc: [wait, wait] -> [critical, wait]\nStep 4" in text
+    assert "violation: MutualExclusion" in text
+
+
+def test_exit_codes_by_verdict(tmp_path: Path) -> None:
+    assert main(["check", "counter-grid", "--quiet"]) == 0
+    assert main(["check", "philosophers", "--quiet"]) == 11
+    assert main(["check", "philosophers", "--no-deadlock", "--quiet"]) == 0
+    assert main(["check", "counter-grid", "--set", "forbid_corner=true", "--quiet"]) == 12
+    assert main(["check", "counter-grid", "--set", "width=50", "--max-states", "10", "--quiet"]) == 15
+    assert main(["simulate", "mutex", "--variant", "no-turn", "--walks", "20", "--quiet"]) == 12
+
+
+def test_user_model_file_and_action_that_raises(tmp_path: Path) -> None:
+    model = tmp_path / "mine.py"
+    model.write_text(
+        "import attrs\nfrom model import Model\nfrom spec import Spec, invariant\n"
+        "@attrs.frozen\nclass B:\n    limit: int = 3\n"
+        "m = Model('mine', B)\n"
+        "@m.init\ndef start(b):\n    yield 0\n"
+        "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n"
+        "@m.action\ndef boom(s, ctx):\n    if s == 2:\n        yield 1 // 0\n"
+        "@invariant('Small', 'below 10', 'test')\ndef small(s, ctx):\n    return s < 10\n"
+        "SPEC = Spec(m, [small], family='example')\n"
+    )
+    r = run_cli("check", str(model), "--quiet", "--no-deadlock")
+    assert r.returncode == 3
+    assert r.stderr.count("\n") == 1 and "action boom raised ZeroDivisionError" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert run_cli("check", str(model), "--quiet", "--no-deadlock", "--set", "limit=1").returncode == 0
+
+
+BAD_INPUTS = [
+    (["check", "nosuch"], "unknown model 'nosuch'"),
+    (["check", "mutex", "--variant", "bogus"], "no variant 'bogus'"),
+    (["check", "counter-grid", "--set", "width=abc"], "takes a whole number"),
+    (["check", "counter-grid", "--set", "width=-1"], ">= 0"),
+    (["check", "counter-grid", "--set", "nope=1"], "no bound 'nope'"),
+    (["check", "counter-grid", "--set", "width"], "NAME=VALUE"),
+    (["check", "philosophers", "--set", "n=1"], "n must be at least 2"),
+    (["check", "counter-grid", "--max-states", "-3"], ">= 0"),
+    (["check", "counter-grid", "--strategy", "zigzag"], "invalid choice"),
+    (["check", "counter-grid", "mutex", "--variant", "x"], "name exactly one"),
+    (["check", "missing_file.py"], "does not exist"),
+    (["replay", "mutex", "/nonexistent/t.json"], "does not exist"),
+    (["simulate", "mutex", "--walks", "x"], "whole number"),
+    (["frobnicate"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD_INPUTS)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("not json", "is not JSON"),
+        ('{"states": 3}', "not an ITF trace"),
+        ('{"states": [{"pc": 1}, {"pc": 2}]}', "no '#meta' action"),
+        ('{"#meta": {"model": "philosophers"}, "states": [{"state": [0, 0, 0]}]}', "written for model 'philosophers'"),
+    ],
+)
+def test_malformed_trace_files(tmp_path: Path, content: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(content)
+    assert main(["replay", "mutex", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_help_and_console_script() -> None:
+    r = subprocess.run(["kraftcheck", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "check" in r.stdout and "replay" in r.stdout
+
+
+def test_in_process_path_imports_neither_pyspark_nor_z3() -> None:
+    code = (
+        "import sys; from checker.cli import main; main(['check', 'mutex', '--quiet']);"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'z3', 'py4j')))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip().splitlines()[-1] == "[]"
