@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_list(args: argparse.Namespace) -> int:
     from spec.registry import available, load
 
-    models = []
+    models: list[dict[str, Any]] = []
     for name in available():
         spec = load(name)
         mdl = spec.model

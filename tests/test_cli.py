@@ -181,3 +181,19 @@ def test_in_process_path_imports_neither_pyspark_nor_z3() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_itf_round_trip_keeps_every_state_and_step() -> None:
+    from checker.api import check
+    from checker.itf import parse_itf, state_vars, to_itf
+    from examples.mutex import mutex
+
+    r = check("mutex", variants=["no-turn"])
+    assert r.trace is not None
+    doc = json.loads(json.dumps(to_itf(r.trace, mutex)))
+    back = parse_itf(doc)
+    assert back.states == [state_vars(mutex.view(s)) for s in r.trace.states()]
+    assert back.steps == [(s.action, s.params) for s in r.trace.steps]
+    assert back.meta["variant"] == ["no-turn"] and back.meta["violation"] == "MutualExclusion"
+    big = parse_itf({"states": [{"x": {"#bigint": str(2**70)}, "s": {"#set": [1, 2]}}]})
+    assert big.states[0] == {"x": 2**70, "s": {"#set": [1, 2]}}
