@@ -8,6 +8,7 @@ is at the smallest depth, and the counterexample (rebuilt from parent fingerprin
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -78,26 +79,26 @@ def bfs(
             counts: list[int] = []
             ai = 0
             try:
-                if not has_aprops:  # the fast path: whole successor lists extended at C speed
-                    for s in batch:
-                        start = len(cand)
-                        for ai, (_, fn, has_params) in enumerate(actions):
-                            before = len(cand)
-                            if has_params:
-                                cand.extend([t for _, t in fn(s, ctx)])
-                            else:
-                                cand.extend(fn(s, ctx))
-                            coverage[ai] += len(cand) - before
-                        if len(cand) == start and deadlock:
-                            return run.result(
-                                "deadlock",
-                                len(visited),
-                                transitions + len(cand),
-                                depth,
-                                trace=trace_to(batch_fps[len(counts)]),
-                                extra=extra,
-                            )
-                        counts.append(len(cand) - start)
+                if not has_aprops:  # the fast path: one list comprehension per action over the whole batch
+                    per_action: list[list[int]] = []
+                    for ai, (_, fn, has_params) in enumerate(actions):
+                        if has_params:
+                            lists = [[t for _, t in fn(s, ctx)] for s in batch]
+                        else:
+                            lists = [list(fn(s, ctx)) for s in batch]
+                        before = len(cand)
+                        cand.extend(chain.from_iterable(lists))
+                        coverage[ai] += len(cand) - before
+                        per_action.append(list(map(len, lists)))
+                    counts_by_action = np.array(per_action, dtype=np.int64).reshape(len(actions), len(batch))
+                    if deadlock:
+                        stuck = np.flatnonzero(counts_by_action.sum(axis=0) == 0)
+                        if stuck.size:
+                            return run.result("deadlock", len(visited), transitions + len(cand), depth,
+                                              trace=trace_to(batch_fps[int(stuck[0])]), extra=extra)
+                    # candidates are action-major: parent of each is the batch state at the same position
+                    parents = np.repeat(np.tile(np.array(batch_fps, dtype=U64), len(actions)),
+                                        counts_by_action.ravel())
                 for s, sf in zip(batch, batch_fps) if has_aprops else ():
                     start = len(cand)
                     for ai in range(len(actions)):
@@ -138,13 +139,14 @@ def bfs(
                             "deadlock", len(visited), transitions + len(cand), depth, trace=trace_to(sf), extra=extra
                         )
                     counts.append(len(cand) - start)
-                cand_fps = [fingerprint(t) for t in cand]
+                if has_aprops:
+                    parents = np.repeat(np.array(batch_fps, dtype=U64), counts)
+                cand_fps = list(map(fingerprint, cand))
             except ModelError:
                 raise
             except Exception as exc:
                 raise run.action_error(ai, exc) from exc
             transitions += len(cand)
-            parents = np.repeat(np.array(batch_fps, dtype=U64), counts)
             mask = visited.insert_batch(np.array(cand_fps, dtype=U64), parents)
             fresh = np.flatnonzero(mask).tolist()
             fresh_states = [cand[i] for i in fresh]
@@ -168,9 +170,9 @@ def bfs(
                 for t in fresh_states:
                     run.broken_invariant(t)  # re-raises as a ModelError naming the invariant
                 raise
-            if run.targets:
-                for t in fresh_states:
-                    run.visit_targets(t)
+            for name, pred in list(run.targets.items()):
+                if any(pred(t, ctx) for t in fresh_states):
+                    del run.targets[name]
             next_frontier.extend(fresh_states)
             next_fps.extend([cand_fps[i] for i in fresh])
             run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)
