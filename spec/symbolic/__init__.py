@@ -1,0 +1,86 @@
+"""Symbolic (z3) twins of the executable models, for ``kraftcheck prove``.
+
+Each module here holds a :class:`spec.symbolic.logic.System` (the transition rules the key invariants depend on, as
+formulas) and an :class:`Encoding` that ties it to the executable model it abstracts: ``abstract`` maps a model state
+to symbol tables (the agreement tests evaluate the formulas on them), ``concretize`` maps a z3 counterexample back to
+a model state (so counterexamples to induction print like any other trace).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from model.core import Context, Model
+from spec.symbolic.logic import Structure, System
+
+# model name -> "module:attribute" of its Encoding
+ENCODINGS: dict[str, str] = {
+    "quorum": "spec.symbolic.quorum:ENCODING",
+    "controller": "spec.symbolic.controller:ENCODING",
+    "migration": "spec.symbolic.migration:ENCODING",
+}
+
+
+@attrs.frozen
+class Encoding:
+    """A symbolic system and its link to an executable model.
+
+    - ``nodes(ctx)``: how many elements the node sort has in a model context (e.g. its voter count);
+    - ``abstract(state, ctx, prev)``: the symbol tables of a model state (node i is the model's i-th node); history
+      symbols (messages ever sent, ghost records) add what the state shows to ``prev``, the abstraction of the
+      previous state of a walk (None for an initial state);
+    - ``concretize(structure, nodes, ctx)``: a model state with those tables (fields the encoding does not speak
+      about take their initial values);
+    - ``model_step(transition, params)``: the model action name and parameters of a symbolic step;
+    - ``prepare(state, action, params, ctx)``: the concrete pre-state of a counterexample, completed with what the
+      model step needs that the symbolic state does not track (e.g. the message it consumes);
+    - ``explain(action, params, s, t, ctx)``: the symbolic steps (transition, parameters) that may stand for a model
+      step; the agreement tests require one of them, or a stutter, to hold;
+    - ``variants``: the model variants the encoding follows (others are refused, never silently ignored);
+    - ``bounds_for(nodes, ctx)``: bound overrides under which a counterexample's model step is enabled.
+    """
+
+    model: Model[Any, Any]
+    system: System
+    nodes: Callable[[Context[Any]], int]
+    abstract: Callable[[Any, Context[Any], Structure | None], Structure]
+    concretize: Callable[[Structure, int, Context[Any]], Any]
+    model_step: Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]]
+    explain: Callable[[str, tuple[Any, ...], Any, Any, Context[Any]], list[tuple[str, dict[str, Any]]]]
+    variants: tuple[str, ...] = ()
+    bounds_for: Callable[[int, Context[Any]], dict[str, Any]] = lambda n, ctx: {}
+    prepare: Callable[[Any, str, dict[str, Any], Context[Any]], Any] = lambda s, a, p, ctx: s
+
+
+class NoEncoding(LookupError):
+    """The model has no symbolic encoding (yet)."""
+
+
+def load(name: str) -> Encoding:
+    target = ENCODINGS.get(name)
+    if target is None:
+        raise NoEncoding(f"no symbolic encoding for model {name!r} (encoded: {', '.join(available()) or 'none'})")
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise NoEncoding(f"the symbolic encoding of {name!r} cannot be loaded: {exc}") from None
+    enc = getattr(module, attr, None)
+    if not isinstance(enc, Encoding):
+        raise NoEncoding(f"{target} is not an Encoding")
+    return enc
+
+
+def available() -> list[str]:
+    out = []
+    for name, target in ENCODINGS.items():
+        try:
+            importlib.import_module(target.partition(":")[0])
+        except ImportError:
+            continue
+        out.append(name)
+    return out
