@@ -119,6 +119,8 @@ class Universe:
         self.quorum_style = quorum
         self.ints = list(ints) if ints is not None else None
         uid = next(_uid)
+        self._values: dict[tuple[str, Any], z3.ExprRef] = {}
+        self._known: dict[tuple[str, int], tuple[z3.ExprRef, Any]] = {}  # value terms kept alive, by AST id
         self._sorts: dict[str, z3.SortRef] = {INT: z3.IntSort(), BOOL: z3.BoolSort()}
         self._elems: dict[str, list[z3.ExprRef]] = {}
         self._index: dict[str, dict[str, int]] = {}
@@ -128,6 +130,8 @@ class Universe:
             self._sorts[name] = sort
             self._elems[name] = list(consts)
             self._index[name] = {c.decl().name(): i for i, c in enumerate(consts)}
+            for i, c in enumerate(consts):
+                self._known[(name, c.get_id())] = (c, values[i])
         element_sorts = list(vocab.element_sorts) + ([QUORUM] if quorum == "sets" else [])
         for name in element_sorts:
             if nodes is None:
@@ -142,6 +146,8 @@ class Universe:
             self._sorts[name] = sort
             self._elems[name] = list(consts)
             self._index[name] = {c.decl().name(): i for i, c in enumerate(consts)}
+            for i, c in enumerate(consts):
+                self._known[(name, c.get_id())] = (c, i)
         self._member: z3.FuncDeclRef | None = None
         if quorum == "sets" and nodes is None:
             self._member = z3.Function("member", self._sorts[NODE], self._sorts[QUORUM], z3.BoolSort())
@@ -172,16 +178,27 @@ class Universe:
 
     def value(self, sort: str, v: Any) -> z3.ExprRef:
         """The z3 term for a Python value: an int, a bool, an element index or an enum value name."""
+        key = (sort, v)
+        hit = self._values.get(key)
+        if hit is not None:
+            return hit
         if sort == INT:
-            return z3.IntVal(int(v))
-        if sort == BOOL:
-            return z3.BoolVal(bool(v))
-        if sort in self.vocab.enums:
-            return self.enum(sort, v)
-        return self._elems[sort][int(v)]
+            term: z3.ExprRef = z3.IntVal(int(v))
+        elif sort == BOOL:
+            term = z3.BoolVal(bool(v))
+        elif sort in self.vocab.enums:
+            term = self.enum(sort, v)
+        else:
+            term = self._elems[sort][int(v)]
+        self._values[key] = term
+        self._known[(sort, term.get_id())] = (term, v if sort != INT else int(v))
+        return term
 
     def decode(self, sort: str, term: z3.ExprRef) -> Any:
         """The Python value of a ground value term, or None when the term is not a value (still symbolic)."""
+        hit = self._known.get((sort, term.get_id()))
+        if hit is not None:
+            return hit[1]
         if not (z3.is_int_value(term) or z3.is_true(term) or z3.is_false(term) or z3.is_const(term)):
             term = z3.simplify(term)
         if sort == INT:
@@ -209,7 +226,7 @@ class Universe:
         if sort in self._elems:
             return self._elems[sort]
         if sort == INT and self.ints is not None:
-            return [z3.IntVal(i) for i in self.ints]
+            return [self.value(INT, i) for i in self.ints]
         return None
 
     def _quant(self, universal: bool, sorts: list[str], body: Callable[..., z3.BoolRef], bound: tuple) -> z3.BoolRef:
@@ -534,10 +551,9 @@ def truth(formula: z3.BoolRef) -> bool:
     raise ValueError(f"formula did not reduce to a truth value (a symbol or quantifier left): {str(v)[:300]}")
 
 
-def eval_universe(vocab: Vocab, nodes: int, structures: Iterable[Structure], extra_ints: Iterable[int] = (),
-                  quorum: str = "sets") -> Universe:
-    """A universe in which formulas over the given concrete structures are ground: ``nodes`` elements and every
-    integer the structures mention (keys and values) plus one below and one above."""
+def eval_universe_ints(vocab: Vocab, structures: Iterable[Structure], extra_ints: Iterable[int] = ()) -> list[int]:
+    """The integers evaluation must range over: every integer the structures mention (keys and values) and the
+    ``extra_ints``, plus one below and one above (the value every integer-indexed table has outside them)."""
     ints: set[int] = set(extra_ints)
     for st in structures:
         for name, table in st.items():
@@ -546,12 +562,19 @@ def eval_universe(vocab: Vocab, nodes: int, structures: Iterable[Structure], ext
                 ints.update(v for v in table.entries.values() if v is not None)
                 if table.default is not None:
                     ints.add(table.default)
-            for key in table.entries:
-                ints.update(k for k, a in zip(key, sym.args) if a == INT)
+            int_pos = [i for i, a in enumerate(sym.args) if a == INT]
+            if int_pos:
+                for key in table.entries:
+                    ints.update(key[i] for i in int_pos)
     if not ints:
         ints = {0}
-    domain = sorted(ints | {min(ints) - 1, max(ints) + 1})
-    return Universe(vocab, nodes=nodes, quorum=quorum, ints=domain)
+    return sorted(ints | {min(ints) - 1, max(ints) + 1})
+
+
+def eval_universe(vocab: Vocab, nodes: int, structures: Iterable[Structure], extra_ints: Iterable[int] = (),
+                  quorum: str = "sets") -> Universe:
+    """A universe in which formulas over the given concrete structures are ground (see :func:`eval_universe_ints`)."""
+    return Universe(vocab, nodes=nodes, quorum=quorum, ints=eval_universe_ints(vocab, structures, extra_ints))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
