@@ -21,7 +21,7 @@ from spec.symbolic.quorum import ENCODING, SYSTEM
 
 MODEL = ENCODING.model
 SPEC = load("quorum")
-WALK_BOUNDS = {"voters": 3, "max_epoch": 3, "max_msgs": 4, "max_restarts": 1, "max_resigns": 1, "max_dups": 1}
+WALK_BOUNDS: dict[str, str | int | bool] = {"voters": 3, "max_epoch": 3, "max_msgs": 4, "max_restarts": 1, "max_resigns": 1, "max_dups": 1}
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,7 @@ def test_a_missing_lemma_gives_a_counterexample_to_induction() -> None:
     cti = res.goal("ElectionSafety").cti
     assert cti is not None and cti.conjunct == "ElectionSafety"
     assert cti.transition in ("tally_vote", "timeout")
+    assert cti.post is not None
     leaders = [k for k, v in cti.post["elected"].entries.items() if v]
     epochs = [e for e, _ in leaders]
     assert len(leaders) > len(set(epochs))  # the post-state has two leaders of one epoch
@@ -161,7 +162,9 @@ def test_agreement_check_rejects_a_step_the_encoding_does_not_allow() -> None:
     s = QState((v0,) + others, (req,), History((0, 0, 0, 0), (), 0, 0, 0, 0, False))
     for variants, expect_ok in (((), True), (("double-vote",), False)):
         ctx = MODEL.context(MODEL.make_bounds(WALK_BOUNDS), variants)
-        (vals, t), = [(v, t) for v, t in MODEL.action_named("receive_vote").successors(s, ctx)]
+        receive = MODEL.action_named("receive_vote")
+        assert receive is not None
+        (vals, t), = [(v, t) for v, t in receive.successors(s, ctx)]
         resp = [m for m in t.net if m[0] == VOTE_RESP][0]
         assert resp[5] == OK and resp[6] is (not expect_ok)  # only the mutant grants the second candidate
         assert not check_step(ENCODING, ctx, s, "receive_vote", vals, t, None).problems
