@@ -1,0 +1,96 @@
+"""The KRaft quorum model: KIP-595 leader election and pull replication, with faults, KIP-996 pre-vote and
+KAFKA-15489 check quorum as variants, and one mutation per known bug shape.
+
+State shape (``model.quorum.state``; records are NamedTuples, everything inside them plain tuples of ints)::
+
+    QState(voters, net, hist)
+      voters[i] = Voter(role, epoch, voted, leader, log, hw, ends, votes, heard)
+          role     UNATTACHED | VOTED | CANDIDATE | LEADER | FOLLOWER | RESIGNED | PROSPECTIVE (ints, ROLE_NAMES)
+          epoch, voted, leader   the quorum-state file (persisted; -1 = none)
+          log      durable ((epoch, value), ...); value 0 is a leader's LeaderChange record, 1.. client records
+          hw       high watermark (volatile; offsets < hw committed)
+          ends     leader only: each voter's end offset from its last valid Fetch (-1 = not acknowledged yet)
+          votes    candidate/prospective only: per voter 1 granted, 0 rejected, -1 no answer
+          heard    leader under check-quorum: bitmask of voters that fetched in the current window
+      net = sorted tuple of message tuples (kind, src, dst, epoch, ...), a bag (see state.MESSAGE_FIELDS)
+      hist = History(leaders, committed, values, restarts, dups, resigns, truncated)
+          leaders[e]  bitmask of voters ever elected in epoch e;  committed  ((offset, epoch, value, commit_epoch),..)
+
+Modules: ``state`` (records, log helpers, shared transitions), ``bounds``, ``election`` (timeouts, Vote,
+BeginQuorumEpoch, EndQuorumEpoch, resign, check quorum), ``fetch`` (Fetch, DivergingEpoch, truncation, high
+watermark, client appends), ``faults`` (loss, duplication, crash+restart), ``symmetry`` (voter-id symmetry, the
+fast encoding, the view).  Properties are in ``spec.quorum``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from model.core import Model
+from model.quorum import election, faults, fetch
+from model.quorum.bounds import Bounds, bounds_problem
+from model.quorum.state import NONE, UNATTACHED, History, QState, Voter
+from model.quorum.symmetry import canonical, encode, view
+
+QUORUM: Model[QState, Bounds] = Model(
+    "quorum",
+    Bounds,
+    doc="KRaft quorum: KIP-595 leader election and pull replication (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch)",
+    encode=encode,
+    view=view,
+)
+
+QUORUM.variant("prevote", "KIP-996 pre-vote: a timed-out voter becomes Prospective and needs a majority of pre-votes "
+               "before it bumps the epoch")
+QUORUM.variant("check-quorum", "KAFKA-15489: a leader that has not been fetched from by a majority within the "
+               "check-quorum timeout resigns")
+QUORUM.variant("skip-log-check", "a voter grants its vote without comparing the candidate's log with its own",
+               kind="mutation", expect="LeaderCompleteness")
+QUORUM.variant("double-vote", "a Voted voter grants a second candidate of the same epoch whose log is up to date",
+               kind="mutation", expect="ElectionSafety")
+QUORUM.variant("hw-old-epoch", "the leader advances the high watermark without an entry of its own epoch on a "
+               "majority (Raft figure 8)", kind="mutation", expect="LeaderCompleteness")
+QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower truncates to the end of the epoch before the "
+               "diverging one, below its high watermark", kind="mutation", expect="CommittedNeverLost")
+QUORUM.variant("restart-as-leader", "a leader that restarts comes back as leader of the same epoch (KAFKA-10527)",
+               kind="mutation", expect="HighWatermarkMonotonic")
+
+
+@QUORUM.bounds_check
+def _check_bounds(b: Bounds) -> str | None:
+    return bounds_problem(b)
+
+
+@QUORUM.init
+def initial(b: Bounds) -> Iterator[QState]:
+    """Every voter Unattached in epoch 0 with an empty log and an empty quorum-state file; nothing in flight."""
+    v = Voter(UNATTACHED, 0, NONE, NONE, (), 0, (), (), 0)
+    hist = History((0,) * (b.max_epoch + 1), (), 0, 0, 0, 0, False)
+    yield QState((v,) * b.voters, (), hist)
+
+
+# election (KIP-595 Vote / BeginQuorumEpoch / EndQuorumEpoch)
+QUORUM.action(election.timeout, params=("node",))
+QUORUM.action(election.epoch_bound, params=("node",))
+QUORUM.action(election.send_vote, params=("candidate", "voter"))
+QUORUM.action(election.receive_vote, params=("msg",))
+QUORUM.action(election.receive_vote_response, params=("msg",))
+QUORUM.action(election.send_begin_epoch, params=("leader", "voter"))
+QUORUM.action(election.receive_begin_epoch, params=("msg",))
+QUORUM.action(election.receive_begin_epoch_response, params=("msg",))
+QUORUM.action(election.resign, params=("leader",))
+QUORUM.action(election.check_quorum, params=("leader",))
+QUORUM.action(election.receive_end_epoch, params=("msg",))
+# replication (KIP-595 Fetch)
+QUORUM.action(fetch.client_request, params=("leader",))
+QUORUM.action(fetch.send_fetch, params=("follower",))
+QUORUM.action(fetch.receive_fetch, params=("msg",))
+QUORUM.action(fetch.receive_fetch_response, params=("msg",))
+# faults
+QUORUM.action(faults.lose, params=("msg",))
+QUORUM.action(faults.duplicate, params=("msg",))
+QUORUM.action(faults.restart, params=("node",))
+
+QUORUM.symmetric(canonical)
+
+__all__ = ["QUORUM", "Bounds", "QState", "Voter", "History"]

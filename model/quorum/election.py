@@ -1,0 +1,388 @@
+"""Leader election (KIP-595 Vote, BeginQuorumEpoch, EndQuorumEpoch; KIP-996 pre-vote; KAFKA-15489 check quorum).
+
+Every action here is a pure function ``(state, ctx) -> ((params), next state)...``.  Timers are not modelled as
+clocks: an election or fetch timeout may expire at any moment (the checker explores every interleaving), which
+over-approximates every timing a real cluster can show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from model.core import Context
+from model.quorum.bounds import Bounds
+from model.quorum.state import (
+    BEGIN_EPOCH,
+    BEGIN_EPOCH_RESP,
+    CANDIDATE,
+    END_EPOCH,
+    FENCED_LEADER_EPOCH,
+    FOLLOWER,
+    LEADER,
+    LEADER_CHANGE,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    OK,
+    PROSPECTIVE,
+    RESIGNED,
+    UNATTACHED,
+    UNKNOWN_LEADER_EPOCH,
+    VOTE_REQ,
+    VOTE_RESP,
+    VOTED,
+    History,
+    Msg,
+    QState,
+    Voter,
+    last_epoch,
+    log_up_to_date,
+    majority,
+    maybe_transition,
+    replace_voter,
+    respond,
+)
+
+Ctx = Context[Bounds]
+Succ = Iterator[tuple[tuple[Any, ...], QState]]
+
+# roles whose election (or fetch) timer can expire (QuorumState: Unattached, Voted, Follower, Candidate, Resigned)
+_TIMEOUT_ROLES = frozenset((UNATTACHED, VOTED, FOLLOWER, CANDIDATE, RESIGNED))
+_PREVOTE_FROM = frozenset((UNATTACHED, VOTED, FOLLOWER, CANDIDATE))
+
+
+# ---- sending -------------------------------------------------------------------------------------------------------
+def _bulk(net: tuple[Msg, ...], msgs: list[Msg], b: Bounds) -> tuple[Msg, ...]:
+    """Send all of ``msgs`` if they fit under ``max_msgs``, else none (the retry actions send them later).  All or
+    none keeps the model symmetric in voter ids."""
+    if not msgs or len(net) + len(msgs) > b.max_msgs:
+        return net
+    return tuple(sorted(net + tuple(msgs)))
+
+
+def _vote_requests(v: Voter, me: int, n: int, prevote: bool) -> list[Msg]:
+    """KafkaRaftClient.buildVoteRequest: (candidateEpoch, candidateId, lastOffsetEpoch, lastOffset) to every voter
+    that has not answered yet; a pre-vote carries the sender's current epoch (KIP-996)."""
+    le, lo = last_epoch(v.log), len(v.log)
+    return [(VOTE_REQ, me, j, v.epoch, le, lo, prevote) for j in range(n) if j != me and v.votes[j] < 0]
+
+
+def _nominee_votes(me: int, n: int) -> tuple[int, ...]:
+    return tuple(1 if j == me else -1 for j in range(n))
+
+
+def _count(votes: tuple[int, ...], answer: int) -> int:
+    return sum(1 for x in votes if x == answer)
+
+
+def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
+    """KafkaRaftClient.onBecomeLeader: append the LeaderChange control record in the new epoch (so that the high
+    watermark can advance), start with an unknown high watermark (QuorumState.transitionToLeader does not keep the
+    old one) and send BeginQuorumEpoch to the other voters (LeaderState.nonAcknowledgingVoters)."""
+    n = ctx.b.voters
+    log = v.log + ((v.epoch, LEADER_CHANGE),)
+    ends = tuple(len(log) if j == me else -1 for j in range(n))
+    leader = Voter(LEADER, v.epoch, me, me, log, 0, ends, (), 0)
+    h = s.hist
+    leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
+    hist = History(leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated)
+    net = _bulk(s.net, [(BEGIN_EPOCH, me, j, v.epoch) for j in range(n) if j != me], ctx.b)
+    return QState(replace_voter(s.voters, me, leader), net, hist)
+
+
+def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
+    """QuorumState.transitionToCandidate: bump the epoch, vote for itself (persisted), ask every voter for a vote;
+    a one-voter quorum wins at once (KafkaRaftClient.onBecomeCandidate)."""
+    epoch = v.epoch + 1
+    if epoch > ctx.b.max_epoch:
+        return None
+    n = ctx.b.voters
+    cand = Voter(CANDIDATE, epoch, me, NONE, v.log, v.hw, (), _nominee_votes(me, n), 0)
+    if majority(n) <= 1:
+        return become_leader(s, me, cand, ctx)
+    net = _bulk(s.net, _vote_requests(cand, me, n, False), ctx.b)
+    return QState(replace_voter(s.voters, me, cand), net, s.hist)
+
+
+def become_prospective(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
+    """KIP-996: on timeout a voter first becomes Prospective in its current epoch (nothing persisted, leader and vote
+    kept) and asks for pre-votes; only a majority of pre-votes lets it bump the epoch."""
+    n = ctx.b.voters
+    pros = Voter(PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), _nominee_votes(me, n), 0)
+    if majority(n) <= 1:
+        return become_candidate(s, me, pros, ctx)
+    net = _bulk(s.net, _vote_requests(pros, me, n, True), ctx.b)
+    return QState(replace_voter(s.voters, me, pros), net, s.hist)
+
+
+def prospective_fallback(v: Voter) -> Voter:
+    """ProspectiveState: a lost pre-vote election returns to Follower if the leader is known, else Unattached (with
+    its vote, i.e. Voted, if it had voted in this epoch)."""
+    role = FOLLOWER if v.leader != NONE else (VOTED if v.voted != NONE else UNATTACHED)
+    return Voter(role, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0)
+
+
+# ---- timeouts ------------------------------------------------------------------------------------------------------
+def timeout(s: QState, ctx: Ctx) -> Succ:
+    """Election timeout (Unattached, Voted, Candidate, Resigned) or fetch timeout (Follower) expires: start an election
+    in epoch + 1 (QuorumState transitions); under ``prevote`` first become Prospective (KIP-996)."""
+    prevote = ctx.on("prevote")
+    for me, v in enumerate(s.voters):
+        role = v.role
+        nxt: QState | None = None
+        if prevote and role in _PREVOTE_FROM:
+            nxt = become_prospective(s, me, v, ctx)
+        elif prevote and role == PROSPECTIVE:
+            nxt = QState(replace_voter(s.voters, me, prospective_fallback(v)), s.net, s.hist)
+        elif role in _TIMEOUT_ROLES:
+            nxt = become_candidate(s, me, v, ctx)
+        if nxt is not None:
+            yield (me,), nxt
+
+
+def epoch_bound(s: QState, ctx: Ctx) -> Succ:
+    """A voter's timer expires but ``max_epoch`` forbids a new election: the run has reached its bound, not a
+    protocol deadlock, so the step leaves the state unchanged (a stutter, as in TLA+).  Deadlock detection thus only
+    reports states where the protocol itself is stuck."""
+    top = ctx.b.max_epoch
+    for me, v in enumerate(s.voters):
+        if v.epoch >= top and (v.role in _TIMEOUT_ROLES or v.role == PROSPECTIVE):
+            yield (me,), s
+            return
+
+
+def send_vote(s: QState, ctx: Ctx) -> Succ:
+    """A Candidate (or Prospective) re-sends Vote to a voter that has not answered, one request outstanding per voter
+    (RequestManager): the retry after a lost request or response."""
+    b = ctx.b
+    if len(s.net) >= b.max_msgs:
+        return
+    for me, v in enumerate(s.voters):
+        if v.role != CANDIDATE and v.role != PROSPECTIVE:
+            continue
+        prevote = v.role == PROSPECTIVE
+        for j in range(b.voters):
+            if v.votes[j] >= 0:
+                continue
+            busy = False
+            for m in s.net:
+                if (m[0] == VOTE_REQ and m[1] == me and m[2] == j) or (m[0] == VOTE_RESP and m[1] == j and m[2] == me):
+                    busy = True
+                    break
+            if not busy:
+                req = (VOTE_REQ, me, j, v.epoch, last_epoch(v.log), len(v.log), prevote)
+                yield (me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)
+
+
+# ---- Vote ----------------------------------------------------------------------------------------------------------
+def grant(v: Voter, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]:
+    """QuorumState.canGrantVote, per role, and the Unattached -> Voted transition (persisted before answering).
+
+    Unattached grants a candidate whose log is at least as up to date; Voted grants only the candidate it voted for;
+    Prospective behaves as Unattached or Voted depending on its kept vote; Candidate, Leader, Follower and Resigned
+    never grant (they voted for themselves or know the leader of the epoch)."""
+    if ctx.on("skip-log-check"):  # mutation: the voter does not compare logs
+        up_to_date = True
+    role = v.role
+    if role == UNATTACHED or (role == PROSPECTIVE and v.voted == NONE and v.leader == NONE):
+        if up_to_date:
+            return True, Voter(VOTED, v.epoch, cand, NONE, v.log, v.hw, (), (), 0)
+        return False, v
+    if role == VOTED or (role == PROSPECTIVE and v.voted != NONE):
+        if v.voted == cand:
+            return True, v
+        # mutation double-vote: VotedState grants any up-to-date candidate (the persisted vote stays as it was)
+        return (ctx.on("double-vote") and up_to_date), v
+    return False, v
+
+
+def receive_vote(s: QState, ctx: Ctx) -> Succ:
+    """KafkaRaftClient.handleVoteRequest (KIP-595 Vote handling): an older candidate epoch is answered
+    FENCED_LEADER_EPOCH; a newer one first moves the voter to Unattached in that epoch; then the vote is granted or
+    not (``grant``).  A pre-vote (KIP-996) changes no state: it is granted when the log is up to date and the voter
+    is not following, leading or resigned."""
+    net = s.net
+    for i, m in enumerate(net):
+        if m[0] != VOTE_REQ or (i and m == net[i - 1]):
+            continue
+        _, c, me, epoch, le, lo, prevote = m
+        v = s.voters[me]
+        if epoch < v.epoch:
+            resp = (VOTE_RESP, me, c, v.epoch, v.leader, FENCED_LEADER_EPOCH, False, prevote)
+            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            continue
+        up_to_date = log_up_to_date(le, lo, v.log)
+        if prevote:
+            ok = (up_to_date or ctx.on("skip-log-check")) and v.role not in (FOLLOWER, LEADER, RESIGNED)
+            resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, ok, True)
+            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            continue
+        if epoch > v.epoch:
+            v = Voter(UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0)
+        granted, v = grant(v, c, up_to_date, ctx)
+        resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, False)
+        voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)
+        yield (m,), QState(voters, respond(net, i, resp), s.hist)
+
+
+def common_response(v: Voter, me: int, epoch: int, leader: int, error: int) -> Voter | None:
+    """KafkaRaftClient.maybeHandleCommonResponse: None when the response must still be handled by its RPC's handler,
+    else the voter after handling (an older epoch is ignored; a newer epoch or a fencing error moves it on; the
+    leader of the current epoch, when it was unknown, makes it a follower)."""
+    if epoch < v.epoch or error == UNKNOWN_LEADER_EPOCH:
+        return v
+    if epoch > v.epoch or error == FENCED_LEADER_EPOCH or error == NOT_LEADER_OR_FOLLOWER:
+        return maybe_transition(v, me, leader, epoch)
+    if leader != NONE and leader != me and v.leader == NONE and v.role != LEADER:
+        return maybe_transition(v, me, leader, epoch)
+    return None
+
+
+def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
+    """KafkaRaftClient.handleVoteResponse: a Candidate records the answer and becomes Leader on a majority; a
+    Prospective (KIP-996) becomes Candidate on a majority of pre-votes and falls back on a majority of rejections.
+    A response meant for an earlier role (pre-vote vs vote) is ignored, as Kafka ignores responses whose correlation
+    id it no longer expects."""
+    net = s.net
+    n = ctx.b.voters
+    for i, m in enumerate(net):
+        if m[0] != VOTE_RESP or (i and m == net[i - 1]):
+            continue
+        _, src, me, epoch, leader, error, granted, prevote = m
+        rest = net[:i] + net[i + 1:]
+        v = s.voters[me]
+        w = common_response(v, me, epoch, leader, error)
+        if w is not None:
+            voters = s.voters if w is v else replace_voter(s.voters, me, w)
+            yield (m,), QState(voters, rest, s.hist)
+            continue
+        want = PROSPECTIVE if prevote else CANDIDATE
+        if v.role != want or error != OK:
+            yield (m,), QState(s.voters, rest, s.hist)
+            continue
+        votes = v.votes[:src] + (1 if granted else 0,) + v.votes[src + 1:]
+        w = Voter(v.role, v.epoch, v.voted, v.leader, v.log, v.hw, (), votes, 0)
+        s2 = QState(replace_voter(s.voters, me, w), rest, s.hist)
+        if _count(votes, 1) >= majority(n):
+            if prevote:
+                nxt = become_candidate(s2, me, w, ctx)
+                if nxt is None:  # the epoch bound stops the election: stay Prospective
+                    nxt = s2
+                yield (m,), nxt
+            else:
+                yield (m,), become_leader(s2, me, w, ctx)
+        elif prevote and _count(votes, 0) >= majority(n):
+            yield (m,), QState(replace_voter(s.voters, me, prospective_fallback(w)), rest, s.hist)
+        else:
+            yield (m,), s2
+
+
+# ---- BeginQuorumEpoch ----------------------------------------------------------------------------------------------
+def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
+    """The leader re-sends BeginQuorumEpoch to a voter that has not acknowledged it (neither answered nor fetched),
+    one request outstanding per voter (LeaderState.nonAcknowledgingVoters, beginQuorumEpochTimer)."""
+    if len(s.net) >= ctx.b.max_msgs:
+        return
+    for me, v in enumerate(s.voters):
+        if v.role != LEADER:
+            continue
+        for j, end in enumerate(v.ends):
+            if end >= 0 or j == me:
+                continue
+            busy = False
+            for m in s.net:
+                if (m[0] == BEGIN_EPOCH and m[1] == me and m[2] == j) or (
+                        m[0] == BEGIN_EPOCH_RESP and m[1] == j and m[2] == me):
+                    busy = True
+                    break
+            if not busy:
+                req = (BEGIN_EPOCH, me, j, v.epoch)
+                yield (me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)
+
+
+def receive_begin_epoch(s: QState, ctx: Ctx) -> Succ:
+    """KafkaRaftClient.handleBeginQuorumEpochRequest: an older epoch is answered FENCED_LEADER_EPOCH; otherwise the
+    voter becomes a follower of the sender in that epoch (KIP-595 BeginQuorumEpoch)."""
+    net = s.net
+    for i, m in enumerate(net):
+        if m[0] != BEGIN_EPOCH or (i and m == net[i - 1]):
+            continue
+        _, ldr, me, epoch = m
+        v = s.voters[me]
+        if epoch < v.epoch:
+            resp = (BEGIN_EPOCH_RESP, me, ldr, v.epoch, v.leader, FENCED_LEADER_EPOCH)
+            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            continue
+        w = maybe_transition(v, me, ldr, epoch)
+        resp = (BEGIN_EPOCH_RESP, me, ldr, w.epoch, w.leader, OK)
+        voters = s.voters if w is v else replace_voter(s.voters, me, w)
+        yield (m,), QState(voters, respond(net, i, resp), s.hist)
+
+
+def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
+    """KafkaRaftClient.handleBeginQuorumEpochResponse: the leader records the acknowledgement
+    (LeaderState.addAcknowledgementFrom); an error from a newer epoch moves the old leader on."""
+    net = s.net
+    for i, m in enumerate(net):
+        if m[0] != BEGIN_EPOCH_RESP or (i and m == net[i - 1]):
+            continue
+        _, src, me, epoch, leader, error = m
+        rest = net[:i] + net[i + 1:]
+        v = s.voters[me]
+        w = common_response(v, me, epoch, leader, error)
+        if w is None:
+            w = v
+            if v.role == LEADER and error == OK and v.ends[src] < 0:
+                ends = v.ends[:src] + (0,) + v.ends[src + 1:]
+                w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), v.heard)
+        voters = s.voters if w is v else replace_voter(s.voters, me, w)
+        yield (m,), QState(voters, rest, s.hist)
+
+
+# ---- EndQuorumEpoch (graceful resignation) and check quorum ---------------------------------------------------------
+def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
+    """QuorumState.transitionToResigned: the leader stays in its epoch as Resigned (it will never lead or vote in it
+    again) and sends EndQuorumEpoch to the other voters so that they start an election at once."""
+    res = Voter(RESIGNED, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0)
+    h = s.hist
+    hist = h if not graceful else History(h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
+                                          h.truncated)
+    net = _bulk(s.net, [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me], ctx.b)
+    return QState(replace_voter(s.voters, me, res), net, hist)
+
+
+def resign(s: QState, ctx: Ctx) -> Succ:
+    """A leader shuts down gracefully: it resigns and sends EndQuorumEpoch (KIP-595 EndQuorumEpoch)."""
+    if s.hist.resigns >= ctx.b.max_resigns:
+        return
+    for me, v in enumerate(s.voters):
+        if v.role == LEADER:
+            yield (me,), _resign(s, me, v, ctx, True)
+
+
+def check_quorum(s: QState, ctx: Ctx) -> Succ:
+    """KAFKA-15489 (``check-quorum``): when the check-quorum timer (1.5 x fetch timeout) expires before a majority of
+    voters fetched in the window (the leader counts itself), the leader resigns."""
+    if not ctx.on("check-quorum"):
+        return
+    need = majority(ctx.b.voters)
+    for me, v in enumerate(s.voters):
+        if v.role == LEADER and bin(v.heard | (1 << me)).count("1") < need:
+            yield (me,), _resign(s, me, v, ctx, False)
+
+
+def receive_end_epoch(s: QState, ctx: Ctx) -> Succ:
+    """KafkaRaftClient.handleEndQuorumEpochRequest: a voter learns the epoch and its (resigning) leader; in Kafka it
+    then skips the rest of its fetch timeout, which the model covers since timeouts may expire at any moment.  The
+    response only stops the resigned leader's retries, so it is left out; an EndQuorumEpoch from an older epoch is
+    dropped (Kafka answers FENCED_LEADER_EPOCH, which the resigned node does not act on)."""
+    net = s.net
+    for i, m in enumerate(net):
+        if m[0] != END_EPOCH or (i and m == net[i - 1]):
+            continue
+        _, ldr, me, epoch = m
+        v = s.voters[me]
+        rest = net[:i] + net[i + 1:]
+        w = maybe_transition(v, me, ldr, epoch) if epoch >= v.epoch else v
+        voters = s.voters if w is v else replace_voter(s.voters, me, w)
+        yield (m,), QState(voters, rest, s.hist)

@@ -1,0 +1,82 @@
+"""Faults, each a separate action switched by a bound: message loss, message duplication, crash+restart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from model.core import Context
+from model.quorum.bounds import Bounds
+from model.quorum.state import (
+    CANDIDATE,
+    FOLLOWER,
+    LEADER,
+    NONE,
+    RESIGNED,
+    UNATTACHED,
+    VOTED,
+    History,
+    QState,
+    Voter,
+    replace_voter,
+)
+
+Ctx = Context[Bounds]
+Succ = Iterator[tuple[tuple[Any, ...], QState]]
+
+
+def lose(s: QState, ctx: Ctx) -> Succ:
+    """The network drops a message (the network is a bag: loss, and reordering by delivering in any order)."""
+    if not ctx.b.loss:
+        return
+    net = s.net
+    for i, m in enumerate(net):
+        if i and m == net[i - 1]:
+            continue
+        yield (m,), QState(s.voters, net[:i] + net[i + 1:], s.hist)
+
+
+def duplicate(s: QState, ctx: Ctx) -> Succ:
+    """The network delivers a message twice: one more copy goes in flight (``max_dups`` over a run)."""
+    h = s.hist
+    if h.dups >= ctx.b.max_dups or len(s.net) >= ctx.b.max_msgs:
+        return
+    hist = History(h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated)
+    net = s.net
+    for i, m in enumerate(net):
+        if i and m == net[i - 1]:
+            continue
+        yield (m,), QState(s.voters, tuple(sorted(net + (m,))), hist)
+
+
+def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
+    """QuorumState.initialize: the voter restarts from its quorum-state file (epoch, vote, leader) and its log; the
+    high watermark and all leader/candidate bookkeeping are lost.  A voter that was the leader of its epoch comes
+    back Resigned, so it can neither lead nor vote again in that epoch (KAFKA-10527); the mutation
+    ``restart-as-leader`` brings it back as Leader of the same epoch instead (with fresh LeaderState)."""
+    n = ctx.b.voters
+    if v.leader == me:
+        if ctx.on("restart-as-leader"):
+            ends = tuple(len(v.log) if j == me else -1 for j in range(n))
+            return Voter(LEADER, v.epoch, v.voted, me, v.log, 0, ends, (), 0)
+        return Voter(RESIGNED, v.epoch, v.voted, me, v.log, 0, (), (), 0)
+    if v.leader != NONE:
+        return Voter(FOLLOWER, v.epoch, v.voted, v.leader, v.log, 0, (), (), 0)
+    if v.voted == me:
+        votes = tuple(1 if j == me else -1 for j in range(n))
+        return Voter(CANDIDATE, v.epoch, me, NONE, v.log, 0, (), votes, 0)
+    if v.voted != NONE:
+        return Voter(VOTED, v.epoch, v.voted, NONE, v.log, 0, (), (), 0)
+    return Voter(UNATTACHED, v.epoch, NONE, NONE, v.log, 0, (), (), 0)
+
+
+def restart(s: QState, ctx: Ctx) -> Succ:
+    """A voter crashes and restarts (``max_restarts`` over a run).  Its connections are gone, so the messages in
+    flight to it are lost; what it sent before the crash may still arrive."""
+    h = s.hist
+    if h.restarts >= ctx.b.max_restarts:
+        return
+    hist = History(h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated)
+    for me, v in enumerate(s.voters):
+        net = tuple(m for m in s.net if m[2] != me)
+        yield (me,), QState(replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist)

@@ -1,0 +1,232 @@
+"""Pull replication (KIP-595 Fetch): the follower's Fetch, the leader's answer (records, DivergingEpoch or an error),
+the follower's truncation and append, the high watermark, and client appends at the leader."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from model.core import Context
+from model.quorum.bounds import Bounds
+from model.quorum.election import common_response
+from model.quorum.state import (
+    FENCED_LEADER_EPOCH,
+    FETCH,
+    FETCH_RESP,
+    FOLLOWER,
+    LEADER,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    OK,
+    UNKNOWN_LEADER_EPOCH,
+    History,
+    Log,
+    QState,
+    Voter,
+    end_offset_for_epoch,
+    last_epoch,
+    majority,
+    replace_voter,
+    respond,
+)
+
+Ctx = Context[Bounds]
+Succ = Iterator[tuple[tuple[Any, ...], QState]]
+
+
+# ---- the high watermark (LeaderState.maybeUpdateHighWatermark) ------------------------------------------------------
+def epoch_start_offset(log: Log, epoch: int) -> int:
+    """The offset of the leader's first entry in its epoch (its LeaderChange record)."""
+    for i, (e, _) in enumerate(log):
+        if e == epoch:
+            return i
+    return len(log)
+
+
+def leader_high_watermark(v: Voter, ctx: Ctx) -> int:
+    """The largest offset held by a majority of voters (the leader counts, with its own log end), adopted only when
+    it is above the epoch's start offset, i.e. covers an entry of the leader's own epoch, and only ever upwards
+    (LeaderState.maybeUpdateHighWatermark).  Mutation ``hw-old-epoch`` drops the epoch condition (Raft figure 8)."""
+    ends = sorted(v.ends, reverse=True)
+    candidate = ends[len(ends) // 2]
+    if candidate <= v.hw:
+        return v.hw
+    if not ctx.on("hw-old-epoch") and candidate <= epoch_start_offset(v.log, v.epoch):
+        return v.hw
+    return candidate
+
+
+def commit(hist: History, log: Log, old_hw: int, new_hw: int, epoch: int) -> History:
+    """Record every entry below a leader's new high watermark as committed, with the epoch of the leader that first
+    committed it (history variable): ``(offset, entry epoch, value, commit epoch)``."""
+    if new_hw <= old_hw:
+        return hist
+    known = {c[:3] for c in hist.committed}
+    added = [(o, log[o][0], log[o][1], epoch) for o in range(new_hw) if (o, log[o][0], log[o][1]) not in known]
+    if not added:
+        return hist
+    committed = tuple(sorted(hist.committed + tuple(added)))
+    return History(hist.leaders, committed, hist.values, hist.restarts, hist.dups, hist.resigns, hist.truncated)
+
+
+# ---- client requests at the leader -----------------------------------------------------------------------------------
+def client_request(s: QState, ctx: Ctx) -> Succ:
+    """The leader appends a client record in its epoch (KafkaRaftClient.appendBatch, flushed before it counts its own
+    end offset) and recomputes the high watermark (LeaderState.updateLocalState)."""
+    h = s.hist
+    if h.values >= ctx.b.max_values:
+        return
+    for me, v in enumerate(s.voters):
+        if v.role != LEADER:
+            continue
+        log = v.log + ((v.epoch, h.values + 1),)
+        ends = v.ends[:me] + (len(log),) + v.ends[me + 1:]
+        w = Voter(LEADER, v.epoch, v.voted, v.leader, log, v.hw, ends, (), v.heard)
+        hw = leader_high_watermark(w, ctx)
+        hist = History(h.leaders, h.committed, h.values + 1, h.restarts, h.dups, h.resigns, h.truncated)
+        if hw != w.hw:
+            hist = commit(hist, log, w.hw, hw, v.epoch)
+            w = Voter(LEADER, v.epoch, v.voted, v.leader, log, hw, ends, (), v.heard)
+        yield (me,), QState(replace_voter(s.voters, me, w), s.net, hist)
+
+
+# ---- Fetch -----------------------------------------------------------------------------------------------------------
+def send_fetch(s: QState, ctx: Ctx) -> Succ:
+    """A follower fetches from its leader: Fetch(currentLeaderEpoch, fetchOffset = log end, lastFetchedEpoch), one
+    request outstanding at a time (KafkaRaftClient.buildFetchRequest, RequestManager)."""
+    if len(s.net) >= ctx.b.max_msgs:
+        return
+    for me, v in enumerate(s.voters):
+        if v.role != FOLLOWER:
+            continue
+        busy = False
+        for m in s.net:
+            if (m[0] == FETCH and m[1] == me) or (m[0] == FETCH_RESP and m[2] == me):
+                busy = True
+                break
+        if not busy:
+            req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log))
+            yield (me,), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)
+
+
+def diverging(log: Log, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
+    """ReplicatedLog.validateOffsetAndEpoch: None when (fetchOffset, lastFetchedEpoch) matches the log, else the
+    DivergingEpoch answer (the largest epoch <= lastFetchedEpoch in the log, and that epoch's end offset)."""
+    if fetch_offset == 0:
+        return None
+    epoch, end = end_offset_for_epoch(log, last_fetched_epoch)
+    if epoch != last_fetched_epoch or end < fetch_offset:
+        return epoch, end
+    return None
+
+
+def fetch_error(v: Voter, epoch: int) -> int:
+    """KafkaRaftClient.validateLeaderOnlyRequest (KIP-595 Fetch): an older epoch is FENCED_LEADER_EPOCH, a newer one
+    UNKNOWN_LEADER_EPOCH, and a non-leader of the same epoch answers NOT_LEADER_OR_FOLLOWER."""
+    if epoch < v.epoch:
+        return FENCED_LEADER_EPOCH
+    if epoch > v.epoch:
+        return UNKNOWN_LEADER_EPOCH
+    if v.role != LEADER:
+        return NOT_LEADER_OR_FOLLOWER
+    return OK
+
+
+def receive_fetch(s: QState, ctx: Ctx) -> Succ:
+    """KafkaRaftClient.handleFetchRequest / tryCompleteFetchRequest: validate the epoch, then the fetch position; a
+    diverging position gets DivergingEpoch and no records; a valid one updates the follower's end offset at the
+    leader (LeaderState.updateReplicaState), may advance the high watermark, and returns up to ``fetch_max`` entries
+    from fetchOffset with the (new) high watermark."""
+    net = s.net
+    b = ctx.b
+    for i, m in enumerate(net):
+        if m[0] != FETCH or (i and m == net[i - 1]):
+            continue
+        _, f, me, epoch, off, lfe = m
+        v = s.voters[me]
+        err = fetch_error(v, epoch)
+        if err != OK:
+            resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, off, (), NONE)
+            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            continue
+        div = diverging(v.log, off, lfe)
+        if div is not None:
+            resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], off, (), v.hw)
+            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            continue
+        ends = v.ends[:f] + (off,) + v.ends[f + 1:]
+        heard = v.heard
+        if ctx.on("check-quorum"):  # LeaderState.updateCheckQuorumForFollowingVoter
+            heard |= 1 << f
+            if bin(heard | (1 << me)).count("1") >= majority(b.voters):
+                heard = 0
+        w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), heard)
+        hw = leader_high_watermark(w, ctx)
+        hist = s.hist
+        if hw != v.hw:
+            hist = commit(hist, v.log, v.hw, hw, v.epoch)
+            w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, hw, ends, (), heard)
+        resp = (FETCH_RESP, me, f, v.epoch, me, OK, NONE, NONE, off, v.log[off:off + b.fetch_max], hw)
+        yield (m,), QState(replace_voter(s.voters, me, w), respond(net, i, resp), hist)
+
+
+def truncation_offset(log: Log, div_epoch: int, div_end: int, ctx: Ctx) -> int:
+    """ReplicatedLog.truncateToEndOffset: truncate to the smaller of the leader's and the local end offset of the
+    diverging epoch, or to the local end of the largest smaller epoch when the local log lacks that epoch.
+    Mutation ``truncate-below-hw`` looks up epoch - 1 instead (an off-by-one), dropping the whole diverging epoch."""
+    if ctx.on("truncate-below-hw"):
+        return end_offset_for_epoch(log, div_epoch - 1)[1]
+    if div_epoch == 0:
+        return min(div_end, len(log))
+    local_epoch, local_end = end_offset_for_epoch(log, div_epoch)
+    return min(local_end, div_end) if local_epoch == div_epoch else local_end
+
+
+def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
+    """KafkaRaftClient.handleFetchResponse: errors and newer epochs go through the common response handling; a
+    DivergingEpoch answer truncates the log (never below the high watermark: Kafka raises instead; the mutation
+    ``truncate-below-hw`` skips that check); records are appended (and flushed) and the high watermark becomes
+    min(leader's high watermark, own log end), never moving down (FollowerState.updateHighWatermark).  The follower
+    then sends its next Fetch at once (KafkaRaftClient.pollFollower), so the response slot is reused."""
+    net = s.net
+    for i, m in enumerate(net):
+        if m[0] != FETCH_RESP or (i and m == net[i - 1]):
+            continue
+        _, src, me, epoch, leader, error, div_epoch, div_end, off, entries, hw = m
+        rest = net[:i] + net[i + 1:]
+        v = s.voters[me]
+        w = common_response(v, me, epoch, leader, error)
+        if w is not None:
+            voters = s.voters if w is v else replace_voter(s.voters, me, w)
+            yield (m,), QState(voters, rest, s.hist)
+            continue
+        if v.role != FOLLOWER or v.leader != src or error != OK:
+            # a response to a request this voter no longer expects (Kafka matches correlation ids)
+            yield (m,), QState(s.voters, rest, s.hist)
+            continue
+        hist = s.hist
+        log = v.log
+        if div_epoch >= 0:
+            if div_end < v.hw and not ctx.on("truncate-below-hw"):
+                point = len(log)  # Kafka raises KafkaException here; the correct model never reaches it
+            else:
+                point = truncation_offset(log, div_epoch, div_end, ctx)
+            if point < len(log):
+                log = log[:point]
+                if not hist.truncated:
+                    hist = History(hist.leaders, hist.committed, hist.values, hist.restarts, hist.dups, hist.resigns,
+                                   True)
+            w = Voter(FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), 0)
+        else:
+            if off != len(log):  # a duplicated response: these records are already appended
+                yield (m,), QState(s.voters, rest, s.hist)
+                continue
+            log = log + entries
+            new_hw = v.hw
+            if hw >= 0 and min(hw, len(log)) > new_hw:
+                new_hw = min(hw, len(log))
+            w = Voter(FOLLOWER, v.epoch, v.voted, v.leader, log, new_hw, (), (), 0)
+        voters = s.voters if w == v else replace_voter(s.voters, me, w)
+        # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
+        nxt = (FETCH, me, w.leader, w.epoch, len(w.log), last_epoch(w.log))
+        yield (m,), QState(voters, tuple(sorted(rest + (nxt,))), hist)

@@ -1,0 +1,170 @@
+"""State records of the quorum model: voters, messages, history, and the small pure helpers every handler shares.
+
+Records are ``typing.NamedTuple`` (immutable tuples with named fields, several times cheaper to build than attrs
+records, which matters because successor generation is the checker's hot loop); everything inside them is a plain
+tuple, int, str or bool.  Voter ids are ``0 .. voters-1``; ``NONE`` (-1) is Kafka's "no id" sentinel
+(``leaderIdOrSentinel``).  Offsets are 0-based: a log of length n has end offset n, and a high watermark h means
+offsets ``0 .. h-1`` are committed.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+NONE = -1
+
+# ---- roles (Kafka raft/: UnattachedState, VotedState, CandidateState, LeaderState, FollowerState, ResignedState;
+# ---- ProspectiveState from KIP-996) ----------------------------------------------------------------------------------
+UNATTACHED, VOTED, CANDIDATE, LEADER, FOLLOWER, RESIGNED, PROSPECTIVE = 0, 1, 2, 3, 4, 5, 6
+ROLE_NAMES = ("Unattached", "Voted", "Candidate", "Leader", "Follower", "Resigned", "Prospective")
+
+# ---- log entries: (epoch, value); value 0 is the LeaderChange control record a leader writes at the start of its
+# ---- epoch (KafkaRaftClient.onBecomeLeader), values 1.. are client records ------------------------------------------
+LEADER_CHANGE = 0
+Entry = tuple[int, int]
+Log = tuple[Entry, ...]
+
+# ---- error codes (Kafka's org.apache.kafka.common.protocol.Errors numbering) -------------------------------------
+OK = 0
+NOT_LEADER_OR_FOLLOWER = 6
+FENCED_LEADER_EPOCH = 74
+UNKNOWN_LEADER_EPOCH = 75
+ERROR_NAMES = {OK: "NONE", NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER", FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
+               UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH"}
+
+# ---- messages: plain tuples (kind, src, dst, epoch, ...); the kind is a small int so that the encoding is cheap and
+# ---- process-independent; KIND_NAMES names them for people ---------------------------------------------------------
+VOTE_REQ = 1          # (kind, src=candidate, dst, candidate_epoch, last_epoch, last_offset, prevote)
+VOTE_RESP = 2         # (kind, src, dst, epoch, leader, error, granted, prevote)
+BEGIN_EPOCH = 3       # (kind, src=leader, dst, epoch)
+BEGIN_EPOCH_RESP = 4  # (kind, src, dst, epoch, leader, error)
+END_EPOCH = 5         # (kind, src=resigned leader, dst, epoch)
+FETCH = 6             # (kind, src=follower, dst=leader, epoch, fetch_offset, last_fetched_epoch)
+FETCH_RESP = 7        # (kind, src, dst, epoch, leader, error, div_epoch, div_end, offset, entries, hw)
+KIND_NAMES = {VOTE_REQ: "Vote", VOTE_RESP: "VoteResponse", BEGIN_EPOCH: "BeginQuorumEpoch",
+              BEGIN_EPOCH_RESP: "BeginQuorumEpochResponse", END_EPOCH: "EndQuorumEpoch", FETCH: "Fetch",
+              FETCH_RESP: "FetchResponse"}
+
+MESSAGE_FIELDS: dict[int, tuple[str, ...]] = {
+    VOTE_REQ: ("kind", "src", "dst", "candidate_epoch", "last_epoch", "last_offset", "prevote"),
+    VOTE_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "granted", "prevote"),
+    BEGIN_EPOCH: ("kind", "src", "dst", "epoch"),
+    BEGIN_EPOCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error"),
+    END_EPOCH: ("kind", "src", "dst", "epoch"),
+    FETCH: ("kind", "src", "dst", "epoch", "fetch_offset", "last_fetched_epoch"),
+    FETCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "div_epoch", "div_end", "offset", "entries", "hw"),
+}
+# position of a voter id (besides src and dst) inside a message, for the symmetry reduction
+MESSAGE_ID_FIELD: dict[int, int] = {VOTE_RESP: 4, BEGIN_EPOCH_RESP: 4, FETCH_RESP: 4}
+
+Msg = tuple  # type: ignore[type-arg]
+
+
+class Voter(NamedTuple):
+    """One voter.  Persisted (survive a restart): ``epoch``, ``voted``, ``leader`` (Kafka's quorum-state file,
+    ElectionState) and ``log`` (flushed before a response is sent).  Volatile: the rest."""
+
+    role: int
+    epoch: int        # current epoch (persisted)
+    voted: int        # the candidate this voter voted for in ``epoch`` (itself when it ran), NONE if none (persisted)
+    leader: int       # the leader it knows for ``epoch``, NONE if unknown (persisted)
+    log: Log          # (epoch, value) entries (durable)
+    hw: int           # high watermark: offsets below it are committed as far as this voter knows (volatile)
+    ends: tuple[int, ...]  # Leader: each voter's end offset as of its last valid Fetch, -1 = has not acknowledged
+    #                        the leader yet; own entry = own log end (LeaderState.ReplicaState). () otherwise
+    votes: tuple[int, ...]  # Candidate / Prospective: per voter 1 granted, 0 rejected, -1 no answer yet
+    #                         (EpochElection.VoterState); own entry 1. () otherwise
+    heard: int        # Leader under check-quorum: bitmask of voters that fetched in this check-quorum window
+
+
+class History(NamedTuple):
+    """History variables: what happened, kept so that properties can speak about the past."""
+
+    leaders: tuple[int, ...]   # leaders[e]: bitmask of the voters ever elected leader in epoch e (index 0 unused)
+    committed: tuple[tuple[int, int, int, int], ...]  # (offset, epoch, value, commit epoch) of every entry ever
+    #                                                   below a leader's high watermark (commit epoch: the first)
+    values: int                # client values appended so far (value k is the k-th client record)
+    restarts: int              # crash+restart faults used
+    dups: int                  # message duplications used
+    resigns: int               # graceful resignations used
+    truncated: bool            # some follower truncated its log after a DivergingEpoch answer
+
+
+class QState(NamedTuple):
+    voters: tuple[Voter, ...]
+    net: tuple[Msg, ...]       # the network: a bag (sorted tuple, repeats allowed) of in-flight messages
+    hist: History
+
+
+# ---- log helpers (ReplicatedLog) ---------------------------------------------------------------------------------
+def last_epoch(log: Log) -> int:
+    """ReplicatedLog.lastFetchedEpoch: the epoch of the last entry, 0 (the primordial epoch) for an empty log."""
+    return log[-1][0] if log else 0
+
+
+def end_offset_for_epoch(log: Log, epoch: int) -> tuple[int, int]:
+    """ReplicatedLog.endOffsetForEpoch: (largest epoch <= ``epoch`` in the log, the end offset of that epoch);
+    (0, 0) when the log has no entry of an epoch <= ``epoch``."""
+    found, end = 0, 0
+    for i, (e, _) in enumerate(log):
+        if e > epoch:
+            break
+        found, end = e, i + 1
+    return found, end
+
+
+def log_up_to_date(last_e: int, last_off: int, log: Log) -> bool:
+    """KIP-595 Vote: the candidate's (lastEpoch, endOffset) is at least the voter's, compared epoch first."""
+    mine = log[-1][0] if log else 0
+    return last_e > mine or (last_e == mine and last_off >= len(log))
+
+
+def majority(n: int) -> int:
+    return n // 2 + 1
+
+
+def popcount(x: int) -> int:
+    return bin(x).count("1")
+
+
+# ---- transitions shared by the handlers (QuorumState.transitionTo*) ------------------------------------------------
+def to_unattached(v: Voter, epoch: int) -> Voter:
+    """QuorumState.transitionToUnattached: a higher epoch with no known leader; the vote is reset (persisted)."""
+    return Voter(UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0)
+
+
+def to_follower(v: Voter, epoch: int, leader: int) -> Voter:
+    """QuorumState.transitionToFollower: the leader of ``epoch`` is known and persisted
+    (ElectionState.withElectedLeader); the vote is not kept: a voter that knows its epoch's leader never grants a
+    vote in that epoch again, even after a restart."""
+    return Voter(FOLLOWER, epoch, NONE, leader, v.log, v.hw, (), (), 0)
+
+
+def maybe_transition(v: Voter, me: int, leader: int, epoch: int) -> Voter:
+    """KafkaRaftClient.maybeTransition: learn of a higher epoch (and its leader if known), or of the current epoch's
+    leader when none is known yet.  A leader id that cannot be right (this voter itself, or a second leader of an
+    epoch whose leader is known; only reachable in mutations) is ignored where Kafka raises IllegalStateException."""
+    if leader == me:
+        leader = NONE
+    if epoch > v.epoch:
+        return to_follower(v, epoch, leader) if leader != NONE else to_unattached(v, epoch)
+    if epoch == v.epoch and leader != NONE and v.leader == NONE and v.role != LEADER:
+        return to_follower(v, epoch, leader)
+    return v
+
+
+def respond(net: tuple[Msg, ...], i: int, resp: Msg) -> tuple[Msg, ...]:
+    """Consume request ``net[i]`` and put its response in flight (the network size is unchanged)."""
+    return tuple(sorted(net[:i] + net[i + 1:] + (resp,)))
+
+
+def replace_voter(voters: tuple[Voter, ...], i: int, v: Voter) -> tuple[Voter, ...]:
+    return voters[:i] + (v,) + voters[i + 1:]
+
+
+def net_add(net: tuple[Msg, ...], *msgs: Msg) -> tuple[Msg, ...]:
+    return tuple(sorted(net + msgs))
+
+
+def net_remove(net: tuple[Msg, ...], i: int) -> tuple[Msg, ...]:
+    return net[:i] + net[i + 1:]
