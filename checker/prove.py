@@ -114,6 +114,7 @@ class CTI:
     pre: Structure
     post: Structure | None
     nodes: int
+    sizes: dict[str, int] = attrs.Factory(dict)
     trace: Any = None  # checker.trace.Trace, when the encoding can build model states
     model_step: str = ""  # how the executable model judges the step from the concrete pre-state
     text: str = ""
@@ -239,14 +240,17 @@ class _Run:
         pre-state as the query allows (greedily, one query per fact).  Falls back to ``found``."""
         U = self.U
         bounded_ints = self._int_bounds(states)
-        sizes: list[int | None] = [None] if U.is_finite("node") else list(range(1, max_nodes + 1))
+        sorts = [srt for srt in self.system.vocab.element_sorts if not U.is_finite(srt)]
+        sizes: list[int | None] = [None] if not sorts else list(range(1, max_nodes + 1))
         for k in sizes:
-            if k is None:
-                elems = U.elements("node")
-                closure: list[z3.BoolRef] = []
-            else:
-                elems = [z3.Const(f"cti.node{i}", U.sort("node")) for i in range(k)]
-                closure = [U.forall(["node"], lambda x, es=elems: z3.Or([x == c for c in es]))]
+            elems = U.elements("node") if U.is_finite("node") else []
+            closure: list[z3.BoolRef] = []
+            for srt in sorts:
+                assert k is not None
+                cs = [z3.Const(f"cti.{srt}{i}", U.sort(srt)) for i in range(k)]
+                closure.append(U.forall([srt], lambda x, es=cs: z3.Or([x == c for c in es])))
+                if srt == "node":
+                    elems = cs
             closure += self._totality(states, elems)
             bound = 2 * (k or 2) + 2
             tries: list[list[z3.BoolRef]] = [bounded_ints(bound), []]
@@ -330,11 +334,15 @@ class _Run:
         return symbolic_state(self.system.vocab, self.U, "1", share=pre, keep=keep)
 
 
-def _node_count(model: z3.ModelRef, U: Universe) -> int:
-    if U.is_finite("node"):
-        return len(U.elements("node"))
-    found = model.get_universe(U.sort("node"))
-    return len(found) if found is not None else 1
+def _sizes(model: z3.ModelRef, U: Universe, sorts: Iterable[str]) -> dict[str, int]:
+    out = {}
+    for srt in sorts:
+        if U.is_finite(srt):
+            out[srt] = len(U.elements(srt))
+        else:
+            found = model.get_universe(U.sort(srt))
+            out[srt] = len(found) if found is not None else 1
+    return out
 
 
 def _read_cti(run: _Run, outcome: Outcome, conjunct: str, pre: State, post: State | None, t: Transition | None,
@@ -354,8 +362,9 @@ def _read_cti(run: _Run, outcome: Outcome, conjunct: str, pre: State, post: Stat
     if t is not None:
         for (name, sort), v in zip(t.params, params.values()):
             py_params[name] = py_value(U, sort, m.eval(v, model_completion=True), elems)
+    sizes = _sizes(m, U, run.system.vocab.element_sorts)
     return CTI(conjunct, "consecution" if t else "initiation", t.name if t else None, py_params, pre_st, post_st,
-               _node_count(m, U))
+               sizes.get("node", 0), sizes)
 
 
 def prove_system(
@@ -491,7 +500,7 @@ def attach_trace(cti: CTI, enc: Encoding, variants: Sequence[str]) -> None:
 
     model = enc.model
     ctx0 = model.context(None, variants)
-    over = enc.bounds_for(cti.nodes, ctx0)
+    over = enc.bounds_for(cti.sizes, ctx0)
     try:
         bounds = model.make_bounds(over) if over else model.default_bounds()
     except BadBound as exc:

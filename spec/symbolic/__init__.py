@@ -29,30 +29,31 @@ ENCODINGS: dict[str, str] = {
 class Encoding:
     """A symbolic system and its link to an executable model.
 
-    - ``nodes(ctx)``: how many elements the node sort has in a model context (e.g. its voter count);
+    - ``nodes(ctx)``: how many elements the node sort (or each element sort, as a dict) has in a model context;
     - ``abstract(state, ctx, prev)``: the symbol tables of a model state (node i is the model's i-th node); history
       symbols (messages ever sent, ghost records) add what the state shows to ``prev``, the abstraction of the
       previous state of a walk (None for an initial state);
-    - ``concretize(structure, nodes, ctx)``: a model state with those tables (fields the encoding does not speak
-      about take their initial values);
+    - ``concretize(structure, nodes, ctx)``: a model state with those tables (``nodes``: the size of the node sort,
+      other sizes from the tables; fields the encoding does not speak about take their initial values);
     - ``model_step(transition, params)``: the model action name and parameters of a symbolic step;
     - ``prepare(state, action, params, ctx)``: the concrete pre-state of a counterexample, completed with what the
       model step needs that the symbolic state does not track (e.g. the message it consumes);
     - ``explain(action, params, s, t, ctx)``: the symbolic steps (transition, parameters) that may stand for a model
       step; the agreement tests require one of them, or a stutter, to hold;
     - ``variants``: the model variants the encoding follows (others are refused, never silently ignored);
-    - ``bounds_for(nodes, ctx)``: bound overrides under which a counterexample's model step is enabled.
+    - ``bounds_for(sizes, ctx)``: bound overrides (for a counterexample with ``sizes[sort]`` elements of each sort)
+      under which its model step is enabled.
     """
 
     model: Model[Any, Any]
     system: System
-    nodes: Callable[[Context[Any]], int]
+    nodes: Callable[[Context[Any]], int | dict[str, int]]
     abstract: Callable[[Any, Context[Any], Structure | None], Structure]
     concretize: Callable[[Structure, int, Context[Any]], Any]
     model_step: Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]]
     explain: Callable[[str, tuple[Any, ...], Any, Any, Context[Any]], list[tuple[str, dict[str, Any]]]]
     variants: tuple[str, ...] = ()
-    bounds_for: Callable[[int, Context[Any]], dict[str, Any]] = lambda n, ctx: {}
+    bounds_for: Callable[[dict[str, int], Context[Any]], dict[str, Any]] = lambda sizes, ctx: {}
     prepare: Callable[[Any, str, dict[str, Any], Context[Any]], Any] = lambda s, a, p, ctx: s
 
 

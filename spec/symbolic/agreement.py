@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import attrs
+import z3
 
 from model.core import Context
 from spec.core import Spec
@@ -53,7 +54,8 @@ def _universe(enc: Encoding, ctx: Context[Any], structures: Iterable[Structure],
               quorum: str) -> Universe:
     """An evaluation universe for these structures (cached: a walk mostly reuses one integer range)."""
     dom = eval_ints(enc, structures, ints)
-    key = (id(enc.system.vocab), enc.nodes(ctx), quorum, dom)
+    sizes = enc.nodes(ctx)
+    key = (id(enc.system.vocab), repr(sizes), quorum, dom)
     U = _UNIVERSES.get(key)
     if U is None:
         if len(_UNIVERSES) > 64:
@@ -101,25 +103,26 @@ def check_step(enc: Encoding, ctx: Context[Any], s: Any, action: str, params: tu
         env = Env(U, env_variants)
         pre = concrete_state(system.vocab, U, a_s, "pre")
         post = concrete_state(system.vocab, U, a_t, "post")
-        if not stutter:
-            ok = None
-            for name, p in cands:
-                tr = system.transition(name)
-                zp = {k: U.value(sort, p[k]) for k, sort in tr.params}
-                if truth(tr.formula(pre, post, zp, env, frame=True)):
-                    ok = name
-                    break
-            if ok is None:
-                problems.append(f"[{U.describe()}] model step {action}{params} is no symbolic step "
-                                f"(tried {[c[0] for c in cands]}); changed: {changed(a_s, a_t)}")
-            matched = matched or ok
+        ok: tuple[str, dict[str, z3.ExprRef]] | None = None
+        for name, p in cands:
+            tr = system.transition(name)
+            zp = {k: U.value(sort, p[k]) for k, sort in tr.params}
+            if truth(tr.formula(pre, post, zp, env, frame=True)):
+                ok = (name, zp)
+                break
+        if ok is None and not stutter:
+            problems.append(f"[{U.describe()}] model step {action}{params} is no symbolic step "
+                            f"(tried {[c[0] for c in cands]}); changed: {changed(a_s, a_t)}")
+        matched = matched or (ok[0] if ok else None)
         if spec is not None and reading == "sets":
-            problems += _compare_properties(enc, spec, ctx, s, action, params, t, pre, post, env)
+            step = ok if ok is not None else ("stutter", {})
+            problems += _compare_properties(enc, spec, ctx, s, action, params, t, pre, post, env, step)
     return StepCheck(a_s, a_t, stutter, matched, tuple(problems))
 
 
 def _compare_properties(enc: Encoding, spec: Spec, ctx: Context[Any], s: Any, action: str, params: tuple[Any, ...],
-                        t: Any, pre: State, post: State, env: Env) -> list[str]:
+                        t: Any, pre: State, post: State, env: Env,
+                        step: tuple[str, dict[str, z3.ExprRef]]) -> list[str]:
     out: list[str] = []
     system = enc.system
     for inv in system.invariants:
@@ -136,7 +139,7 @@ def _compare_properties(enc: Encoding, spec: Spec, ctx: Context[Any], s: Any, ac
         if prop is None or prop.kind != "action":
             continue
         want = bool(prop.pred(s, (action, params), t, ctx))
-        got = truth(sp.fn(pre, post, action, {}, env))
+        got = truth(sp.fn(pre, post, step[0], step[1], env))
         if want != got:
             out.append(f"[{env.U.describe()}] step property {sp.name} on {action}{params}: model {want}, "
                        f"symbolic {got}")

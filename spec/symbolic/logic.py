@@ -104,7 +104,7 @@ class Universe:
     def __init__(
         self,
         vocab: Vocab,
-        nodes: int | None = None,
+        nodes: int | Mapping[str, int] | None = None,
         quorum: str = "sets",
         ints: Sequence[int] | None = None,
     ) -> None:
@@ -112,10 +112,16 @@ class Universe:
             raise ValueError("quorum is 'sets' or 'count'")
         if nodes is None and quorum == "count":
             raise ValueError("an unbounded universe reads quorums as sets")
-        if nodes is not None and nodes < 1:
-            raise ValueError("a finite universe has at least one node")
+        if isinstance(nodes, Mapping):
+            sizes = dict(nodes)
+            nodes = sizes.get(NODE, min(sizes.values()))
+        else:
+            sizes = {s: nodes for s in vocab.element_sorts} if nodes is not None else {}
+        if nodes is not None and (nodes < 1 or min(sizes.values()) < 1):
+            raise ValueError("a finite universe has at least one element of each sort")
         self.vocab = vocab
         self.nodes = nodes
+        self.sizes = sizes
         self.quorum_style = quorum
         self.ints = list(ints) if ints is not None else None
         uid = next(_uid)
@@ -141,7 +147,7 @@ class Universe:
                 self.quorum_sets = majorities(nodes)
                 size = len(self.quorum_sets)
             else:
-                size = nodes
+                size = sizes[name]
             sort, consts = z3.EnumSort(f"{name}_{uid}", [f"{name}{i}_{uid}" for i in range(size)])
             self._sorts[name] = sort
             self._elems[name] = list(consts)
@@ -161,7 +167,8 @@ class Universe:
         if self.nodes is None:
             return "unbounded: any number of nodes, quorums = sets that pairwise intersect"
         how = "strict majorities (counted)" if self.quorum_style == "count" else "all strict majorities (as sets)"
-        return f"{self.nodes} nodes, quorums = {how}"
+        others = "".join(f", {n} {s}s" for s, n in self.sizes.items() if s != NODE)
+        return f"{self.nodes} nodes{others}, quorums = {how}"
 
     def sort(self, name: str) -> z3.SortRef:
         return self._sorts[name]
@@ -571,8 +578,8 @@ def eval_universe_ints(vocab: Vocab, structures: Iterable[Structure], extra_ints
     return sorted(ints | {min(ints) - 1, max(ints) + 1})
 
 
-def eval_universe(vocab: Vocab, nodes: int, structures: Iterable[Structure], extra_ints: Iterable[int] = (),
-                  quorum: str = "sets") -> Universe:
+def eval_universe(vocab: Vocab, nodes: int | Mapping[str, int], structures: Iterable[Structure],
+                  extra_ints: Iterable[int] = (), quorum: str = "sets") -> Universe:
     """A universe in which formulas over the given concrete structures are ground (see :func:`eval_universe_ints`)."""
     return Universe(vocab, nodes=nodes, quorum=quorum, ints=eval_universe_ints(vocab, structures, extra_ints))
 

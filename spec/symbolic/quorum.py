@@ -516,8 +516,9 @@ def prepare(pre: QState, action: str, params: dict[str, Any], ctx: Context[Any])
     return QState(pre.voters, tuple(sorted(pre.net + (msg,))), pre.hist)
 
 
-def bounds_for(n: int, ctx: Context[Any]) -> dict[str, Any]:
-    return {"voters": n, "max_msgs": 64, "max_restarts": 1, "max_resigns": 1, "max_epoch": max(ctx.b.max_epoch, 8)}
+def bounds_for(sizes: dict[str, int], ctx: Context[Any]) -> dict[str, Any]:
+    return {"voters": sizes[NODE], "max_msgs": 64, "max_restarts": 1, "max_resigns": 1,
+            "max_epoch": max(ctx.b.max_epoch, 8)}
 
 
 def explain(action: str, params: tuple[Any, ...], s: QState, t: QState,

@@ -1,0 +1,487 @@
+"""Symbolic twin of the migration model's ZooKeeper fencing (model/migration: zk_controller, takeover, copy,
+dual_write, kraft, rollback; KIP-866 "Controller leadership" and "/migration znode").
+
+Symbols (node c is KRaft controller c, broker b is broker b; versions are ZooKeeper ``dataVersion``s, -1 = absent):
+
+- ``cev``, ``cval``: the version and value of ``/controller_epoch``; ``mv``: the version of ``/migration``;
+- ``cz``: what ``/controller`` names (absent, a ZK broker, a KRaft controller) and ``cz_epoch`` its KRaft epoch;
+- ``holder_zk(b)``, ``holder_kraft(c)``, ``holder_epoch``: the model's history variable ``holder`` (who last set
+  ``/controller_epoch``, in which epoch);
+- ``zctl(b)``, ``zctl_epoch(b)``, ``zctl_ver(b)``: broker b acts as ZK-mode controller (``Broker.ctrl``) with that
+  controller epoch and ``/controller_epoch`` version;
+- ``lead(c)``, ``lead_ev(c)``, ``lead_mv(c)``, ``cepoch(c)``: controller c's driver holds ZooKeeper leadership
+  (``Ctrl.zk``) with the cached ``/controller_epoch`` and ``/migration`` versions; ``cepoch`` is ``Ctrl.epoch``;
+- ``op``: the operator phase.
+
+Steps: ZK-mode election and conditional writes, ``/controller`` vanishing with its session, the KRaft takeover
+(``claim``: bump ``/controller_epoch``, persistent ``/controller``, conditional ``/migration`` update), KRaft writes
+(copy commit, full sync, dual write: one multi with the conditional ``/migration`` update), KRaft elections and
+crashes (``kraft_change``: a controller may lose its ZooKeeper leadership and change epoch, never gain it), the
+rollback.  Variants followed: ``kafka-epoch-check``, ``no-epoch-bump``, ``no-migration-check``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import z3
+
+from model import zookeeper as zkm
+from model.core import Context
+from model.migration import MIGRATION
+from model.migration.state import (
+    CONTROLLER,
+    CONTROLLER_EPOCH,
+    MIGRATION_ZNODE,
+    OP_MIGRATE,
+    OP_QUORUM_DOWN,
+    OP_ROLLBACK,
+    OP_ROLLED_BACK,
+    MigState,
+)
+from spec.symbolic import Encoding
+from spec.symbolic.logic import (
+    BOOL,
+    INT,
+    NODE,
+    Env,
+    Goal,
+    Invariant,
+    Params,
+    StepProperty,
+    Structure,
+    Sym,
+    System,
+    Table,
+    Transition,
+    Vocab,
+    update,
+)
+from spec.symbolic.logic import State as SymState
+
+BROKER = "broker"
+CZ = "cz_kind"
+OP = "op_phase"
+OPS = (OP_MIGRATE, OP_ROLLBACK, OP_QUORUM_DOWN, OP_ROLLED_BACK)
+
+VOCAB = Vocab(
+    syms=(
+        Sym("cev", (), INT, doc="/controller_epoch version (-1 absent)"),
+        Sym("cval", (), INT, doc="/controller_epoch value"),
+        Sym("mv", (), INT, doc="/migration version (-1 absent)"),
+        Sym("cz", (), CZ, doc="/controller: absent, a ZK broker, a KRaft controller"),
+        Sym("cz_epoch", (), INT, doc="/controller's KRaft epoch"),
+        Sym("holder_zk", (BROKER,), BOOL, doc="holder == ('zk', b, _)"),
+        Sym("holder_kraft", (NODE,), BOOL, doc="holder == ('kraft', c, _)"),
+        Sym("holder_epoch", (), INT, doc="holder[2]"),
+        Sym("zctl", (BROKER,), BOOL, doc="Broker.ctrl is not None"),
+        Sym("zctl_epoch", (BROKER,), INT, doc="Broker.ctrl[0]"),
+        Sym("zctl_ver", (BROKER,), INT, doc="Broker.ctrl[1]"),
+        Sym("lead", (NODE,), BOOL, doc="Ctrl.zk is not None"),
+        Sym("lead_ev", (NODE,), INT, doc="Ctrl.zk.epoch_version"),
+        Sym("lead_mv", (NODE,), INT, doc="Ctrl.zk.mig_version"),
+        Sym("cepoch", (NODE,), INT, doc="Ctrl.epoch"),
+        Sym("op", (), OP, doc="MigState.op"),
+    ),
+    element_sorts=(NODE, BROKER),
+    enums={CZ: ("absent", "zk", "kraft"), OP: OPS},
+)
+
+
+def _cz(env: Env, v: str) -> z3.ExprRef:
+    return env.U.enum(CZ, v)
+
+
+def _op(env: Env, v: str) -> z3.ExprRef:
+    return env.U.enum(OP, v)
+
+
+def init(s: SymState, env: Env) -> z3.BoolRef:
+    """migration.state.initial_state: broker 0 is the ZK controller of epoch 1 (/controller_epoch version 1), no
+    /migration, no KRaft leadership."""
+    U = env.U
+    return z3.And(
+        s.cev() == 1, s.cval() == 1, s.mv() == -1, s.cz() == _cz(env, "zk"), s.holder_epoch() == 1,
+        s.op() == _op(env, OP_MIGRATE),
+        U.forall([BROKER], lambda b: z3.And(s.holder_zk(b) == (b == U.value(BROKER, 0)),
+                                            s.zctl(b) == (b == U.value(BROKER, 0)),
+                                            z3.Implies(s.zctl(b), z3.And(s.zctl_epoch(b) == 1, s.zctl_ver(b) == 1))))
+        if U.is_finite(BROKER) else _init_unbounded_brokers(s, env),
+        U.forall([NODE], lambda c: z3.And(z3.Not(s.holder_kraft(c)), z3.Not(s.lead(c)), s.cepoch(c) == 0)),
+    )
+
+
+def _init_unbounded_brokers(s: SymState, env: Env) -> z3.BoolRef:
+    # broker 0 is some broker: a constant of the broker sort
+    b0 = env.U.const("broker0", BROKER)
+    return env.U.forall([BROKER], lambda b: z3.And(
+        s.holder_zk(b) == (b == b0), s.zctl(b) == (b == b0),
+        z3.Implies(s.zctl(b), z3.And(s.zctl_epoch(b) == 1, s.zctl_ver(b) == 1))))
+
+
+def _zk_ctrls_may_resign(pre: SymState, post: SymState, env: Env, keep: Any = None) -> z3.BoolRef:
+    """fenced_zk_controllers_resign: ZK-mode controllers may drop out (any subset), the rest are unchanged."""
+    return env.U.forall([BROKER], lambda x: z3.And(
+        z3.Implies(post.zctl(x), pre.zctl(x)) if keep is None else z3.Implies(post.zctl(x), z3.Or(pre.zctl(x),
+                                                                                               x == keep)),
+        *([] if keep is None else [z3.Implies(x != keep, z3.And(post.zctl_epoch(x) == pre.zctl_epoch(x),
+                                                                post.zctl_ver(x) == pre.zctl_ver(x)))]),
+        *([z3.And(post.zctl_epoch(x) == pre.zctl_epoch(x), post.zctl_ver(x) == pre.zctl_ver(x))]
+          if keep is None else [])))
+
+
+def _zk_elect(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """zk_controller.zk_elect (KafkaController.elect): with no /controller, a ZK broker creates it (ephemeral) and
+    bumps /controller_epoch conditionally on its version (creating it at 0 if missing)."""
+    b = p["broker"]
+    v0 = z3.If(pre.cev() < 0, 0, pre.cev())
+    e0 = z3.If(pre.cev() < 0, 0, pre.cval())
+    return z3.And(
+        pre.cz() == _cz(env, "absent"),
+        z3.Not(pre.zctl(b)),
+        post.cev() == v0 + 1, post.cval() == e0 + 1, post.cz() == _cz(env, "zk"),
+        post.zctl(b), post.zctl_epoch(b) == e0 + 1, post.zctl_ver(b) == v0 + 1,
+        _zk_ctrls_may_resign(pre, post, env, keep=b),
+        update(env, post, "holder_zk", lambda x: x == b),
+        update(env, post, "holder_kraft", lambda x: z3.BoolVal(False)),
+        post.holder_epoch() == e0 + 1,
+    )
+
+
+def _zk_write(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """zk_controller.zk_write: a ZK-mode controller's write, a multi that checks its /controller_epoch version."""
+    b = p["broker"]
+    return z3.And(pre.zctl(b), pre.zctl_ver(b) == pre.cev())
+
+
+def _zk_resign(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """zk_controller.zk_resign: a ZK-mode controller resigns."""
+    b = p["broker"]
+    return z3.And(pre.zctl(b), update(env, post, "zctl", lambda x: z3.And(x != b, pre.zctl(x))))
+
+
+def _expire(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """zk_controller.session_expire: a ZK broker's session expires; an ephemeral /controller it owned vanishes."""
+    return z3.Or(post.cz() == pre.cz(), z3.And(pre.cz() == _cz(env, "zk"), post.cz() == _cz(env, "absent")))
+
+
+def _claim(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """takeover.claim (KafkaZkClient.tryRegisterKRaftControllerAsActiveController): bump /controller_epoch (not
+    with ``no-epoch-bump``), make /controller a persistent znode naming the KRaft controller, create or update
+    /migration conditionally; refused over a KRaft controller of the same or a newer epoch."""
+    c = p["controller"]
+    bump = not env.on("no-epoch-bump")
+    inc = 1 if bump else 0
+    new_mv = z3.If(pre.mv() < 0, 0, pre.mv() + 1)
+    holder = [
+        update(env, post, "holder_zk", lambda x: z3.BoolVal(False)),
+        update(env, post, "holder_kraft", lambda x: x == c),
+        post.holder_epoch() == pre.cepoch(c),
+    ] if bump else [
+        update(env, post, "holder_zk", pre.holder_zk),
+        update(env, post, "holder_kraft", pre.holder_kraft),
+        post.holder_epoch() == pre.holder_epoch(),
+    ]
+    return z3.And(
+        z3.Or(pre.op() == _op(env, OP_MIGRATE), pre.op() == _op(env, OP_ROLLBACK)),
+        z3.Not(z3.And(pre.cz() == _cz(env, "kraft"), pre.cz_epoch() >= pre.cepoch(c))),
+        pre.cev() >= 0,
+        post.cev() == pre.cev() + inc, post.cval() == pre.cval() + inc,
+        post.cz() == _cz(env, "kraft"), post.cz_epoch() == pre.cepoch(c),
+        post.mv() == new_mv,
+        update(env, post, "lead", lambda x: z3.Or(x == c, pre.lead(x))),
+        update(env, post, "lead_ev", lambda x: z3.If(x == c, pre.cev() + inc, pre.lead_ev(x))),
+        update(env, post, "lead_mv", lambda x: z3.If(x == c, new_mv, pre.lead_mv(x))),
+        _zk_ctrls_may_resign(pre, post, env),
+        *holder,
+    )
+
+
+def _write_ok(pre: SymState, c: z3.ExprRef, env: Env) -> z3.BoolRef:
+    """dual_write.zk_batch: the multi checks the /migration version the driver expects (any version with
+    ``no-migration-check``) and, with ``kafka-epoch-check``, the /controller_epoch version too."""
+    checks = [pre.lead(c), pre.mv() >= 0]
+    if not env.on("no-migration-check"):
+        checks.append(pre.lead_mv(c) == pre.mv())
+    if env.on("kafka-epoch-check"):
+        checks.append(pre.lead_ev(c) == pre.cev())
+    return z3.And(checks)
+
+
+def _kraft_write(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """copy.copy_commit, dual_write.sync_to_zk, dual_write.dual_write: one multi with the data writes and the
+    conditional /migration update; the driver caches the new /migration version."""
+    c = p["controller"]
+    return z3.And(
+        _write_ok(pre, c, env),
+        post.mv() == pre.mv() + 1,
+        update(env, post, "lead_mv", lambda x: z3.If(x == c, pre.mv() + 1, pre.lead_mv(x))),
+    )
+
+
+def _kraft_change(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """kraft.kraft_elect / learn_leader / crash / recover, finalize.reconfigure / resign_misconfigured: controllers
+    may lose their ZooKeeper leadership (Ctrl.zk) and change epoch; one that keeps it keeps its epoch."""
+    return env.U.forall([NODE], lambda x: z3.Implies(post.lead(x), z3.And(
+        pre.lead(x), post.cepoch(x) == pre.cepoch(x), post.lead_ev(x) == pre.lead_ev(x),
+        post.lead_mv(x) == pre.lead_mv(x))))
+
+
+def _quorum_shutdown(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """rollback.quorum_shutdown: the active controller may write its pending metadata (a KRaft write), then the
+    quorum is decommissioned: no driver, epoch 0."""
+    c, wrote = p["controller"], p["wrote"]
+    return z3.And(
+        pre.op() == _op(env, OP_ROLLBACK),
+        post.op() == _op(env, OP_QUORUM_DOWN),
+        z3.If(wrote, z3.And(_write_ok(pre, c, env), post.mv() == pre.mv() + 1), post.mv() == pre.mv()),
+        update(env, post, "lead", lambda x: z3.BoolVal(False)),
+        update(env, post, "cepoch", lambda x: z3.IntVal(0)),
+    )
+
+
+def _rollback_begin(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """rollback.rollback_begin: the operator starts the reversal to ZooKeeper."""
+    return z3.And(pre.op() == _op(env, OP_MIGRATE), post.op() == _op(env, OP_ROLLBACK))
+
+
+def _rollback_finish(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """rollback.rollback_finish: after the quorum shut down, the operator deletes /controller."""
+    return z3.And(pre.op() == _op(env, OP_QUORUM_DOWN), post.op() == _op(env, OP_ROLLED_BACK),
+                  pre.cz() != _cz(env, "absent"), post.cz() == _cz(env, "absent"))
+
+
+ZK_FIELDS = ("zctl", "zctl_epoch", "zctl_ver")
+LEAD_FIELDS = ("lead", "lead_ev", "lead_mv")
+TRANSITIONS = (
+    Transition("zk_elect", (("broker", BROKER),), ("cev", "cval", "cz", "holder_zk", "holder_kraft",
+                                                   "holder_epoch") + ZK_FIELDS, _zk_elect,
+               "KafkaController.elect; KafkaZkClient.registerControllerAndIncrementControllerEpoch"),
+    Transition("zk_write", (("broker", BROKER),), (), _zk_write, "KafkaZkClient: controller epoch version check"),
+    Transition("zk_resign", (("broker", BROKER),), ("zctl",), _zk_resign, "KafkaController: Reelect"),
+    Transition("expire", (), ("cz",), _expire, "ZooKeeper session expiry: ephemeral znodes vanish"),
+    Transition("claim", (("controller", NODE),), ("cev", "cval", "cz", "cz_epoch", "mv", "holder_zk", "holder_kraft",
+                                                  "holder_epoch") + ZK_FIELDS + LEAD_FIELDS, _claim,
+               "KIP-866 Controller leadership; tryRegisterKRaftControllerAsActiveController"),
+    Transition("kraft_write", (("controller", NODE),), ("mv", "lead_mv"), _kraft_write,
+               "KIP-866 /migration znode: conditional multi"),
+    Transition("kraft_change", (), LEAD_FIELDS + ("cepoch",), _kraft_change, "KRaftMigrationDriver: KRaftLeaderEvent"),
+    Transition("quorum_shutdown", (("controller", NODE), ("wrote", BOOL)), ("op", "mv", "lead", "cepoch"),
+               _quorum_shutdown, "KIP-866 Reversal to ZK"),
+    Transition("rollback_begin", (), ("op",), _rollback_begin, "KIP-866 Reversal to ZK"),
+    Transition("rollback_finish", (), ("op", "cz"), _rollback_finish, "KIP-866 Reversal to ZK"),
+)
+
+
+# ---- properties and lemmas -----------------------------------------------------------------------------------------
+
+
+def _holder_is_zk(s: SymState, b: z3.ExprRef, e: z3.ExprRef, env: Env) -> z3.BoolRef:
+    U = env.U
+    return z3.And(U.forall([BROKER], lambda x: s.holder_zk(x) == (x == b)),
+                  U.forall([NODE], lambda x: z3.Not(s.holder_kraft(x))), s.holder_epoch() == e)
+
+
+def _holder_is_kraft(s: SymState, c: z3.ExprRef, e: z3.ExprRef, env: Env) -> z3.BoolRef:
+    U = env.U
+    return z3.And(U.forall([NODE], lambda x: s.holder_kraft(x) == (x == c)),
+                  U.forall([BROKER], lambda x: z3.Not(s.holder_zk(x))), s.holder_epoch() == e)
+
+
+def _single_writer(pre: SymState, post: SymState, t: str, p: Params, env: Env) -> z3.BoolRef:
+    if t == "zk_write":
+        return _holder_is_zk(post, p["broker"], pre.zctl_epoch(p["broker"]), env)
+    if t == "kraft_write":
+        return _holder_is_kraft(post, p["controller"], pre.cepoch(p["controller"]), env)
+    if t == "quorum_shutdown":
+        return z3.Implies(p["wrote"], _holder_is_kraft(post, p["controller"], pre.cepoch(p["controller"]), env))
+    return z3.BoolVal(True)
+
+
+def _zk_fenced(s: SymState, env: Env) -> z3.BoolRef:
+    return env.U.forall([BROKER], lambda b: z3.Implies(
+        z3.And(s.zctl(b), s.zctl_ver(b) == s.cev()), _holder_is_zk(s, b, s.zctl_epoch(b), env)))
+
+
+def _kraft_fenced(s: SymState, env: Env) -> z3.BoolRef:
+    return env.U.forall([NODE], lambda c: z3.Implies(
+        z3.And(s.lead(c), s.lead_mv(c) == s.mv()),
+        z3.And(_holder_is_kraft(s, c, s.cepoch(c), env), s.cz() == _cz(env, "kraft"),
+               z3.Or(s.op() == _op(env, OP_MIGRATE), s.op() == _op(env, OP_ROLLBACK)))))
+
+
+def _versions_not_ahead(s: SymState, env: Env) -> z3.BoolRef:
+    U = env.U
+    return z3.And(
+        U.forall([BROKER], lambda b: z3.Implies(s.zctl(b), s.zctl_ver(b) <= s.cev())),
+        U.forall([NODE], lambda c: z3.Implies(s.lead(c), z3.And(s.lead_mv(c) <= s.mv(), s.lead_ev(c) <= s.cev()))),
+        s.mv() >= -1, s.cev() >= 0,
+    )
+
+
+def _zk_holder_exists(s: SymState, env: Env) -> z3.BoolRef:
+    """A /controller naming a ZK broker was created by the current holder (zk_elect sets both)."""
+    return z3.Implies(s.cz() == _cz(env, "zk"), env.U.forall([NODE], lambda c: z3.Not(s.holder_kraft(c))))
+
+
+INVARIANTS = (
+    Invariant("ZkControllerFenced", _zk_fenced,
+              "a ZK-mode controller whose /controller_epoch version is current holds /controller_epoch",
+              "KafkaZkClient: every controller write checks the /controller_epoch version"),
+    Invariant("KRaftControllerFenced", _kraft_fenced,
+              "a KRaft driver whose /migration version is current holds /controller_epoch, /controller names a "
+              "KRaft controller, and the quorum is not shut down",
+              "KIP-866 '/migration znode': conditional updates fence a replaced KRaft controller"),
+    Invariant("CachedVersionsNotAhead", _versions_not_ahead, "no writer caches a znode version above the current one",
+              "ZooKeeper dataVersion only grows"),
+    Invariant("ZkControllerNamesHolder", _zk_holder_exists, "a ZK-owned /controller comes with a ZK holder",
+              "KafkaController.elect"),
+)
+
+STEP_PROPERTIES = (
+    StepProperty("SingleZkWriterPerEpoch", _single_writer,
+                 "every successful controller write to ZooKeeper is made by the holder of the current "
+                 "/controller_epoch", "KIP-866 Controller leadership, /migration znode; spec.migration"),
+)
+
+GOALS = (
+    Goal("SingleZkWriterPerEpoch", "step", ("ZkControllerFenced", "KRaftControllerFenced", "CachedVersionsNotAhead",
+                                            "ZkControllerNamesHolder")),
+)
+
+SYSTEM = System("migration", VOCAB, init, TRANSITIONS, INVARIANTS, STEP_PROPERTIES, GOALS)
+
+
+# ---- the link to the executable model ------------------------------------------------------------------------------
+
+
+def nodes(ctx: Context[Any]) -> dict[str, int]:
+    return {NODE: int(ctx.b.controllers), BROKER: int(ctx.b.brokers + ctx.b.incompatible_brokers)}
+
+
+def abstract(s: MigState, ctx: Context[Any], prev: Structure | None = None) -> Structure:
+    zk = s.zk
+    ce = zkm.get(zk, CONTROLLER_EPOCH)
+    mig = zkm.get(zk, MIGRATION_ZNODE)
+    cz = zkm.get(zk, CONTROLLER)
+    kind = "absent" if cz is None else ("kraft" if cz.data[0] == "kraft" else "zk")
+    h = s.holder
+    nb, nc = len(s.brokers), len(s.ctrls)
+
+    def kept(name: str, key: int) -> int:
+        # the fields of an absent record (no ZK controller role, no driver leadership) keep their last value: no
+        # formula reads them, and the frame of a step that drops the record then holds
+        return int(prev[name].get((key,)) or 0) if prev is not None else 0
+
+    return {
+        "cev": Table({(): -1 if ce is None else ce.version}),
+        "cval": Table({(): 0 if ce is None else ce.data}),
+        "mv": Table({(): -1 if mig is None else mig.version}),
+        "cz": Table({(): kind}),
+        "cz_epoch": Table({(): cz.data[2] if kind == "kraft" and cz is not None
+                           else int(prev["cz_epoch"].get(()) or 0) if prev is not None else 0}),
+        "holder_zk": Table({(b,): h[0] == "zk" and h[1] == b for b in range(nb)}, False),
+        "holder_kraft": Table({(c,): h[0] == "kraft" and h[1] == c for c in range(nc)}, False),
+        "holder_epoch": Table({(): h[2]}),
+        "zctl": Table({(b,): br.ctrl is not None for b, br in enumerate(s.brokers)}, False),
+        "zctl_epoch": Table({(b,): br.ctrl[0] if br.ctrl else kept("zctl_epoch", b) for b, br in enumerate(s.brokers)}),
+        "zctl_ver": Table({(b,): br.ctrl[1] if br.ctrl else kept("zctl_ver", b) for b, br in enumerate(s.brokers)}),
+        "lead": Table({(c,): x.zk is not None for c, x in enumerate(s.ctrls)}, False),
+        "lead_ev": Table({(c,): x.zk.epoch_version if x.zk else kept("lead_ev", c) for c, x in enumerate(s.ctrls)}),
+        "lead_mv": Table({(c,): x.zk.mig_version if x.zk else kept("lead_mv", c) for c, x in enumerate(s.ctrls)}),
+        "cepoch": Table({(c,): x.epoch for c, x in enumerate(s.ctrls)}),
+        "op": Table({(): s.op}),
+    }
+
+
+def concretize(st: Structure, n: int, ctx: Context[Any]) -> MigState:
+    """A model state with these tables: the initial state's ZooKeeper with the fencing znodes and roles set."""
+    import attrs
+
+    from model.migration.state import DUAL_WRITE, Ctrl, ZkLead, initial_state
+
+    def val(name: str, *key: Any) -> Any:
+        return st[name].get(tuple(key))
+
+    nb = max([k[0] for k in st["zctl"].entries] + [0]) + 1
+    b = ctx.b
+    base = initial_state(attrs.evolve(b, controllers=n, brokers=max(1, nb - b.incompatible_brokers)))
+    nodes_: dict[str, zkm.Znode] = dict(base.zk.nodes)
+    cev = int(val("cev") if val("cev") is not None else -1)
+    if cev >= 0:
+        nodes_[CONTROLLER_EPOCH] = zkm.Znode(int(val("cval") or 0), cev)
+    else:
+        nodes_.pop(CONTROLLER_EPOCH, None)
+    mv = int(val("mv") if val("mv") is not None else -1)
+    if mv >= 0:
+        nodes_[MIGRATION_ZNODE] = zkm.Znode((0, 0, 0), mv)
+    kind = val("cz")
+    holder_b = next((k[0] for k, v in st["holder_zk"].entries.items() if v), None)
+    holder_c = next((k[0] for k, v in st["holder_kraft"].entries.items() if v), None)
+    if kind == "absent":
+        nodes_.pop(CONTROLLER, None)
+    elif kind == "kraft":
+        nodes_[CONTROLLER] = zkm.Znode(("kraft", holder_c or 0, int(val("cz_epoch") or 0)))
+    zk = attrs.evolve(base.zk, nodes=tuple(sorted(nodes_.items())))
+    brokers = tuple(attrs.evolve(br, ctrl=(int(val("zctl_epoch", i) or 0), int(val("zctl_ver", i) or 0))
+                                 if val("zctl", i) else None) for i, br in enumerate(base.brokers))
+    ctrls = tuple(Ctrl(True, True, int(val("cepoch", c) or 0), DUAL_WRITE if val("lead", c) else Ctrl().driver,
+                       ZkLead(0, int(val("lead_ev", c) or 0), int(val("lead_mv", c) or 0), 0) if val("lead", c)
+                       else None) for c in range(n))
+    holder = (("kraft", holder_c) if holder_c is not None else ("zk", holder_b or 0)) + (int(val("holder_epoch") or 0),)
+    return attrs.evolve(base, zk=zk, brokers=brokers, ctrls=ctrls, holder=holder, op=val("op") or OP_MIGRATE,
+                        taken_over=kind == "kraft")
+
+
+def model_step(transition: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    if transition in ("zk_elect", "zk_write", "zk_resign"):
+        return transition, {"b": p["broker"]}
+    if transition == "claim":
+        return "claim", {"c": p["controller"]}
+    if transition == "kraft_write":
+        return "dual_write", {"c": p["controller"]}
+    if transition in ("quorum_shutdown", "rollback_begin", "rollback_finish"):
+        return transition, {}
+    if transition == "kraft_change":
+        return "learn_leader", {"c": 0}
+    if transition == "expire":
+        return "session_expire", {"session": ("b", 0, 0)}
+    raise KeyError(transition)
+
+
+def explain(action: str, params: tuple[Any, ...], s: MigState, t: MigState,
+            ctx: Context[Any]) -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    if action in ("zk_elect", "zk_write", "zk_resign"):
+        out.append((action, {"broker": params[0]}))
+    elif action == "session_expire":
+        out.append(("expire", {}))
+    elif action == "claim":
+        out.append(("claim", {"controller": params[0]}))
+    elif action in ("copy_commit", "sync_to_zk", "dual_write"):
+        out.append(("kraft_write", {"controller": params[0]}))
+    elif action == "quorum_shutdown":
+        wrote = zkm.get(s.zk, MIGRATION_ZNODE) != zkm.get(t.zk, MIGRATION_ZNODE)
+        out.append(("quorum_shutdown", {"controller": max(s.leader, 0), "wrote": wrote}))
+    elif action in ("rollback_begin", "rollback_finish"):
+        out.append((action, {}))
+    if action not in ("zk_elect", "claim"):
+        for b, (x, y) in enumerate(zip(s.brokers, t.brokers)):
+            if x.ctrl is not None and y.ctrl is None:  # e.g. a ZK controller rolled to KRaft mode
+                out.append(("zk_resign", {"broker": b}))
+    out.append(("kraft_change", {}))
+    return out
+
+
+ENCODING = Encoding(
+    model=MIGRATION,
+    system=SYSTEM,
+    nodes=nodes,
+    abstract=abstract,
+    concretize=concretize,
+    model_step=model_step,
+    explain=explain,
+    variants=("kafka-epoch-check", "no-epoch-bump", "no-migration-check"),
+    bounds_for=lambda sizes, ctx: {"controllers": sizes.get(NODE, 1),
+                                   "brokers": max(1, sizes.get(BROKER, 1) - int(ctx.b.incompatible_brokers))},
+)
