@@ -150,14 +150,14 @@ def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
 
 @action_property(
     "VotePersistence",
-    "a vote, once cast in an epoch, is neither changed nor forgotten, restarts included, until the voter knows the "
-    "epoch's leader (after which it never votes in that epoch)",
+    "a vote, once cast in an epoch, is neither changed nor forgotten while the voter stays in that epoch, restarts "
+    "included",
     "KIP-595 Leader Election: 'the vote is persisted in the quorum-state file' before the response, so a voter votes "
     "at most once per epoch (QuorumState.initialize)",
 )
 def vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     for a, b in zip(s.voters, t.voters):
-        if a is not b and a.voted != NONE and a.epoch == b.epoch and b.voted != a.voted and b.leader == NONE:
+        if a is not b and a.voted != NONE and a.epoch == b.epoch and b.voted != a.voted:
             return False
     return True
 

@@ -135,9 +135,8 @@ def to_unattached(v: Voter, epoch: int) -> Voter:
 
 def to_follower(v: Voter, epoch: int, leader: int) -> Voter:
     """QuorumState.transitionToFollower: the leader of ``epoch`` is known and persisted
-    (ElectionState.withElectedLeader); the vote is not kept: a voter that knows its epoch's leader never grants a
-    vote in that epoch again, even after a restart."""
-    return Voter(FOLLOWER, epoch, NONE, leader, v.log, v.hw, (), (), 0)
+    (ElectionState.withElectedLeader); a vote cast in the same epoch is kept with it (KIP-853 keeps votedKey)."""
+    return Voter(FOLLOWER, epoch, v.voted if epoch == v.epoch else NONE, leader, v.log, v.hw, (), (), 0)
 
 
 def maybe_transition(v: Voter, me: int, leader: int, epoch: int) -> Voter:
