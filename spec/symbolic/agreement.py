@@ -16,7 +16,7 @@ unbounded proof uses) and, counted, as the bounded proof reads them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -173,3 +173,33 @@ def changed(a: Structure, b: Structure) -> dict[str, list[tuple[Any, Any, Any]]]
             out[name] = diff
     return out
 
+
+
+def walk(enc: Encoding, ctx: Context[Any], choose: Callable[[int], int], depth: int, spec: Spec | None = None,
+         lemmas: bool = False) -> list[tuple[str, StepCheck]]:
+    """Check every step of a walk of the model from its first initial state; ``choose(n)`` picks one of ``n``
+    successors (a hypothesis draw, a seeded random).  Steps that only loop on the state are skipped; the walk stops
+    when nothing else is enabled.  Raises AssertionError on the first disagreement, and with ``lemmas`` when a
+    symbolic lemma is false on the last state reached (lemmas are invariants: they hold on every reachable state)."""
+    model = enc.model
+    s = model.initial_states(ctx)[0]
+    if not initial_agrees(enc, ctx, s):
+        raise AssertionError("the symbolic initial condition is false on the model's initial state")
+    prev: Structure | None = None
+    out: list[tuple[str, StepCheck]] = []
+    for _ in range(depth):
+        succ = [(a, vals, t) for a, vals, t in model.successors(s, ctx) if t != s]
+        if not succ:
+            break
+        a, vals, t = succ[choose(len(succ))]
+        r = check_step(enc, ctx, s, a.name, vals, t, prev, spec)
+        if r.problems:
+            raise AssertionError("; ".join(r.problems))
+        out.append((a.name, r))
+        prev, s = r.pre, t
+    if lemmas and out:
+        values = lemma_values(enc, ctx, out[-1][1].post)
+        false = [k for k, v in values.items() if not v]
+        if false:
+            raise AssertionError(f"lemmas false on a reachable state: {false}")
+    return out

@@ -44,6 +44,7 @@ from spec.symbolic.logic import (
     Table,
     Transition,
     Vocab,
+    implies,
     update,
 )
 from spec.symbolic.logic import State as SymState
@@ -160,8 +161,9 @@ def _broker_below(s: SymState, env: Env) -> z3.BoolRef:
 
 
 def _log_sorted(s: SymState, env: Env) -> z3.BoolRef:
-    return env.U.forall([INT, INT, INT, INT], lambda i, j, x, y: z3.Implies(
-        z3.And(s.entry(i, x), s.entry(j, y), i <= j), x <= y))
+    U = env.U
+    return U.forall([INT, INT], lambda i, x: implies(s.entry(i, x), lambda: U.forall(
+        [INT, INT], lambda j, y: implies(s.entry(j, y), lambda: z3.Implies(i <= j, x <= y)))))
 
 
 def _log_below(s: SymState, env: Env) -> z3.BoolRef:

@@ -451,6 +451,14 @@ def update(env: Env, post: State, name: str, value: Callable[..., z3.ExprRef]) -
     return env.U.forall(list(sym.args), lambda *xs: f(*xs) == value(*xs))
 
 
+def implies(a: z3.BoolRef, b: Callable[[], z3.BoolRef]) -> z3.BoolRef:
+    """``Implies(a, b())``, building ``b`` only when ``a`` is not the literal false (on concrete states, where most
+    antecedents are false, this keeps nested quantifiers cheap to evaluate)."""
+    if z3.is_false(a):
+        return z3.BoolVal(True)
+    return z3.Implies(a, b())
+
+
 def unchanged(env: Env, pre: State, post: State, names: Iterable[str]) -> z3.BoolRef:
     return z3.And([update(env, post, n, pre.fn(n)) for n in names])
 

@@ -63,6 +63,7 @@ from spec.symbolic.logic import (
     Table,
     Transition,
     Vocab,
+    implies,
     update,
 )
 
@@ -297,21 +298,27 @@ TRANSITIONS = (
 
 
 def _election_safety(s: State, env: Env) -> z3.BoolRef:
-    return env.U.forall([INT, NODE, NODE], lambda e, a, b: z3.Implies(z3.And(s.elected(e, a), s.elected(e, b)), a == b))
+    U = env.U
+    return U.forall([INT, NODE], lambda e, a: implies(s.elected(e, a), lambda: U.forall(
+        [NODE], lambda b: z3.Implies(s.elected(e, b), a == b))))
 
 
 def _one_vote(s: State, env: Env) -> z3.BoolRef:
-    return env.U.forall([NODE, INT, NODE, NODE],
-                        lambda v, e, a, b: z3.Implies(z3.And(s.votes(v, e, a), s.votes(v, e, b)), a == b))
+    U = env.U
+    return U.forall([NODE, INT, NODE], lambda v, e, a: implies(s.votes(v, e, a), lambda: U.forall(
+        [NODE], lambda b: z3.Implies(s.votes(v, e, b), a == b))))
 
 
 def _epoch_functional(s: State, env: Env) -> z3.BoolRef:
-    return env.U.forall([NODE, INT, INT], lambda n, a, b: z3.Implies(z3.And(s.epoch(n, a), s.epoch(n, b)), a == b))
+    U = env.U
+    return U.forall([NODE, INT], lambda n, a: implies(s.epoch(n, a), lambda: U.forall(
+        [INT], lambda b: z3.Implies(s.epoch(n, b), a == b))))
 
 
 def _votes_not_future(s: State, env: Env) -> z3.BoolRef:
-    return env.U.forall([NODE, INT, NODE, INT],
-                        lambda v, e, c, ev: z3.Implies(z3.And(s.votes(v, e, c), s.epoch(v, ev)), e <= ev))
+    U = env.U
+    return U.forall([NODE, INT, NODE], lambda v, e, c: implies(s.votes(v, e, c), lambda: U.forall(
+        [INT], lambda ev: z3.Implies(s.epoch(v, ev), e <= ev))))
 
 
 def _vote_recorded(s: State, env: Env) -> z3.BoolRef:
@@ -347,12 +354,16 @@ def _voted_functional(s: State, env: Env) -> z3.BoolRef:
 
 
 def _epoch_monotonic(pre: State, post: State, t: str, p: Params, env: Env) -> z3.BoolRef:
-    return env.U.forall([NODE, INT, INT], lambda n, a, b: z3.Implies(z3.And(pre.epoch(n, a), post.epoch(n, b)), a <= b))
+    U = env.U
+    return U.forall([NODE, INT], lambda n, a: implies(pre.epoch(n, a), lambda: U.forall(
+        [INT], lambda b: z3.Implies(post.epoch(n, b), a <= b))))
 
 
 def _vote_persistence(pre: State, post: State, t: str, p: Params, env: Env) -> z3.BoolRef:
-    return env.U.forall([NODE, INT, NODE, NODE], lambda n, e, c, x: z3.Implies(
-        z3.And(pre.epoch(n, e), post.epoch(n, e), pre.voted(n, c)), post.voted(n, x) == (x == c)))
+    U = env.U
+    return U.forall([NODE, INT, NODE], lambda n, e, c: implies(
+        z3.And(pre.epoch(n, e), post.epoch(n, e), pre.voted(n, c)),
+        lambda: U.forall([NODE], lambda x: post.voted(n, x) == (x == c))))
 
 
 INVARIANTS = (
