@@ -219,7 +219,7 @@ class _Run:
         self.fragment: list[str] = []
         self.axioms = U.axioms() + system.axioms(env)
         uninterpreted = [U.sort(s) for s in system.vocab.element_sorts if not U.is_finite(s)]
-        if U.quorum_style == "sets" and not U.is_finite("quorum"):
+        if system.vocab.quorums and U.quorum_style == "sets" and not U.is_finite("quorum"):
             uninterpreted.append(U.sort("quorum"))
         self.fragment_check = FragmentCheck(uninterpreted)
 

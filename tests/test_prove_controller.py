@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.prove import ProveResult, prove
-from model.controller.actions import V_NO_EPOCH_CHECK, V_REUSE_EPOCH
+from model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_CHECK, V_REUSE_EPOCH
 from spec.registry import load
 from spec.symbolic.agreement import walk
 from spec.symbolic.controller import ENCODING
@@ -48,7 +48,7 @@ def test_skipped_epoch_check_gives_a_counterexample_to_induction() -> None:
 
 
 @settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(st.data(), st.sampled_from([(), (V_REUSE_EPOCH,), (V_NO_EPOCH_CHECK,)]))
+@given(st.data(), st.sampled_from([(), (V_REUSE_EPOCH,), (V_NO_EPOCH_CHECK,), (V_APPLY_UNCOMMITTED,)]))
 def test_model_steps_are_symbolic_steps_and_properties_agree(data: st.DataObject, variants: tuple[str, ...]) -> None:
     ctx = MODEL.context(MODEL.default_bounds(), variants)
     steps = walk(ENCODING, ctx, lambda n: data.draw(st.integers(0, n - 1)), 12, SPEC, lemmas=not variants)

@@ -124,7 +124,7 @@ def test_fragment_check_flags_cyclic_sorts_and_arithmetic_on_bound_variables() -
 
 def test_quorum_readings_agree_on_concrete_states() -> None:
     # "the nodes satisfying p include a quorum" read as counted majorities and as explicit majority sets
-    vocab = Vocab((Sym("ok", (NODE,), BOOL),))
+    vocab = Vocab((Sym("ok", (NODE,), BOOL),), quorums=True)
     for n in (1, 2, 3, 4, 5):
         for mask in range(1 << n):
             st = {"ok": T({(i,): bool(mask >> i & 1) for i in range(n)}, False)}

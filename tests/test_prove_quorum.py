@@ -21,7 +21,8 @@ from spec.symbolic.quorum import ENCODING, SYSTEM
 
 MODEL = ENCODING.model
 SPEC = load("quorum")
-WALK_BOUNDS: dict[str, str | int | bool] = {"voters": 3, "max_epoch": 3, "max_msgs": 4, "max_restarts": 1, "max_resigns": 1, "max_dups": 1}
+WALK_BOUNDS: dict[str, str | int | bool] = {"voters": 3, "max_epoch": 3, "max_msgs": 4, "max_restarts": 1,
+                                            "max_resigns": 1, "max_dups": 1}
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,7 @@ def _walk(data: st.DataObject, variants: tuple[str, ...], depth: int) -> list[An
     return checked
 
 
-@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.data(), st.sampled_from([(), ("double-vote",)]))
 def test_model_steps_are_symbolic_steps_and_properties_agree(data: st.DataObject, variants: tuple[str, ...]) -> None:
     steps = _walk(data, variants, 10)

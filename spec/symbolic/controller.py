@@ -5,16 +5,19 @@ Symbols (node c is controller c, broker b is broker b):
 - ``ml_epoch``: the quorum's current leader epoch (``MetaLog.epoch``); ``is_leader(c)``: ``MetaLog.leader == c``;
 - ``ctrl_epoch(c)``, ``active(c)``: the epoch controller c last claimed or learnt, and whether it believes it is
   active (``MetaLog.ctrl_epoch/active``);
-- ``broker_epoch(b)``: the highest controller epoch broker b has seen (``Broker.ctrl_epoch``);
+- ``applied(b)``: how many log entries broker b has applied (``Broker.applied``); the controller epoch it has seen
+  is that of the last entry it applied (spec.controller ``_seen_epoch``);
 - ``entry(i, e)``: the metadata log holds at offset i a batch tagged with epoch e; ``log_len``, ``hw``: its length
   and high watermark.
 
 The epoch-bumping steps are encoded: an election (``elect``: a higher epoch, the log cut to a prefix that keeps the
 committed entries), a deposed controller renouncing (``renounce``), a controller's write (``propose``: every action
 that appends a batch, tagged with the writer's epoch and accepted only in the quorum's current epoch), a broker
-learning the epoch (``fetch``) and the high watermark moving (``commit``).  Everything else the model does (broker
-lifecycle, requests, partitions) leaves these symbols unchanged.  Bounds (``max_epoch``, ``max_log``) are dropped.
-Variants followed: ``controller-reuses-epoch`` and ``quorum-skips-epoch-check``.
+applying committed entries (``fetch``) and the high watermark moving (``commit``).  Everything else the model does
+(broker lifecycle, requests, partitions) leaves these symbols unchanged.  Bounds (``max_epoch``, ``max_log``) are
+dropped.
+Variants followed: ``controller-reuses-epoch``, ``quorum-skips-epoch-check`` and
+``broker-applies-uncommitted``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import z3
 
 from model.controller import CONTROLLER
 from model.controller import metadata_log as mlog
-from model.controller.actions import V_NO_EPOCH_CHECK, V_REUSE_EPOCH
+from model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_CHECK, V_REUSE_EPOCH
 from model.controller.state import Entry, State
 from model.core import Context
 from spec.symbolic import Encoding
@@ -57,7 +60,7 @@ VOCAB = Vocab(
         Sym("is_leader", (NODE,), BOOL, doc="MetaLog.leader == c"),
         Sym("ctrl_epoch", (NODE,), INT, doc="MetaLog.ctrl_epoch[c]"),
         Sym("active", (NODE,), BOOL, doc="MetaLog.active[c]"),
-        Sym("broker_epoch", (BROKER,), INT, doc="Broker.ctrl_epoch"),
+        Sym("applied", (BROKER,), INT, doc="Broker.applied"),
         Sym("entry", (INT, INT), BOOL, doc="MetaLog.log[i].epoch == e", functional=True),
         Sym("log_len", (), INT, doc="len(MetaLog.log)"),
         Sym("hw", (), INT, doc="MetaLog.hw"),
@@ -72,7 +75,7 @@ def init(s: SymState, env: Env) -> z3.BoolRef:
     return z3.And(
         s.ml_epoch() == 0, s.log_len() == 0, s.hw() == 0,
         U.forall([NODE], lambda c: z3.And(z3.Not(s.is_leader(c)), s.ctrl_epoch(c) == 0, z3.Not(s.active(c)))),
-        U.forall([BROKER], lambda b: s.broker_epoch(b) == 0),
+        U.forall([BROKER], lambda b: s.applied(b) == 0),
         U.forall([INT, INT], lambda i, e: z3.Not(s.entry(i, e))),
     )
 
@@ -132,11 +135,13 @@ def _commit(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
 
 
 def _fetch(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
-    """actions.fetch (KIP-595 Fetch as an observer): a broker learns a newer leader epoch."""
+    """actions.fetch (KIP-595 Fetch as an observer; MetadataLoader): a broker applies every committed entry (with
+    ``broker-applies-uncommitted``: the whole log)."""
     b = p["broker"]
+    upto = pre.log_len() if env.on(V_APPLY_UNCOMMITTED) else pre.hw()
     return z3.And(
-        pre.ml_epoch() > pre.broker_epoch(b),
-        update(env, post, "broker_epoch", lambda x: z3.If(x == b, pre.ml_epoch(), pre.broker_epoch(x))),
+        pre.applied(b) < upto,
+        update(env, post, "applied", lambda x: z3.If(x == b, upto, pre.applied(x))),
     )
 
 
@@ -148,7 +153,7 @@ TRANSITIONS = (
     Transition("propose", (("controller", NODE),), ("log_len", "entry"), _propose,
                "KafkaRaftClient.scheduleAtomicAppend"),
     Transition("commit", (), ("hw",), _commit, "KIP-595 high watermark"),
-    Transition("fetch", (("broker", BROKER),), ("broker_epoch",), _fetch, "KIP-595 Fetch (observer)"),
+    Transition("fetch", (("broker", BROKER),), ("applied",), _fetch, "KIP-595 Fetch (observer)"),
 )
 
 
@@ -156,8 +161,24 @@ def _ctrl_below(s: SymState, env: Env) -> z3.BoolRef:
     return env.U.forall([NODE], lambda c: s.ctrl_epoch(c) <= s.ml_epoch())
 
 
-def _broker_below(s: SymState, env: Env) -> z3.BoolRef:
-    return env.U.forall([BROKER], lambda b: s.broker_epoch(b) <= s.ml_epoch())
+def _applied_committed(s: SymState, env: Env) -> z3.BoolRef:
+    return env.U.forall([BROKER], lambda b: z3.And(0 <= s.applied(b), s.applied(b) <= s.hw()))
+
+
+def _seen(s: SymState, b: z3.ExprRef, e: z3.ExprRef, env: Env) -> z3.BoolRef:
+    """The controller epoch broker b has seen is e: that of the last entry it applied (0 before any)."""
+    U = env.U
+    applied, length = s.applied(b), s.log_len()
+    ka, kl, ke = U.decode(INT, applied), U.decode(INT, length), U.decode(INT, e)
+    if ka is not None and kl is not None and ke is not None:  # a concrete state: read the table directly
+        n = min(ka, kl)
+        return z3.BoolVal(ke == 0) if n <= 0 else s.entry(U.value(INT, n - 1), e)
+
+    def at(n: z3.ExprRef) -> z3.BoolRef:  # the epoch of entry n - 1, 0 when n is 0
+        return z3.Or(z3.And(n <= 0, e == 0), z3.And(n > 0, s.entry(n - 1, e)))
+
+    # n = min(applied, len): a truncation may leave a broker that applied uncommitted entries past the log's end
+    return z3.Or(z3.And(applied <= length, at(applied)), z3.And(applied > length, at(length)))
 
 
 def _log_sorted(s: SymState, env: Env) -> z3.BoolRef:
@@ -172,6 +193,12 @@ def _log_below(s: SymState, env: Env) -> z3.BoolRef:
 
 def _log_in_range(s: SymState, env: Env) -> z3.BoolRef:
     return env.U.forall([INT, INT], lambda i, x: z3.Implies(s.entry(i, x), z3.And(0 <= i, i < s.log_len())))
+
+
+def _nonneg(s: SymState, env: Env) -> z3.BoolRef:
+    U = env.U
+    return z3.And(s.ml_epoch() >= 0, U.forall([NODE], lambda c: s.ctrl_epoch(c) >= 0),
+                  U.forall([INT, INT], lambda i, x: z3.Implies(s.entry(i, x), x >= 0)))
 
 
 def _hw_in_log(s: SymState, env: Env) -> z3.BoolRef:
@@ -192,7 +219,8 @@ def _controller_epoch_monotonic(pre: SymState, post: SymState, t: str, p: Params
     return z3.And(
         post.ml_epoch() >= pre.ml_epoch(),
         U.forall([NODE], lambda c: post.ctrl_epoch(c) >= pre.ctrl_epoch(c)),
-        U.forall([BROKER], lambda b: post.broker_epoch(b) >= pre.broker_epoch(b)),
+        U.forall([BROKER, INT], lambda b, e1: implies(_seen(pre, b, e1, env), lambda: U.forall(
+            [INT], lambda e2: z3.Implies(_seen(post, b, e2, env), e1 <= e2)))),
         z3.Implies(_log_changed(pre, post, env), _sorted(post, env)),
     )
 
@@ -200,13 +228,15 @@ def _controller_epoch_monotonic(pre: SymState, post: SymState, t: str, p: Params
 INVARIANTS = (
     Invariant("ControllerEpochBelowQuorum", _ctrl_below, "no controller holds an epoch above the quorum's",
               "QuorumController.claim / renounce"),
-    Invariant("BrokerEpochBelowQuorum", _broker_below, "no broker has seen an epoch above the quorum's",
-              "KIP-595 Fetch"),
+    Invariant("BrokersAppliedCommitted", _applied_committed, "no broker has applied past the high watermark",
+              "KIP-631: only committed records are applied (MetadataLoader)"),
     Invariant("LogEpochsSorted", _log_sorted, "the epochs of the metadata log's batches never decrease along it",
               "KIP-595 log: entries carry their leader epoch"),
     Invariant("LogEpochsBelowQuorum", _log_below, "no batch carries an epoch above the quorum's",
               "KafkaRaftClient.scheduleAtomicAppend"),
     Invariant("LogOffsetsInRange", _log_in_range, "batches sit at offsets 0 .. len-1", "MetaLog.log"),
+    Invariant("EpochsNonNegative", _nonneg, "epochs (the quorum's, each controller's, each batch's) are >= 0",
+              "KIP-595: epochs start at 0 and only grow"),
     Invariant("HighWatermarkInLog", _hw_in_log, "0 <= high watermark <= log length", "KIP-595 high watermark"),
 )
 
@@ -217,9 +247,9 @@ STEP_PROPERTIES = (
 )
 
 GOALS = (
-    Goal("ControllerEpochMonotonic", "step", ("ControllerEpochBelowQuorum", "BrokerEpochBelowQuorum",
+    Goal("ControllerEpochMonotonic", "step", ("ControllerEpochBelowQuorum", "BrokersAppliedCommitted",
                                               "LogEpochsSorted", "LogEpochsBelowQuorum", "LogOffsetsInRange",
-                                              "HighWatermarkInLog")),
+                                              "HighWatermarkInLog", "EpochsNonNegative")),
 )
 
 SYSTEM = System("controller", VOCAB, init, TRANSITIONS, INVARIANTS, STEP_PROPERTIES, GOALS)
@@ -240,7 +270,7 @@ def abstract(s: State, ctx: Context[Any], prev: Structure | None = None) -> Stru
         "is_leader": Table({(c,): ml.leader == c for c in range(n)}, False),
         "ctrl_epoch": Table({(c,): ml.ctrl_epoch[c] for c in range(n)}),
         "active": Table({(c,): ml.active[c] for c in range(n)}, False),
-        "broker_epoch": Table({(b,): br.ctrl_epoch for b, br in enumerate(s.brokers)}),
+        "applied": Table({(b,): br.applied for b, br in enumerate(s.brokers)}),
         "entry": Table({(i, mlog.entry_epoch(e)): True for i, e in enumerate(ml.log)}, False),
         "log_len": Table({(): len(ml.log)}),
         "hw": Table({(): ml.hw}),
@@ -251,7 +281,7 @@ def concretize(st: Structure, n: int, ctx: Context[Any]) -> State:
     """A model state with these tables: log batches are empty ``propose`` batches written by the leader."""
     from model.controller.state import Broker
 
-    brokers = sorted({k[0] for k in st["broker_epoch"].entries}) or [0]
+    brokers = sorted({k[0] for k in st["applied"].entries}) or [0]
     leader = next((c for c in range(n) if st["is_leader"].get((c,))), -1)
     length = max(0, int(st["log_len"].get(()) or 0))
     epochs = {i: e for (i, e), v in st["entry"].entries.items() if v}
@@ -260,7 +290,7 @@ def concretize(st: Structure, n: int, ctx: Context[Any]) -> State:
     ml = mlog.MetaLog(int(st["ml_epoch"].get(()) or 0), leader, log, hw,
                       tuple(int(st["ctrl_epoch"].get((c,)) or 0) for c in range(n)),
                       tuple(bool(st["active"].get((c,))) for c in range(n)))
-    return State(ml, tuple(Broker(ctrl_epoch=int(st["broker_epoch"].get((b,)) or 0)) for b in range(max(brokers) + 1)))
+    return State(ml, tuple(Broker(applied=max(0, int(st["applied"].get((b,)) or 0))) for b in range(max(brokers) + 1)))
 
 
 def model_step(transition: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -306,6 +336,6 @@ ENCODING = Encoding(
     concretize=concretize,
     model_step=model_step,
     explain=explain,
-    variants=(V_REUSE_EPOCH, V_NO_EPOCH_CHECK),
+    variants=(V_REUSE_EPOCH, V_NO_EPOCH_CHECK, V_APPLY_UNCOMMITTED),
     bounds_for=bounds_for,
 )

@@ -68,6 +68,7 @@ class Vocab:
     syms: tuple[Sym, ...]
     element_sorts: tuple[str, ...] = (NODE,)
     enums: Mapping[str, tuple[str, ...]] = attrs.Factory(dict)
+    quorums: bool = False  # formulas speak of quorums of nodes (Universe.quorum)
 
     def __getitem__(self, name: str) -> Sym:
         for s in self.syms:
@@ -138,7 +139,7 @@ class Universe:
             self._index[name] = {c.decl().name(): i for i, c in enumerate(consts)}
             for i, c in enumerate(consts):
                 self._known[(name, c.get_id())] = (c, values[i])
-        element_sorts = list(vocab.element_sorts) + ([QUORUM] if quorum == "sets" else [])
+        element_sorts = list(vocab.element_sorts) + ([QUORUM] if quorum == "sets" and vocab.quorums else [])
         for name in element_sorts:
             if nodes is None:
                 self._sorts[name] = z3.DeclareSort(name)
@@ -155,7 +156,7 @@ class Universe:
             for i, c in enumerate(consts):
                 self._known[(name, c.get_id())] = (c, i)
         self._member: z3.FuncDeclRef | None = None
-        if quorum == "sets" and nodes is None:
+        if quorum == "sets" and nodes is None and vocab.quorums:
             self._member = z3.Function("member", self._sorts[NODE], self._sorts[QUORUM], z3.BoolSort())
 
     # ---- sorts and values ---------------------------------------------------------------------------------------
@@ -165,10 +166,12 @@ class Universe:
 
     def describe(self) -> str:
         if self.nodes is None:
-            return "unbounded: any number of nodes, quorums = sets that pairwise intersect"
+            sorts = " and ".join(f"{s}s" for s in self.vocab.element_sorts)
+            text = f"unbounded: any number of {sorts}"
+            return text + (", quorums = sets that pairwise intersect" if self.vocab.quorums else "")
         how = "strict majorities (counted)" if self.quorum_style == "count" else "all strict majorities (as sets)"
         others = "".join(f", {n} {s}s" for s, n in self.sizes.items() if s != NODE)
-        return f"{self.nodes} nodes{others}, quorums = {how}"
+        return f"{self.nodes} nodes{others}" + (f", quorums = {how}" if self.vocab.quorums else "")
 
     def sort(self, name: str) -> z3.SortRef:
         return self._sorts[name]
@@ -263,6 +266,8 @@ class Universe:
 
     def quorum(self, pred: Callable[[z3.ExprRef], z3.BoolRef]) -> z3.BoolRef:
         """The nodes satisfying ``pred`` include a quorum (KIP-595: a majority of the voters)."""
+        if not self.vocab.quorums:
+            raise ValueError("this vocabulary does not declare quorums (Vocab(quorums=True))")
         if self.quorum_style == "count":
             assert self.nodes is not None
             count = z3.Sum([z3.If(pred(n), 1, 0) for n in self._elems[NODE]])

@@ -84,6 +84,7 @@ VOCAB = Vocab(
     ),
     element_sorts=(NODE,),
     enums={ROLE: tuple(ROLE_NAMES)},
+    quorums=True,
 )
 
 
