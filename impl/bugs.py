@@ -23,19 +23,19 @@ class Bug:
 BUGS: dict[str, Bug] = {
     b.name: b
     for b in (
-        Bug("double-vote", "a voter grants a vote to a second candidate in an epoch it already voted in",
-            "double-vote", "ElectionSafety"),
+        Bug("double-vote", "a Voted voter grants a second up-to-date candidate of its epoch (its persisted vote "
+            "stays)", "double-vote", "ElectionSafety"),
         Bug("hw-old-epoch", "the leader advances the high watermark over entries of older epochs only "
-            "(no entry of its own epoch on a majority: Raft figure 8)", "hw-old-epoch", "CommittedNeverLost"),
-        Bug("no-log-check", "a voter grants its vote without the log up-to-date check", "no-log-check",
+            "(no entry of its own epoch on a majority: Raft figure 8)", "hw-old-epoch", "LeaderCompleteness"),
+        Bug("skip-log-check", "a voter grants its vote without the log up-to-date check", "skip-log-check",
             "LeaderCompleteness"),
-        Bug("restart-leads-again", "a leader that restarts leads again in the same epoch (KAFKA-10527)",
-            "restart-leads-again", "ElectionSafety"),
-        Bug("truncate-below-hw", "a follower truncates below its high watermark on a DivergingEpoch answer",
-            "truncate-below-hw", "CommittedNeverLost"),
+        Bug("restart-as-leader", "a leader that restarts comes back as leader of the same epoch, with an unknown "
+            "high watermark (KAFKA-10527)", "restart-as-leader", "HighWatermarkMonotonic"),
+        Bug("truncate-below-hw", "on DivergingEpoch a follower truncates to the end of the epoch before the "
+            "diverging one, without the high-watermark check", "truncate-below-hw", "CommittedNeverLost"),
     )
 }
 
-# bug name -> model variant name, and back (filled in to match the model's variant names)
+# bug name -> model variant name, and back
 VARIANT_OF: dict[str, str] = {b.name: b.mirrors for b in BUGS.values()}
 BUG_OF_VARIANT: dict[str, str] = {b.mirrors: b.name for b in BUGS.values()}

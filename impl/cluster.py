@@ -43,6 +43,7 @@ class ClusterReport:
     committed: list[str] = field(default_factory=list)  # client values committed at the end (leader's view)
     final: dict[int, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    pids: list[int] = field(default_factory=list)  # every node process started (all stopped when the run returns)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -73,7 +74,7 @@ class Cluster:
         self.ids = list(range(1, nodes + 1))
         self.ports = dict(zip(self.ids, free_ports(nodes), strict=True))
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
-        self.pids: list[int] = []  # every process ever started, for cleanup
+        self.started: list[subprocess.Popen[bytes]] = []  # every process ever started, for cleanup
 
     def node_dir(self, nid: int) -> Path:
         return self.log_dir / f"node-{nid}"
@@ -92,7 +93,7 @@ class Cluster:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
         out.close()
         self.procs[nid] = proc
-        self.pids.append(proc.pid)
+        self.started.append(proc)
 
     def kill(self, nid: int) -> None:
         """SIGKILL a node and log its crash after the last event it wrote."""
@@ -119,10 +120,10 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 self.kill(nid)
         self.procs.clear()
-        for pid in self.pids:  # belt and braces: nothing we started may outlive the run
-            with contextlib.suppress(ProcessLookupError, ChildProcessError, PermissionError):
-                os.kill(pid, 0)
-                os.kill(pid, signal.SIGKILL)
+        for proc in self.started:  # nothing this supervisor started may outlive the run
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=5)
 
 
 async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_leader_at: float | None,
@@ -200,6 +201,7 @@ def run_cluster(nodes: int = 3, seconds: float = 10.0, log_dir: str | os.PathLik
         asyncio.run(_drive(cluster, seconds, append_every, kill_leader_at, restart_after, report))
     finally:
         cluster.stop_all()
+        report.pids = [p.pid for p in cluster.started]
     report.wall_seconds = round(time.time() - t0, 3)
     with open(Path(log_dir) / "cluster.json", "w") as f:
         json.dump(report.to_json(), f, indent=1, default=str)

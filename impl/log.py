@@ -83,6 +83,22 @@ class ReplicatedLog:
             return ValidOffset((epoch, end))
         return ValidOffset(None)
 
+    def epoch_start_offset(self, epoch: int) -> int:
+        """Offset of the first record of ``epoch`` (the log end if there is none)."""
+        for offset, rec in enumerate(self._records):
+            if rec.epoch == epoch:
+                return offset
+        return self.end_offset
+
+    def truncation_point(self, diverging_epoch: int, diverging_end: int) -> int:
+        """Where to cut after a DivergingEpoch(epoch, endOffset) answer (KafkaMetadataLog.truncateToEndOffset): the
+        smaller of the leader's and the local end of that epoch when the local log has the epoch, else the local end
+        of the largest smaller epoch."""
+        if diverging_epoch == 0:
+            return min(diverging_end, self.end_offset)
+        local_epoch, local_end = self.end_offset_for_epoch(diverging_epoch)
+        return min(local_end, diverging_end) if local_epoch == diverging_epoch else local_end
+
     # ---- writing ----------------------------------------------------------------------------------------------
     def append(self, records: Iterable[Record]) -> int:
         """Append durably; returns the new end offset."""

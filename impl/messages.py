@@ -1,11 +1,12 @@
 """Wire records of the KRaft node and their JSON codec.
 
 The RPCs are the four of KIP-595 ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fetch"), each a request and a
-response, plus two client-facing RPCs (``ClientAppend`` and ``Describe``) that a test client or the cluster
-supervisor uses and that are not part of the protocol.  Field names follow Kafka's message JSON schemas
-(``VoteRequest.json``: candidateEpoch, candidateId, lastOffsetEpoch, lastOffset; ``FetchRequest.json``:
-currentLeaderEpoch, fetchOffset, lastFetchedEpoch; ``FetchResponse.json``: divergingEpoch, highWatermark ...) in
-snake case.  Offsets are 0-based as in Kafka: a log of n records has end offset n.
+response except EndQuorumEpoch (this node does not retry EndQuorumEpoch, so it needs no answer to stop retrying),
+plus two client-facing RPCs (``ClientAppend`` and ``Describe``) that a test client or the cluster supervisor uses
+and that are not part of the protocol.  Field names follow Kafka's message JSON schemas (``VoteRequest.json``:
+candidateEpoch, candidateId, lastOffsetEpoch, lastOffset; ``FetchRequest.json``: currentLeaderEpoch, fetchOffset,
+lastFetchedEpoch; ``FetchResponse.json``: divergingEpoch, highWatermark ...) in snake case.  Offsets are 0-based as
+in Kafka: a log of n records has end offset n.
 
 Every message carries ``src``/``dst`` node ids and a ``mid`` (``"<src>.<seq>"``), unique per sender lifetime
 and restart, so that event logs can tie a receive to its send.  ``mid`` is not part of the message's content:
@@ -93,14 +94,6 @@ class EndQuorumEpochRequest(Message):
 
 
 @dataclasses.dataclass(frozen=True)
-class EndQuorumEpochResponse(Message):
-    kind: ClassVar[str] = "EndQuorumEpochResponse"
-    error: str
-    leader_epoch: int
-    leader_id: int | None
-
-
-@dataclasses.dataclass(frozen=True)
 class FetchRequest(Message):
     kind: ClassVar[str] = "FetchRequest"
     current_leader_epoch: int
@@ -166,7 +159,6 @@ KINDS: dict[str, type[Message]] = {
         BeginQuorumEpochRequest,
         BeginQuorumEpochResponse,
         EndQuorumEpochRequest,
-        EndQuorumEpochResponse,
         FetchRequest,
         FetchResponse,
         ClientAppendRequest,

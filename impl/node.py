@@ -1,16 +1,26 @@
 """A KRaft voter: message handlers, timers, durable log and quorum state, high watermark, client appends.
 
 Written the way Kafka's raft client is organised (KafkaRaftClient + QuorumState + LeaderState/FollowerState/
-CandidateState), not the way the model is: the node holds mutable per-role bookkeeping, polls timers, persists
-before it answers, and talks through a ``send`` callback to whatever transport drives it (the simulated network in
-``impl/simnet.py`` or asyncio TCP in ``impl/tcp.py``).  Every handler invocation is one *event*: the node records
-what it handled, what it sent and its state after (``impl/events.py``), and only then hands its messages to the
-transport.
+CandidateState + RequestManager), not the way the model is: the node holds mutable per-role bookkeeping, polls
+timers, persists before it answers, tracks its outstanding requests, and talks through a ``send`` callback to
+whatever transport drives it (the simulated network in ``impl/simnet.py`` or asyncio TCP in ``impl/tcp.py``).
+Every handler invocation is one *event*: the node records what it handled, what it sent and its state after
+(``impl/events.py``), and only then hands its messages to the transport.
 
 Roles (QuorumState): Unattached, Voted, Candidate, Leader, Follower, Resigned.  Offsets are 0-based; a log of n
 records has end offset n; the high watermark is an end offset (records below it are committed).
 
-Injected bugs (``NodeConfig.bugs``, see ``impl/bugs.py``) change one rule each, mirroring a model mutation.
+Outstanding requests (RequestManager): a node keeps at most one Fetch in flight, and at most one Vote or
+BeginQuorumEpoch request per destination; a request that got no answer within ``request_timeout`` counts as lost
+and may be sent again.  A follower sends its next Fetch as soon as it has handled a response (pollFollower).
+
+Fetch purgatory: a leader does not answer at once a Fetch that would return nothing new (no records, no progress of
+the voter's end offset, no high-watermark change since the last answer to that voter); it parks the request, still
+unprocessed, until there is something new or ``fetch_max_wait`` passes, and then handles it as any received message
+(one ``receive`` event).  A parked request is, for the event log, still on the way; a crash loses it.
+
+Injected bugs (``NodeConfig.bugs``, see ``impl/bugs.py``) change one rule each, mirroring a model mutation; each is
+marked in the code by its name.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ T_FETCH = "fetch"  # Follower: send the next Fetch
 T_CHECK_QUORUM = "check_quorum"  # Leader: resign if no majority fetched (KAFKA-15489)
 T_BEGIN_RESEND = "begin_quorum_resend"  # Leader: resend BeginQuorumEpoch to voters that have not answered
 T_VOTE_RESEND = "vote_resend"  # Candidate: resend Vote to voters that have not answered
+TIMERS = (T_ELECTION, T_FETCH_TIMEOUT, T_FETCH, T_CHECK_QUORUM, T_BEGIN_RESEND, T_VOTE_RESEND)
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,10 @@ class NodeConfig:
     @property
     def majority(self) -> int:
         return len(self.voters) // 2 + 1
+
+    def describe(self) -> dict[str, Any]:
+        return {"voters": list(self.voters), "max_fetch_records": self.max_fetch_records, "resend": self.resend,
+                "check_quorum": self.check_quorum, "bugs": sorted(self.bugs)}
 
 
 class KRaftNode:
@@ -85,6 +100,7 @@ class KRaftNode:
         self.seq = seq
         self._msg_seq = 0
         self._outbox: list[m.Message] = []
+        self._now = 0.0
         # election state (a copy of what the quorum-state file holds)
         self.epoch = 0
         self.voted_for: int | None = None
@@ -100,19 +116,25 @@ class KRaftNode:
         self.replica_end: dict[int, int | None] = {}
         self.acked_begin: set[int] = set()
         self.fetched_since_check: set[int] = set()
-        self.timers = {
-            name: Timer(name)
-            for name in (T_ELECTION, T_FETCH_TIMEOUT, T_FETCH, T_CHECK_QUORUM, T_BEGIN_RESEND, T_VOTE_RESEND)
-        }
+        # outstanding requests (RequestManager): (kind, destination) -> time sent; fetch: one at a time
+        self.outstanding: dict[tuple[str, int], float] = {}
+        self.fetch_outstanding: float | None = None
+        # fetch purgatory: parked (request, sender's Lamport clock, deadline); high watermark last sent per voter
+        self.parked: list[tuple[m.FetchRequest, int, float]] = []
+        self.hw_sent: dict[int, int] = {}
+        self.timers = {name: Timer(name) for name in TIMERS}
 
     # ================================================================================================ lifecycle ===
     def start(self, now: float) -> None:
         """Load the quorum-state file and pick the initial role (QuorumState.initialize)."""
+        self._now = now
         es = self.store.read()
         self.epoch, self.voted_for, self.leader_id = es.epoch, es.voted_for, es.leader_id
         if es.leader_id == self.id:
-            if "restart-leads-again" in self.cfg.bugs:
-                self._become_leader(now, restarted=True)  # KAFKA-10527 bug: lead again in the same epoch
+            if "restart-as-leader" in self.cfg.bugs:
+                # bug (KAFKA-10527): lead again in the same epoch, with fresh LeaderState and an unknown HW
+                self.role = LEADER
+                self._init_leader_state(now)
             else:
                 # KAFKA-10527: a leader that restarts must not lead again in its epoch; it is Resigned
                 self.role = RESIGNED
@@ -120,45 +142,82 @@ class KRaftNode:
         elif es.leader_id is not None:
             self.role = FOLLOWER
             self._start_following(now)
+        elif es.voted_for == self.id:
+            # it was a candidate: it stays one in its epoch, asks again when its retry timer fires
+            self.role = CANDIDATE
+            self.granted = {self.id}
+            self._reset_election_timer(now)
+            if self.cfg.resend:
+                self.timers[T_VOTE_RESEND].reset(now, 0.0)
         elif es.voted_for is not None:
             self.role = VOTED
             self._reset_election_timer(now)
         else:
             self.role = UNATTACHED
             self._reset_election_timer(now)
-        self._finish("start", now, restart=self.incarnation > 0)
+        self._finish("start", now, restart=self.incarnation > 0, config=self.cfg.describe())
 
     def next_deadline(self) -> float | None:
         deadlines = [t.deadline for t in self.timers.values() if t.deadline is not None]
+        for req, _, deadline in self.parked:
+            deadlines.append(self._now if not self._should_park(req) else deadline)
         return min(deadlines) if deadlines else None
 
-    def poll(self, now: float) -> int:
-        """Fire every expired timer (earliest first); returns how many fired."""
-        fired = 0
-        while True:
-            due = [t for t in self.timers.values() if t.expired(now)]
-            if not due:
-                return fired
-            timer = min(due, key=lambda t: (t.deadline, t.name))
-            self.fire(timer.name, now)
-            fired += 1
+    def poll_one(self, now: float) -> bool:
+        """Do the one most urgent due thing (release a parked Fetch, or fire the earliest expired timer)."""
+        for k, (req, lc, deadline) in enumerate(self.parked):
+            if now >= deadline or not self._should_park(req):
+                del self.parked[k]
+                self.handle(req, now, lc, park=False)
+                return True
+        name = self.due_timer(now)
+        if name is None:
+            return False
+        self.fire(name, now)
+        return True
 
-    def fire(self, name: str, now: float) -> None:
-        """Run the expiry action of timer ``name`` (the driver decides it is due; replay forces it)."""
+    def due_timer(self, now: float) -> str | None:
+        """The name of the earliest expired timer, if any."""
+        due = [t for t in self.timers.values() if t.expired(now)]
+        if not due:
+            return None
+        return min(due, key=lambda t: (t.deadline, t.name)).name
+
+    def poll(self, now: float) -> int:
+        """Release every due parked Fetch and fire every expired timer; returns how many events that made."""
+        done = 0
+        while self.poll_one(now):
+            done += 1
+        return done
+
+    def fire(self, name: str, now: float, only: int | None = None) -> None:
+        """Run the expiry action of timer ``name`` (the driver decides it is due; replay forces it).  ``only``
+        limits a resend timer to one destination (replay of a model step that retries one request)."""
+        self._now = now
         self.timers[name].stop()
-        handler = {
-            T_ELECTION: self._on_election_timeout,
-            T_FETCH_TIMEOUT: self._on_fetch_timeout,
-            T_FETCH: self._on_fetch_due,
-            T_CHECK_QUORUM: self._on_check_quorum,
-            T_BEGIN_RESEND: self._on_begin_resend,
-            T_VOTE_RESEND: self._on_vote_resend,
-        }[name]
-        handler(now)
+        if name == T_ELECTION:
+            self._on_election_timeout(now)
+        elif name == T_FETCH_TIMEOUT:
+            self._on_fetch_timeout(now)
+        elif name == T_FETCH:
+            self._on_fetch_due(now)
+        elif name == T_CHECK_QUORUM:
+            self._on_check_quorum(now)
+        elif name == T_BEGIN_RESEND:
+            self._on_begin_resend(now, only)
+        elif name == T_VOTE_RESEND:
+            self._on_vote_resend(now, only)
+        else:
+            raise ValueError(f"no timer {name!r}")
         self._finish("timeout", now, timer=name)
 
-    def handle(self, msg: m.Message, now: float, sender_lc: int = 0) -> None:
-        """Handle one incoming message (KafkaRaftClient.handleRequest / handleResponse)."""
+    def handle(self, msg: m.Message, now: float, sender_lc: int = 0, park: bool = True) -> None:
+        """Handle one incoming message (KafkaRaftClient.handleRequest / handleResponse).  With ``park``, a Fetch
+        with nothing new is parked instead (see the module docstring)."""
+        self._now = now
+        if park and isinstance(msg, m.FetchRequest) and self.cfg.timers.fetch_max_wait > 0 and self._should_park(msg):
+            self.parked.append((msg, sender_lc, now + self.cfg.timers.fetch_max_wait))
+            return
         self.lc = max(self.lc, sender_lc)
         handler: Callable[[Any, float], None] | None = getattr(self, "_on_" + msg.kind, None)
         if handler is None:
@@ -168,6 +227,7 @@ class KRaftNode:
 
     def client_append(self, value: str, now: float) -> int | None:
         """Append a client value if leader (KafkaRaftClient.scheduleAppend); returns its offset or None."""
+        self._now = now
         offset = self._append_value(value)
         self._finish("client_append", now, value=value, accepted=offset is not None)
         return offset
@@ -176,7 +236,7 @@ class KRaftNode:
         if self.role != LEADER:
             return None
         offset = self.log.end_offset
-        self.log.append([m.Record(self.epoch, value)])
+        self.log.append([m.Record(self.epoch, value)])  # flushed before the leader counts its own end offset
         self._update_leader_hw()
         return offset
 
@@ -190,13 +250,14 @@ class KRaftNode:
             "leader": self.leader_id,
             "log": [[r.epoch, r.value] for r in self.log.records()],
             "hw": self.hw,
-            "end_offset": self.log.end_offset,
         }
         if self.role == CANDIDATE:
             out["granted"] = sorted(self.granted)
+            out["rejected"] = sorted(self.rejected)
         if self.role == LEADER:
             out["epoch_start_offset"] = self.epoch_start_offset
             out["replica_end"] = {str(k): v for k, v in sorted(self.replica_end.items())}
+            out["acked"] = sorted(self.acked_begin)
         return out
 
     def _finish(self, event: str, now: float, **fields: Any) -> None:
@@ -220,7 +281,16 @@ class KRaftNode:
         return f"{self.id}.{self.incarnation}.{self._msg_seq}"
 
     def _out(self, cls: type[m.Message], dst: int, **fields: Any) -> None:
-        self._outbox.append(cls(src=self.id, dst=dst, mid=self._mid(), **fields))
+        msg = cls(src=self.id, dst=dst, mid=self._mid(), **fields)
+        if isinstance(msg, (m.VoteRequest, m.BeginQuorumEpochRequest)):
+            self.outstanding[(msg.kind, dst)] = self._now
+        elif isinstance(msg, m.FetchRequest):
+            self.fetch_outstanding = self._now
+        self._outbox.append(msg)
+
+    def _is_outstanding(self, kind: str, dst: int, now: float) -> bool:
+        sent = self.outstanding.get((kind, dst))
+        return sent is not None and now < sent + self.cfg.timers.request_timeout
 
     def _others(self) -> list[int]:
         return [v for v in self.cfg.voters if v != self.id]
@@ -251,7 +321,9 @@ class KRaftNode:
         self._reset_election_timer(now)
 
     def _become_follower(self, epoch: int, leader: int, now: float) -> None:
-        """A leader known in an epoch at least ours: follow it (QuorumState.transitionToFollower)."""
+        """A leader known in an epoch at least ours: follow it (QuorumState.transitionToFollower).  The quorum-state
+        file then holds the leader and, if cast in this same epoch, the vote (KIP-853 keeps votedKey): a voter that
+        knows its epoch's leader never grants a vote in that epoch again, restarts included."""
         if epoch > self.epoch:
             self.voted_for = None
         self.epoch, self.leader_id = epoch, leader
@@ -265,23 +337,33 @@ class KRaftNode:
         self.timers[T_FETCH_TIMEOUT].reset(now, self.cfg.timers.fetch_timeout)
         self.timers[T_FETCH].reset(now, 0.0)  # fetch at once, as a separate step
 
-    def _observe(self, epoch: int, leader: int | None, now: float) -> bool:
-        """Common handling of an epoch/leader seen in any message (KafkaRaftClient.maybeTransition): returns True
-        if it moved the node to a newer epoch or to a newly learnt leader of the current epoch."""
+    def _maybe_transition(self, leader: int | None, epoch: int, now: float) -> bool:
+        """KafkaRaftClient.maybeTransition: learn of a higher epoch (and its leader, if named), or of the current
+        epoch's leader when none is known yet.  Returns True if the node moved."""
+        if leader == self.id:
+            leader = None  # only a buggy peer names us leader of an epoch we do not lead; ignore the name
         if epoch > self.epoch:
-            if leader is not None and leader != self.id:
+            if leader is not None:
                 self._become_follower(epoch, leader, now)
             else:
                 self._become_unattached(epoch, now)
             return True
-        if (
-            epoch == self.epoch
-            and leader is not None
-            and leader != self.id
-            and self.leader_id is None
-            and self.role in (UNATTACHED, VOTED, CANDIDATE)
-        ):
+        if epoch == self.epoch and leader is not None and self.leader_id is None and self.role != LEADER:
             self._become_follower(epoch, leader, now)
+            return True
+        return False
+
+    def _common_response(self, epoch: int, leader: int | None, error: str, now: float) -> bool:
+        """KafkaRaftClient.maybeHandleCommonResponse: True when the response is fully handled here (a stale epoch
+        is ignored; a newer epoch or a fencing error moves the node on; the current epoch's newly learnt leader
+        makes it a follower), False when the RPC's own handler must look at it."""
+        if epoch < self.epoch or error == m.UNKNOWN_LEADER_EPOCH:
+            return True
+        if epoch > self.epoch or error in (m.FENCED_LEADER_EPOCH, m.NOT_LEADER):
+            self._maybe_transition(leader, epoch, now)
+            return True
+        if leader is not None and leader != self.id and self.leader_id is None and self.role != LEADER:
+            self._maybe_transition(leader, epoch, now)
             return True
         return False
 
@@ -296,10 +378,7 @@ class KRaftNode:
 
     def _start_election(self, now: float) -> None:
         """Become Candidate in epoch + 1, vote for itself, persist, ask every voter (KIP-595 Vote)."""
-        if self.role == CANDIDATE:
-            self.election_retries += 1
-        else:
-            self.election_retries = 0
+        self.election_retries = self.election_retries + 1 if self.role == CANDIDATE else 0
         self.epoch += 1
         self.voted_for, self.leader_id = self.id, None
         self.role = CANDIDATE
@@ -311,13 +390,13 @@ class KRaftNode:
         if self.election_retries:
             timeout += election_backoff(self.rng, self.cfg.timers, self.election_retries)
         self.timers[T_ELECTION].reset(now, timeout)
-        if self.cfg.resend:
-            self.timers[T_VOTE_RESEND].reset(now, self.cfg.timers.retry_backoff * 2)
         if len(self.granted) >= self.cfg.majority:
             self._become_leader(now)
             return
         for v in self._others():
             self._send_vote_request(v)
+        if self.cfg.resend:
+            self.timers[T_VOTE_RESEND].reset(now, self.cfg.timers.request_timeout)
 
     def _send_vote_request(self, dst: int) -> None:
         self._out(
@@ -325,13 +404,15 @@ class KRaftNode:
             last_epoch=self.log.last_epoch, last_offset=self.log.end_offset,
         )
 
-    def _on_vote_resend(self, now: float) -> None:
+    def _on_vote_resend(self, now: float, only: int | None = None) -> None:
         if self.role != CANDIDATE:
             return
         for v in self._others():
-            if v not in self.granted and v not in self.rejected:
+            if only is not None and v != only:
+                continue
+            if v not in self.granted and v not in self.rejected and not self._is_outstanding("VoteRequest", v, now):
                 self._send_vote_request(v)
-        self.timers[T_VOTE_RESEND].reset(now, self.cfg.timers.retry_backoff * 2)
+        self.timers[T_VOTE_RESEND].reset(now, self.cfg.timers.request_timeout)
 
     def _on_VoteRequest(self, req: m.VoteRequest, now: float) -> None:
         """KIP-595 Vote: grant iff the epoch is current, no other vote and no leader in it, and the candidate's log
@@ -343,7 +424,7 @@ class KRaftNode:
         if req.candidate_epoch > self.epoch:
             self._become_unattached(req.candidate_epoch, now)
         granted = self._can_grant(req)
-        if granted and self.voted_for != req.candidate_id:
+        if granted and self.role == UNATTACHED:
             self.voted_for = req.candidate_id
             self.role = VOTED
             self._persist()  # the vote is on disk before the response leaves
@@ -351,57 +432,76 @@ class KRaftNode:
         self._out(m.VoteResponse, req.src, error=m.NONE, leader_epoch=self.epoch, leader_id=self.leader_id,
                   vote_granted=granted)
 
-    def _can_grant(self, req: m.VoteRequest) -> bool:
-        if self.role in (LEADER, FOLLOWER, RESIGNED) or self.leader_id is not None:
-            return False  # a leader is known in this epoch
-        if self.voted_for is not None and self.voted_for != req.candidate_id:
-            if "double-vote" not in self.cfg.bugs:
-                return False  # one vote per epoch (VotePersistence)
-        if "no-log-check" in self.cfg.bugs:
-            return True
-        # KIP-595: the candidate's log is at least as up to date (epoch first, then offset)
+    def _log_ok(self, req: m.VoteRequest) -> bool:
+        if "skip-log-check" in self.cfg.bugs:
+            return True  # bug: no log comparison
+        # KIP-595: the candidate's log is at least as up to date (last epoch first, then end offset)
         return (req.last_epoch, req.last_offset) >= (self.log.last_epoch, self.log.end_offset)
 
+    def _can_grant(self, req: m.VoteRequest) -> bool:
+        """QuorumState.canGrantVote per role: Unattached grants an up-to-date candidate; Voted only the one it
+        voted for; Candidate, Leader, Follower and Resigned never (they voted for themselves or know a leader)."""
+        if self.role == UNATTACHED:
+            return self._log_ok(req)
+        if self.role == VOTED:
+            if self.voted_for == req.candidate_id:
+                return True
+            # bug double-vote: grant a second up-to-date candidate (the persisted vote stays as it was)
+            return "double-vote" in self.cfg.bugs and self._log_ok(req)
+        return False
+
     def _on_VoteResponse(self, resp: m.VoteResponse, now: float) -> None:
-        if self._observe(resp.leader_epoch, resp.leader_id, now):
+        self.outstanding.pop(("VoteRequest", resp.src), None)
+        if self._common_response(resp.leader_epoch, resp.leader_id, resp.error, now):
             return
-        if self.role != CANDIDATE or resp.leader_epoch != self.epoch or resp.error != m.NONE:
+        if self.role != CANDIDATE or resp.error != m.NONE:
             return
         if resp.vote_granted:
             self.granted.add(resp.src)
+            self.rejected.discard(resp.src)
         else:
             self.rejected.add(resp.src)
+            self.granted.discard(resp.src)
         if len(self.granted) >= self.cfg.majority:
             self._become_leader(now)
 
-    def _become_leader(self, now: float, restarted: bool = False) -> None:
+    def _become_leader(self, now: float) -> None:
         """A majority voted: lead, persist, append the LeaderChange record, announce with BeginQuorumEpoch
         (KafkaRaftClient.onBecomeLeader)."""
         self.role = LEADER
         self.leader_id = self.id
-        self.voted_for = self.voted_for if restarted else self.id
+        self.voted_for = self.id
         self._persist()
-        self._clear_role_state()
         self.election_retries = 0
-        self.epoch_start_offset = self.log.end_offset
         self.log.append([m.Record(self.epoch, None)])  # LeaderChange control record in the new epoch
+        self._init_leader_state(now)
+        for v in self._others():
+            self._out(m.BeginQuorumEpochRequest, v, leader_epoch=self.epoch, leader_id=self.id)
+
+    def _init_leader_state(self, now: float) -> None:
+        """Fresh LeaderState: nobody's end offset known, the high watermark unknown until a majority holds an
+        entry of this epoch (QuorumState.transitionToLeader does not carry the old one over)."""
+        self._clear_role_state()
+        self.hw = 0
+        self.hw_sent = {}
+        self.epoch_start_offset = self.log.epoch_start_offset(self.epoch)
         self.replica_end = {v: None for v in self._others()}
         self._stop_all_timers()
         if self.cfg.check_quorum:
             self.timers[T_CHECK_QUORUM].reset(now, self.cfg.timers.fetch_timeout * self.cfg.timers.check_quorum_factor)
         if self.cfg.resend:
-            self.timers[T_BEGIN_RESEND].reset(now, self.cfg.timers.retry_backoff * 2)
-        self._update_leader_hw()
-        for v in self._others():
-            self._out(m.BeginQuorumEpochRequest, v, leader_epoch=self.epoch, leader_id=self.id)
+            self.timers[T_BEGIN_RESEND].reset(now, self.cfg.timers.request_timeout)
 
-    def _on_begin_resend(self, now: float) -> None:
+    def _on_begin_resend(self, now: float, only: int | None = None) -> None:
         if self.role != LEADER:
             return
         for v in self._others():
-            if v not in self.acked_begin and self.replica_end.get(v) is None:
+            if only is not None and v != only:
+                continue
+            if (v not in self.acked_begin and self.replica_end.get(v) is None
+                    and not self._is_outstanding("BeginQuorumEpochRequest", v, now)):
                 self._out(m.BeginQuorumEpochRequest, v, leader_epoch=self.epoch, leader_id=self.id)
-        self.timers[T_BEGIN_RESEND].reset(now, self.cfg.timers.retry_backoff * 2)
+        self.timers[T_BEGIN_RESEND].reset(now, self.cfg.timers.request_timeout)
 
     def _on_check_quorum(self, now: float) -> None:
         """KAFKA-15489: a leader that heard from no majority within the check-quorum timeout resigns."""
@@ -411,15 +511,18 @@ class KRaftNode:
             self.fetched_since_check = set()
             self.timers[T_CHECK_QUORUM].reset(now, self.cfg.timers.fetch_timeout * self.cfg.timers.check_quorum_factor)
             return
-        self.resign(now, emit=False)
+        self._resign(now)
 
-    def resign(self, now: float, emit: bool = True) -> None:
-        """Leave leadership in the current epoch and tell the others (KIP-595 EndQuorumEpoch)."""
+    def resign(self, now: float) -> None:
+        """Graceful shutdown of a leader: resign and tell the others (KIP-595 EndQuorumEpoch); one event."""
+        self._now = now
+        self._resign(now)
+        self._finish("resign", now)
+
+    def _resign(self, now: float) -> None:
         if self.role != LEADER:
-            if emit:
-                self._finish("resign", now)
             return
-        self.role = RESIGNED
+        self.role = RESIGNED  # QuorumState.transitionToResigned: stays in its epoch, never leads or votes in it
         self._clear_role_state()
         self._stop_all_timers()
         self._reset_election_timer(now)
@@ -427,8 +530,6 @@ class KRaftNode:
         for v in others:
             self._out(m.EndQuorumEpochRequest, v, leader_epoch=self.epoch, leader_id=self.id,
                       preferred_successors=others)
-        if emit:
-            self._finish("resign", now)
 
     def _on_BeginQuorumEpochRequest(self, req: m.BeginQuorumEpochRequest, now: float) -> None:
         """KIP-595 BeginQuorumEpoch: a leader of an epoch at least ours is followed."""
@@ -436,51 +537,44 @@ class KRaftNode:
             self._out(m.BeginQuorumEpochResponse, req.src, error=m.FENCED_LEADER_EPOCH, leader_epoch=self.epoch,
                       leader_id=self.leader_id)
             return
-        if req.leader_epoch > self.epoch or (self.leader_id is None and self.role != LEADER):
-            self._become_follower(req.leader_epoch, req.leader_id, now)
+        self._maybe_transition(req.leader_id, req.leader_epoch, now)
         self._out(m.BeginQuorumEpochResponse, req.src, error=m.NONE, leader_epoch=self.epoch,
                   leader_id=self.leader_id)
 
     def _on_BeginQuorumEpochResponse(self, resp: m.BeginQuorumEpochResponse, now: float) -> None:
-        if self._observe(resp.leader_epoch, resp.leader_id, now):
+        self.outstanding.pop(("BeginQuorumEpochRequest", resp.src), None)
+        if self._common_response(resp.leader_epoch, resp.leader_id, resp.error, now):
             return
-        if self.role == LEADER and resp.leader_epoch == self.epoch and resp.error == m.NONE:
-            self.acked_begin.add(resp.src)
+        if self.role == LEADER and resp.error == m.NONE:
+            self.acked_begin.add(resp.src)  # LeaderState.addAcknowledgementFrom
 
     def _on_EndQuorumEpochRequest(self, req: m.EndQuorumEpochRequest, now: float) -> None:
-        """KIP-595 EndQuorumEpoch: the leader resigned; stand after a backoff ranked by the preferred successors."""
+        """KIP-595 EndQuorumEpoch: learn the epoch and its (resigning) leader, then stand after a backoff ranked by
+        the preferred successors (KafkaRaftClient.handleEndQuorumEpochRequest).  An older epoch is ignored."""
         if req.leader_epoch < self.epoch:
-            self._out(m.EndQuorumEpochResponse, req.src, error=m.FENCED_LEADER_EPOCH, leader_epoch=self.epoch,
-                      leader_id=self.leader_id)
             return
-        if req.leader_epoch > self.epoch:
-            self._become_unattached(req.leader_epoch, now)
-        if self.role in (FOLLOWER, UNATTACHED, VOTED) and self.leader_id in (None, req.leader_id):
+        self._maybe_transition(req.leader_id, req.leader_epoch, now)
+        if self.role == FOLLOWER and self.leader_id == req.leader_id:
             pos = req.preferred_successors.index(self.id) if self.id in req.preferred_successors else len(
                 req.preferred_successors)
-            timer = T_FETCH_TIMEOUT if self.role == FOLLOWER else T_ELECTION
-            self.timers[timer].reset(now, end_quorum_backoff(self.cfg.timers, pos))
-        self._out(m.EndQuorumEpochResponse, req.src, error=m.NONE, leader_epoch=self.epoch,
-                  leader_id=self.leader_id)
-
-    def _on_EndQuorumEpochResponse(self, resp: m.EndQuorumEpochResponse, now: float) -> None:
-        self._observe(resp.leader_epoch, resp.leader_id, now)
+            self.timers[T_FETCH_TIMEOUT].reset(now, end_quorum_backoff(self.cfg.timers, pos))
 
     # ============================================================================================= replication ===
     def _on_fetch_due(self, now: float) -> None:
         if self.role != FOLLOWER or self.leader_id is None:
             return
-        self._out(
-            m.FetchRequest, self.leader_id, current_leader_epoch=self.epoch, fetch_offset=self.log.end_offset,
-            last_fetched_epoch=self.log.last_epoch, replica_id=self.id,
-        )
-        # if no answer comes, ask again after a backoff (the request or response may be lost)
-        self.timers[T_FETCH].reset(now, self.cfg.timers.fetch_timeout / 2)
+        if self.fetch_outstanding is not None:
+            lost_at = self.fetch_outstanding + self.cfg.timers.request_timeout
+            if now < lost_at:
+                # one Fetch at a time: look again when the outstanding one counts as lost
+                self.timers[T_FETCH].deadline = lost_at
+                return
+        self._send_fetch(now)
 
     def _on_FetchRequest(self, req: m.FetchRequest, now: float) -> None:
         """KIP-595 Fetch at the leader (KafkaRaftClient.tryCompleteFetchRequest)."""
 
-        def reply(error: str, hw: int = 0, div: tuple[int, int] = (-1, -1),
+        def reply(error: str, hw: int = -1, div: tuple[int, int] = (-1, -1),
                   records: tuple[m.Record, ...] = ()) -> None:
             self._out(m.FetchResponse, req.src, error=error, leader_epoch=self.epoch, leader_id=self.leader_id,
                       high_watermark=hw, diverging_epoch=div[0], diverging_end_offset=div[1],
@@ -496,8 +590,8 @@ class KRaftNode:
         if self.role != LEADER:
             reply(m.NOT_LEADER)
             return
-        valid = self.log.validate_offset_and_epoch(req.fetch_offset, req.last_fetched_epoch)
         self.fetched_since_check.add(req.replica_id)
+        valid = self.log.validate_offset_and_epoch(req.fetch_offset, req.last_fetched_epoch)
         if valid.diverging is not None:
             reply(m.NONE, self.hw, valid.diverging)
             return
@@ -505,44 +599,74 @@ class KRaftNode:
             # LeaderState.updateReplicaState: the fetch offset is the voter's end offset
             self.replica_end[req.replica_id] = req.fetch_offset
             self._update_leader_hw()
+        self.hw_sent[req.replica_id] = self.hw
         reply(m.NONE, self.hw, records=self.log.read(req.fetch_offset, self.cfg.max_fetch_records))
+
+    def _should_park(self, req: m.FetchRequest) -> bool:
+        """Would answering ``req`` now tell its sender nothing new? (Then it waits in the fetch purgatory.)"""
+        return (
+            self.role == LEADER
+            and req.current_leader_epoch == self.epoch
+            and req.fetch_offset == self.log.end_offset
+            and self.log.validate_offset_and_epoch(req.fetch_offset, req.last_fetched_epoch).diverging is None
+            and self.replica_end.get(req.replica_id, -1) == req.fetch_offset
+            and self.hw_sent.get(req.replica_id) == self.hw
+        )
 
     def _update_leader_hw(self) -> None:
         """LeaderState.updateHighWatermark: the end offset a majority of voters holds, once it covers an entry of
-        the leader's own epoch (the offset is above epochStartOffset)."""
+        the leader's own epoch (the offset is above epochStartOffset), and only upwards."""
         ends = sorted(
             [self.log.end_offset] + [e if e is not None else 0 for e in self.replica_end.values()], reverse=True
         )
         candidate = ends[len(self.cfg.voters) // 2]
         if candidate <= self.epoch_start_offset and "hw-old-epoch" not in self.cfg.bugs:
-            return  # figure 8 of the Raft paper: never commit by counting replicas of an older epoch
+            return  # Raft figure 8: never commit by counting replicas of older epochs only (bug hw-old-epoch)
         if candidate > self.hw:
             self.hw = candidate
 
     def _on_FetchResponse(self, resp: m.FetchResponse, now: float) -> None:
-        """KIP-595 Fetch at the follower: follow a newer leader, truncate on DivergingEpoch, append, move HW."""
-        if self._observe(resp.leader_epoch, resp.leader_id, now):
+        """KIP-595 Fetch at the follower: follow a newer leader, truncate on DivergingEpoch, append, move the HW,
+        fetch again at once (KafkaRaftClient.handleFetchResponse, pollFollower)."""
+        if self._common_response(resp.leader_epoch, resp.leader_id, resp.error, now):
+            self.fetch_outstanding = None
+            if self.role == FOLLOWER:
+                self.timers[T_FETCH].reset(now, self.cfg.timers.retry_backoff)
             return
-        if self.role != FOLLOWER or resp.leader_epoch != self.epoch or resp.src != self.leader_id:
-            return  # a stale answer
-        if resp.error != m.NONE:
-            self.timers[T_FETCH].reset(now, self.cfg.timers.retry_backoff)
-            return
-        self.timers[T_FETCH_TIMEOUT].reset(now, self.cfg.timers.fetch_timeout)
+        if self.role != FOLLOWER or resp.src != self.leader_id or resp.error != m.NONE:
+            self.fetch_outstanding = None
+            if self.role == FOLLOWER:
+                self.timers[T_FETCH].reset(now, self.cfg.timers.retry_backoff)
+            return  # an answer to a request this node no longer expects
         if resp.diverging_epoch >= 0:
-            target = resp.diverging_end_offset
-            if target < self.hw and "truncate-below-hw" not in self.cfg.bugs:
-                target = self.hw  # never truncate what is known committed (Kafka asserts this)
-            self.log.truncate_to(target)
-            self.hw = min(self.hw, self.log.end_offset)
-            self.timers[T_FETCH].reset(now, 0.0)
-            return
-        if resp.records and resp.base_offset == self.log.end_offset:
-            self.log.append(resp.records)
-        new_hw = min(resp.high_watermark, self.log.end_offset)
-        if new_hw > self.hw:
-            self.hw = new_hw
-        self.timers[T_FETCH].reset(now, 0.0 if resp.records else self.cfg.timers.fetch_interval)
+            if "truncate-below-hw" in self.cfg.bugs:
+                # bug: look up the epoch before the diverging one and skip the high-watermark check
+                point = self.log.end_offset_for_epoch(resp.diverging_epoch - 1)[1]
+            elif resp.diverging_end_offset < self.hw:
+                point = self.log.end_offset  # Kafka refuses to truncate below the high watermark
+            else:
+                point = self.log.truncation_point(resp.diverging_epoch, resp.diverging_end_offset)
+            self.log.truncate_to(point)
+        elif resp.base_offset != self.log.end_offset:
+            return  # an answer for a position we are no longer at (a duplicate): nothing to do
+        else:
+            if resp.records:
+                self.log.append(resp.records)  # flushed before the next Fetch reports the new end offset
+            if resp.high_watermark >= 0:
+                new_hw = min(resp.high_watermark, self.log.end_offset)
+                if new_hw > self.hw:
+                    self.hw = new_hw  # FollowerState.updateHighWatermark: never moves down
+        self.timers[T_FETCH_TIMEOUT].reset(now, self.cfg.timers.fetch_timeout)
+        self._send_fetch(now)
+
+    def _send_fetch(self, now: float) -> None:
+        assert self.leader_id is not None
+        self._out(
+            m.FetchRequest, self.leader_id, current_leader_epoch=self.epoch, fetch_offset=self.log.end_offset,
+            last_fetched_epoch=self.log.last_epoch, replica_id=self.id,
+        )
+        # if no answer comes, ask again once the request counts as lost
+        self.timers[T_FETCH].reset(now, self.cfg.timers.request_timeout)
 
     # ================================================================================================ clients ===
     def _on_ClientAppendRequest(self, req: m.ClientAppendRequest, now: float) -> None:

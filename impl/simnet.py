@@ -97,6 +97,7 @@ class SimCluster:
         self.append_every = append_every
         self._next_value = 0
         self.steps = 0
+        self.park = True  # leaders park Fetches with nothing new (replay turns it off: every delivery is a step)
         for v in self.voters:
             self.incarnation[v] = 0
             self.counters[v] = (0, 0)
@@ -138,10 +139,16 @@ class SimCluster:
         self.nodes[node_id] = None
         self.crashes += 1
         self.steps += 1
+        # its connections are gone: whatever was on the way to it is lost
+        for mid in [mid for mid, item in self.in_flight.items() if item.msg.dst == node_id]:
+            self.drop(mid, reason="destination crashed")
 
     def restart(self, node_id: int) -> None:
         if self.nodes.get(node_id) is not None:
             return
+        # what was sent to it while it was down went to a dead address: lost (a new process has new connections)
+        for mid in [mid for mid, item in self.in_flight.items() if item.msg.dst == node_id]:
+            self.drop(mid, reason="destination was down")
         self.incarnation[node_id] += 1
         self._boot(node_id)
         self.steps += 1
@@ -151,7 +158,7 @@ class SimCluster:
         node = self.nodes.get(src)
         lc = node.lc if node is not None else 0
         if self.faults.drop and self.rng.random() < self.faults.drop:
-            self._net_event("drop", msg)
+            self._net_event("drop", msg, reason="loss")
             return
         self._enqueue(msg, lc)
         if self.faults.duplicate and self.rng.random() < self.faults.duplicate:
@@ -179,11 +186,11 @@ class SimCluster:
         if node is None:
             self._net_event("drop", item.msg, reason="destination down")
             return
-        node.handle(item.msg, self.now, item.sender_lc)
+        node.handle(item.msg, self.now, item.sender_lc, park=self.park)
 
-    def drop(self, mid: str) -> None:
+    def drop(self, mid: str, reason: str = "loss") -> None:
         item = self.in_flight.pop(mid)
-        self._net_event("drop", item.msg)
+        self._net_event("drop", item.msg, reason=reason)
         self.steps += 1
 
     def duplicate(self, mid: str) -> str:
@@ -248,10 +255,8 @@ class SimCluster:
                 _, _, op, nid = heapq.heappop(self._external)
                 self._external_step(op, nid, end)
             elif t_timer == t_next:
-                node = self.live(timer_node)
-                due = [t for t in node.timers.values() if t.expired(self.now)]
-                timer = min(due, key=lambda t: (t.deadline, t.name))
-                self.fire(timer_node, timer.name)
+                self.live(timer_node).poll_one(self.now)
+                self.steps += 1
             else:
                 self.deliver(heapq.heappop(self._queue).mid)
 

@@ -10,6 +10,11 @@ connection they came in on.
 The node persists to ``<data-dir>/log.jsonl`` and ``<data-dir>/quorum-state`` with fsync, writes its events to
 ``<data-dir>/events.jsonl`` and continues that file's Lamport clock, sequence and incarnation after a restart.
 SIGTERM (or the end of ``--seconds``) stops it; it logs the stop as a ``crash`` event: what survives is the disk.
+
+Incarnations: a frame whose sender's Lamport clock orders its send before this process's ``start`` event (in the
+``(lc, node)`` order the event logs are merged in) was addressed to the previous incarnation of this node, whose
+connections died with it; it is discarded, as a message in flight to a crashed process is lost.  (A peer's queued
+frame can otherwise reach the restarted process over a fresh connection.)
 """
 
 from __future__ import annotations
@@ -109,6 +114,7 @@ class NodeProcess:
             cfg, FileLog(data_dir), FileQuorumStore(data_dir), random.Random(seed * 7919 + node_id + starts),
             send=self._send, events=self.events, incarnation=starts, lc=lc, seq=seq,
         )
+        self.start_lc = 1 << 62  # nothing is accepted before the node has started
         self.wake = asyncio.Event()
         self.stop = asyncio.Event()
 
@@ -126,6 +132,10 @@ class NodeProcess:
         try:
             while not self.stop.is_set():
                 lc, msg = await read_frame(reader)
+                if msg.src != m.CLIENT_ID and (lc, str(msg.src)) < (self.start_lc, str(self.id)):
+                    # sent before this incarnation started (in the merged event order): it was on the way to the
+                    # previous incarnation, whose connections died with it, so it is lost (see module docstring)
+                    continue
                 self._client_writer = writer if msg.src == m.CLIENT_ID else None
                 self.node.handle(msg, time.time(), lc)
                 self._client_writer = None
@@ -143,6 +153,7 @@ class NodeProcess:
         for peer in self.peers.values():
             peer.task = asyncio.create_task(peer.run())
         self.node.start(time.time())
+        self.start_lc = self.node.lc
         deadline = time.time() + seconds if seconds > 0 else float("inf")
         while not self.stop.is_set() and time.time() < deadline:
             self.node.poll(time.time())

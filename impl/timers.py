@@ -22,16 +22,17 @@ class TimerConfig:
     election_timeout: float = 1.0  # quorum.election.timeout.ms
     election_backoff_max: float = 1.0  # quorum.election.backoff.max.ms
     fetch_timeout: float = 2.0  # quorum.fetch.timeout.ms: a follower that hears nothing for this long stands
-    fetch_interval: float = 0.1  # how long a follower waits before fetching again after an empty fetch response
+    fetch_max_wait: float = 0.5  # fetch.max.wait.ms: a leader parks a Fetch with nothing new for at most this long
     retry_backoff: float = 0.2  # quorum.retry.backoff.ms: resend BeginQuorumEpoch, refetch after an error
     check_quorum_factor: float = 1.5  # leader resigns if no majority fetched within factor * fetch_timeout
+    request_timeout: float = 1.0  # request.timeout.ms: an unanswered request counts as lost after this long
 
     @staticmethod
     def fast() -> TimerConfig:
         """Short timeouts for loopback clusters in tests."""
         return TimerConfig(
-            election_timeout=0.3, election_backoff_max=0.3, fetch_timeout=0.6, fetch_interval=0.05,
-            retry_backoff=0.1,
+            election_timeout=0.3, election_backoff_max=0.3, fetch_timeout=0.6, fetch_max_wait=0.1,
+            retry_backoff=0.1, request_timeout=0.4,
         )
 
 

@@ -1,0 +1,461 @@
+"""Trace validation: is a run of impl/ (its merged event logs) a behaviour the quorum model allows?
+
+The approach is that of CCF's smart casual verification and of "Validating Traces of Distributed Programs Against
+TLA+ Specifications" (Cirstea, Kuppe, Merz et al.): read the implementation's events in one causally consistent
+order, map each to the model step(s) it stands for, and check that the model can take exactly those steps and end
+in a state whose projection equals the state the implementation logged.  Properties of the spec are checked on
+every model state and step on the way.  The first event the model cannot follow is reported with both states.
+
+What is compared (the projection).  For every voter, the model's ``Voter`` without ``heard``: role, epoch, voted,
+leader, log, hw, ends (leader), votes (candidate); and the whole network bag.  The implementation's side is built
+from the ``state`` each node logged after its latest event and from the messages the logs show in flight.
+
+How the implementation's vocabulary maps to the model's (``model/quorum``):
+
+- ids: impl voter k is model voter k-1; a missing id (None) is NONE (-1).
+- log values: the LeaderChange record (value null) is 0; client values are numbered 1, 2, ... in the order the
+  leader(s) accepted them, which is the model's ``hist.values`` counter (client_request appends value values+1).
+- messages: each impl RPC maps field by field to the model's message tuple (``model_message``): VoteRequest ->
+  Vote (prevote false), FetchResponse -> (.., error code, div_epoch, div_end, base offset, entries, hw) etc.
+  ``mid`` is dropped: the model's network is a bag of contents.
+- leader bookkeeping: the model's ``ends[j]`` is the impl's ``replica_end[j]``; for a voter the leader has not heard
+  a Fetch from it is 0 if it acknowledged BeginQuorumEpoch, else -1; the leader's own entry is its log end.
+- candidate bookkeeping: ``votes[j]`` is 1 for granted (and itself), 0 for rejected, -1 for no answer.
+
+Events to steps:
+
+- ``receive`` of a Raft RPC -> the model's receive action for that message (receive_vote, receive_vote_response,
+  receive_begin_epoch, receive_begin_epoch_response, receive_end_epoch, receive_fetch, receive_fetch_response);
+  the model's handler includes what the impl does in the same handler (becoming leader on the deciding vote,
+  advancing the high watermark, sending the response).
+- ``timeout``: election/fetch_timeout that started an election -> ``timeout(node)``; fetch timer that sent a Fetch
+  -> ``send_fetch(node)``; resend timers -> one ``send_vote(node, j)`` / ``send_begin_epoch(node, j)`` per request
+  sent; check_quorum that resigned -> ``check_quorum(node)`` (variant check-quorum, on when the nodes ran with it).
+  A timer whose expiry changed nothing the model sees is a stuttering step.
+- ``client_append`` accepted (or a ClientAppend RPC the leader accepted) -> ``client_request(node)``; refused ones
+  and Describe RPCs stutter.
+- ``resign`` -> ``resign(node)``.
+- ``crash`` -> no step yet: the node is down, its last logged state stays what the model holds;  the ``start`` of
+  the next incarnation -> ``restart(node)`` (the model's crash+restart is one atomic action; nothing the crashed
+  process did is logged in between).  The first ``start`` of a node is no step: it must show the initial state.
+- network ``drop`` (simulated network) -> ``lose(msg)``; ``duplicate`` -> ``duplicate(msg)``.
+- a message the logs never show received nor dropped (lost in a TCP connection that died, or still in flight when
+  the run ended) -> ``lose(msg)`` right after the last event that put it on the network.
+
+Where the model is more abstract: it has no timers (any timeout may fire at any moment), so timer durations are not
+checked; the check-quorum window (``heard``) is model bookkeeping compared nowhere; client values are numbers, not
+strings; history variables are the model's own.  Bounds are taken from the logs (voters, the largest epoch, number
+of client values, duplications, restarts and resignations; ``fetch_max`` from the nodes' configuration), so that no
+bound ever blocks a step the implementation took.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from impl.modelmap import (
+    RECEIVE_ACTION,
+    ROLE_NAMES,
+    Mapper,
+    NotValidatable,
+    initial_voter,
+    model_voter,
+)
+from model.core import Action, Context
+from spec.core import Spec
+
+MAX_CANDIDATES = 64
+
+
+@attrs.define
+class ValidationReport:
+    ok: bool
+    model: str
+    events: int = 0  # events read
+    steps: int = 0  # model steps taken (including losses of never-received messages)
+    stutters: int = 0  # events that changed nothing the model sees
+    seconds: float = 0.0
+    variants: tuple[str, ...] = ()
+    bounds: dict[str, Any] = attrs.Factory(dict)
+    violated_property: str | None = None
+    first_bad: dict[str, Any] | None = None  # index, event, reason, impl state, model state(s)
+    counts: dict[str, int] = attrs.Factory(dict)  # model action -> steps
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out = attrs.asdict(self)
+        out["events_per_second"] = round(self.events_per_second, 1)
+        return out
+
+    def render(self, verbose: bool = True) -> str:
+        head = (f"validate {self.model}: {self.events} events, {self.steps} model steps, {self.stutters} stuttering, "
+                f"{self.seconds:.2f}s ({self.events_per_second:.0f} events/s)")
+        if self.ok:
+            return head + "\nOK: every event is a step the model allows and every property holds"
+        lines = [head]
+        bad = self.first_bad or {}
+        if self.violated_property:
+            lines.append(f"VIOLATION: property {self.violated_property} fails at event #{bad.get('index')}")
+        else:
+            lines.append(f"NOT ALLOWED: event #{bad.get('index')} is not a step the model allows")
+        lines.append(f"  event: {_short_event(bad.get('event') or {})}")
+        if bad.get("reason"):
+            lines.append(f"  why: {bad['reason']}")
+        if verbose:
+            for d in bad.get("differences") or []:
+                lines.append(f"  differs: {d}")
+            if bad.get("impl_state") is not None:
+                lines.append("  implementation state (projected):")
+                for i, v in enumerate(bad["impl_state"]["voters"]):
+                    lines.append(f"    voter {i}: {v}")
+                lines.append(f"    net: {bad['impl_state']['net']}")
+            if bad.get("model_state") is not None:
+                lines.append("  model state before the event:")
+                for i, v in enumerate(bad["model_state"]["voters"]):
+                    lines.append(f"    voter {i}: {v}")
+                lines.append(f"    net: {bad['model_state']['net']}")
+        return "\n".join(lines)
+
+
+def _short_event(e: dict[str, Any]) -> str:
+    parts = [f"node {e.get('node')}", str(e.get("event"))]
+    if e.get("timer"):
+        parts.append(f"timer={e['timer']}")
+    if e.get("msg"):
+        msg = {k: v for k, v in e["msg"].items() if k not in ("mid",)}
+        parts.append(f"msg={msg}")
+    if e.get("value") is not None:
+        parts.append(f"value={e['value']!r}")
+    if e.get("lc") is not None:
+        parts.append(f"(lc {e['lc']}, seq {e.get('seq')})")
+    return " ".join(parts)
+
+
+def _voter_view(p: tuple[Any, ...]) -> dict[str, Any]:
+    role, epoch, voted, leader, log, hw, ends, votes = p
+    return {"role": ROLE_NAMES[role], "epoch": epoch, "voted": voted, "leader": leader, "log": [list(e) for e in log],
+            "hw": hw, "ends": list(ends), "votes": list(votes)}
+
+
+def _differences(impl: tuple[Any, ...], model: tuple[Any, ...], who: str) -> list[str]:
+    names = ("role", "epoch", "voted", "leader", "log", "hw", "ends", "votes")
+    out = []
+    for name, a, b in zip(names, impl, model, strict=True):
+        if a != b:
+            if name == "role":
+                a, b = ROLE_NAMES[a], ROLE_NAMES[b]
+            out.append(f"{who} {name}: implementation {a!r}, model {b!r}")
+    return out
+
+
+# ================================================================================================ the check ===
+def _scan(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Bounds, variants and message fates from a whole run."""
+    n = 0
+    fetch_max = 1
+    check_quorum = False
+    max_epoch = 1
+    values = restarts = dups = resigns = 0
+    received: set[str] = set()
+    dropped: set[str] = set()
+    last_ref: dict[str, int] = {}
+    for i, e in enumerate(events):
+        kind = e.get("event")
+        cfg = e.get("config")
+        if cfg:
+            n = max(n, len(cfg.get("voters") or []))
+            fetch_max = max(fetch_max, int(cfg.get("max_fetch_records", 1)))
+            check_quorum = check_quorum or bool(cfg.get("check_quorum"))
+        st = e.get("state")
+        if st:
+            max_epoch = max(max_epoch, int(st.get("epoch", 0)))
+        if kind == "start" and e.get("restart"):
+            restarts += 1
+        elif kind == "client_append" and e.get("accepted"):
+            values += 1
+        elif kind == "resign" and st and st.get("role") == "Resigned":
+            resigns += 1
+        elif kind == "receive":
+            msg = e["msg"]
+            received.add(msg["mid"])
+            if msg["type"] == "ClientAppendRequest" and _client_accepted(e):
+                values += 1
+        elif kind == "duplicate":
+            dups += 1
+            last_ref[e["msg"]["mid"]] = i
+            last_ref[e["copy"]] = i
+        elif kind == "drop":
+            dropped.add(e["msg"]["mid"])
+        for s in e.get("sent") or []:
+            last_ref[s["mid"]] = i
+            max_epoch = max(max_epoch, int(s.get("leader_epoch", s.get("candidate_epoch", 0)) or 0))
+    lose_after: dict[int, list[str]] = {}
+    for mid, i in last_ref.items():
+        if mid not in received and mid not in dropped:
+            lose_after.setdefault(i, []).append(mid)
+    return {"voters": n, "fetch_max": fetch_max, "check_quorum": check_quorum, "max_epoch": max_epoch,
+            "max_values": values, "max_restarts": restarts, "max_dups": dups, "max_resigns": resigns,
+            "lose_after": lose_after}
+
+
+def _client_accepted(e: dict[str, Any]) -> bool:
+    return any(s.get("type") == "ClientAppendResponse" and s.get("error") == "NONE" for s in e.get("sent") or [])
+
+
+class _Validator:
+    def __init__(self, spec: Spec, events: list[dict[str, Any]], variants: Sequence[str]) -> None:
+        if spec.model.name != "quorum":
+            raise NotValidatable(f"impl/ event logs validate against the quorum model, not {spec.model.name!r}")
+        self.spec = spec
+        self.model = spec.model
+        self.events = events
+        info = _scan(events)
+        self.n = info["voters"]
+        if not 1 <= self.n <= 5:
+            raise NotValidatable(f"the logs show {self.n} voters; the quorum model takes 1 to 5 (is a node's "
+                                 f"start event missing?)")
+        self.lose_after: dict[int, list[str]] = info["lose_after"]
+        bounds = {"voters": self.n, "max_epoch": info["max_epoch"], "max_values": info["max_values"],
+                  "max_msgs": 1_000_000, "fetch_max": info["fetch_max"], "loss": True,
+                  "max_dups": info["max_dups"], "max_restarts": info["max_restarts"],
+                  "max_resigns": info["max_resigns"]}
+        self.bounds = bounds
+        names = list(variants)
+        if info["check_quorum"] and "check-quorum" not in names and "check-quorum" in self.model.variants:
+            names.append("check-quorum")
+        self.variants = tuple(names)
+        self.ctx: Context[Any] = self.model.context(self.model.bounds_type(**bounds), names)
+        self.map = Mapper(self.n)
+        self.actions: dict[str, Action] = {a.name: a for a in self.model.actions}
+        self.invariants = spec.of_kind("invariant")
+        self.action_props = spec.of_kind("action")
+        self.view: list[tuple[Any, ...]] = [initial_voter() for _ in range(self.n)]
+        self.in_flight: dict[str, tuple[Any, ...]] = {}  # mid -> model message
+        self.report = ValidationReport(ok=True, model=self.model.name, variants=self.variants, bounds=bounds)
+        self.counts: Counter[str] = Counter()
+
+    # ---- the implementation's side -------------------------------------------------------------------------
+    def impl_net(self) -> tuple[Any, ...]:
+        return tuple(sorted(self.in_flight.values()))
+
+    def impl_state(self) -> dict[str, Any]:
+        return {"voters": [_voter_view(p) for p in self.view], "net": [list(m) for m in self.impl_net()]}
+
+    def matches(self, s: Any) -> bool:
+        for v, p in zip(s.voters, self.view, strict=True):
+            if model_voter(v) != p:
+                return False
+        return tuple(s.net) == self.impl_net()
+
+    # ---- model steps ----------------------------------------------------------------------------------------
+    def step(self, cands: list[Any], action: str, params: tuple[Any, ...]) -> tuple[list[Any], str | None]:
+        """Every successor of every candidate by ``action`` with ``params``; properties checked on each step."""
+        act = self.actions[action]
+        out: list[Any] = []
+        seen: set[Any] = set()
+        violation: str | None = None
+        for s in cands:
+            for values, t in act.successors(s, self.ctx):
+                if tuple(values) != params:
+                    continue
+                bad = self._check(s, (action, tuple(values)), t)
+                if bad is not None:
+                    violation = violation or bad
+                    continue
+                if t not in seen:
+                    seen.add(t)
+                    out.append(t)
+        if len(out) > MAX_CANDIDATES:
+            out = out[:MAX_CANDIDATES]
+        self.counts[action] += 1
+        return out, (violation if not out else None)
+
+    def _check(self, s: Any, step: tuple[str, tuple[Any, ...]], t: Any) -> str | None:
+        for p in self.action_props:
+            if not p.pred(s, step, t, self.ctx):
+                return p.name
+        for p in self.invariants:
+            if not p.pred(t, self.ctx):
+                return p.name
+        return None
+
+    # ---- one event ------------------------------------------------------------------------------------------
+    def plan(self, i: int, e: dict[str, Any]) -> list[tuple[str, tuple[Any, ...]]]:
+        """The model steps event ``e`` stands for (before the losses of never-received messages)."""
+        kind = e.get("event")
+        node = e.get("node")
+        if node == "net":
+            mm = self.map.message(e["msg"])
+            if kind == "drop":
+                return [("lose", (mm,))]
+            if kind == "duplicate":
+                return [("duplicate", (mm,))]
+            raise NotValidatable(f"unknown network event {kind!r}")
+        me = self.map.nid(node)
+        sent = e.get("sent") or []
+        if kind == "start":
+            return [("restart", (me,))] if e.get("restart") else []
+        if kind == "crash":
+            return []
+        if kind == "receive":
+            msg = e["msg"]
+            if msg["type"] in RECEIVE_ACTION:
+                return [(RECEIVE_ACTION[msg["type"]], (self.map.message(msg),))]
+            if msg["type"] == "ClientAppendRequest" and _client_accepted(e):
+                return [("client_request", (me,))]
+            return []  # client RPCs the model does not know: stutter
+        if kind == "client_append":
+            return [("client_request", (me,))] if e.get("accepted") else []
+        if kind == "resign":
+            return [("resign", (me,))] if e["state"]["role"] == "Resigned" and sent else []
+        if kind == "timeout":
+            timer = e.get("timer")
+            before = self.view[me]
+            after = self.map.voter(e["state"], me)
+            if timer in ("election", "fetch_timeout"):
+                return [("timeout", (me,))] if after != before else []
+            if timer == "fetch":
+                return [("send_fetch", (me,))] if sent else []
+            if timer == "vote_resend":
+                return [("send_vote", (me, self.map.nid(s["dst"]))) for s in sent]
+            if timer == "begin_quorum_resend":
+                return [("send_begin_epoch", (me, self.map.nid(s["dst"]))) for s in sent]
+            if timer == "check_quorum":
+                return [("check_quorum", (me,))] if after != before else []
+            raise NotValidatable(f"unknown timer {timer!r}")
+        raise NotValidatable(f"unknown event {kind!r}")
+
+    def apply_impl(self, e: dict[str, Any]) -> None:
+        """Update the implementation's side with event ``e``."""
+        kind = e.get("event")
+        if e.get("node") == "net":
+            mid = e["msg"]["mid"]
+            if kind == "drop":
+                self.in_flight.pop(mid, None)
+            elif kind == "duplicate":
+                self.in_flight[e["copy"]] = self.map.message(e["msg"])
+            return
+        me = self.map.nid(e["node"])
+        if kind == "client_append" and e.get("accepted"):
+            self.map.accept(e["value"])
+        if kind == "receive":
+            msg = e["msg"]
+            if msg["type"] == "ClientAppendRequest" and _client_accepted(e):
+                self.map.accept(msg["value"])
+            self.in_flight.pop(msg["mid"], None)
+        if kind == "start" and e.get("restart"):
+            # the model's restart drops everything still on the way to the node
+            for mid, mm in list(self.in_flight.items()):
+                if mm[2] == me:
+                    del self.in_flight[mid]
+        for s in e.get("sent") or []:
+            if s["type"] in RECEIVE_ACTION:
+                self.in_flight[s["mid"]] = self.map.message(s)
+        if e.get("state") is not None:
+            self.view[me] = self.map.voter(e["state"], me)
+
+    def run(self) -> ValidationReport:
+        t0 = time.perf_counter()
+        cands = list(self.model.initial_states(self.ctx))
+        rep = self.report
+        for i, e in enumerate(self.events):
+            rep.events += 1
+            before = cands
+            try:
+                steps = self.plan(i, e)
+                self.apply_impl(e)
+                for mid in self.lose_after.get(i, []):
+                    mm = self.in_flight.pop(mid, None)
+                    if mm is not None:
+                        steps.append(("lose", (mm,)))
+            except (KeyError, TypeError, ValueError) as exc:
+                if isinstance(exc, NotValidatable):
+                    raise
+                raise NotValidatable(f"event #{i} is malformed: {type(exc).__name__}: {exc}") from None
+            if not steps:
+                rep.stutters += 1
+                if not any(self.matches(s) for s in cands):
+                    self._fail(i, e, before, "the event changes state the model sees, but it is no model step")
+                    break
+                continue
+            violation = None
+            for action, params in steps:
+                cands, violation = self.step(cands, action, params)
+                rep.steps += 1
+                if not cands:
+                    break
+            if not cands:
+                if violation is not None:
+                    rep.violated_property = violation
+                    self._fail(i, e, before, f"property {violation} fails on the model step {steps[0][0]}")
+                else:
+                    self._fail(i, e, before, f"the model cannot take {_fmt_steps(steps)} here")
+                break
+            matching = [s for s in cands if self.matches(s)]
+            if not matching:
+                self._fail(i, e, before, f"the model's {_fmt_steps(steps)} ends in a different state", cands)
+                break
+            cands = matching
+        rep.seconds = time.perf_counter() - t0
+        rep.counts = dict(self.counts)
+        return rep
+
+    def _fail(self, i: int, e: dict[str, Any], before: list[Any], reason: str, after: list[Any] | None = None) -> None:
+        rep = self.report
+        rep.ok = False
+        model_state = before[0] if before else None
+        diffs: list[str] = []
+        ref = after[0] if after else model_state
+        if ref is not None:
+            for j, (v, p) in enumerate(zip(ref.voters, self.view, strict=True)):
+                diffs += _differences(p, model_voter(v), f"voter {j}")
+            impl_net, model_net = Counter(self.impl_net()), Counter(ref.net)
+            for mm in sorted((impl_net - model_net).elements()):
+                diffs.append(f"in flight in the implementation only: {mm}")
+            for mm in sorted((model_net - impl_net).elements()):
+                diffs.append(f"in flight in the model only: {mm}")
+        rep.first_bad = {
+            "index": i,
+            "event": e,
+            "reason": reason,
+            "differences": diffs,
+            "impl_state": self.impl_state(),
+            "model_state": _model_view(model_state) if model_state is not None else None,
+            "model_state_after": _model_view(after[0]) if after else None,
+        }
+
+
+def _model_view(s: Any) -> dict[str, Any]:
+    return {"voters": [_voter_view(model_voter(v)) for v in s.voters], "net": [list(m) for m in s.net]}
+
+
+def _fmt_steps(steps: list[tuple[str, tuple[Any, ...]]]) -> str:
+    return ", ".join(f"{a}{p}" for a, p in steps)
+
+
+# ================================================================================================= entry points ===
+def validate_events(spec: Spec, events: list[dict[str, Any]], variants: Sequence[str] = ()) -> ValidationReport:
+    """Validate merged events (in order) against ``spec``'s model (must be the quorum model)."""
+    return _Validator(spec, events, variants).run()
+
+
+def validate_logdir(spec: Spec, logdir: str | Path, variants: Sequence[str] = ()) -> ValidationReport:
+    """Validate every ``node-*/events.jsonl`` under ``logdir`` (merged causally, see impl/events.py)."""
+    from checker.errors import UsageError
+    from impl.events import event_files, merge
+
+    if not event_files(logdir):
+        raise UsageError(f"no event logs (node-*/events.jsonl) under {str(logdir)!r}")
+    try:
+        return validate_events(spec, merge(logdir), variants)
+    except NotValidatable as exc:
+        raise UsageError(f"cannot validate {str(logdir)!r}: {exc}") from None
