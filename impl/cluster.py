@@ -38,6 +38,7 @@ class ClusterReport:
     first_commit_after: float | None = None
     killed: int | None = None
     killed_at: float | None = None
+    killed_epoch: int | None = None  # the epoch the killed node led
     new_leader_after_kill: float | None = None  # seconds from the kill to a leader in a newer epoch
     appended: int = 0  # client appends the leader accepted
     committed: list[str] = field(default_factory=list)  # client values committed at the end (leader's view)
@@ -155,6 +156,7 @@ async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_lea
                 client.drop(leader)
                 cluster.kill(leader)
                 report.killed, report.killed_at = leader, round(now, 3)
+                report.killed_epoch = kill_epoch if kill_epoch >= 0 else None
                 if restart_after is not None:
                     restart_at = now + restart_after
                 leader = None

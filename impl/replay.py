@@ -8,7 +8,8 @@ Each model step is turned into the same event in the implementation (``SimCluste
   ``resign(l)`` is a graceful resignation; ``client_request(l)`` appends the next client value at l;
 - ``receive_*(msg)`` delivers an in-flight message whose content is ``msg``; ``lose(msg)`` drops one,
   ``duplicate(msg)`` duplicates one;
-- ``restart(n)`` crashes the node and restarts it from its disk.
+- ``restart(n)`` crashes the node and restarts it from its disk;
+- a step that leaves the model's state unchanged (a stutter, such as ``epoch_bound``) does nothing.
 
 The model's network holds at most ``max_msgs`` messages and a step whose messages do not fit sends none of them
 (its retry actions send them later); the implementation always sends.  After each step the replay drops, as network
@@ -241,7 +242,12 @@ def replay_into_impl(spec: Spec, trace: Any, ctx: Context[Any]) -> ReplayReport:
         if diffs:
             raise Diverged("the initial states differ")
         prev = r.abstract()
+        model_prev = trace.initial
         for k, step in enumerate(steps, start=1):
+            if step.state == model_prev:  # a stuttering model step (e.g. a timeout at the epoch bound): nothing
+                report.steps_replayed = k
+                continue
+            model_prev = step.state
             r.do(step.action, dict(step.params))
             r.reconcile(step.state)
             cur = r.abstract()
