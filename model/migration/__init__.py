@@ -1,0 +1,202 @@
+"""The ZooKeeper-to-KRaft migration (KIP-866, the bridge release): ``MIGRATION``, checked by ``spec/migration.py``.
+
+What is modelled, one concern per module:
+
+- ``model/zookeeper.py`` (reusable): versioned znodes, sessions, ephemeral znodes, conditional writes, atomic multi,
+  unavailability;
+- ``state``: bounds, records, the abstract KRaft metadata log and its reader (the image, honouring KIP-868
+  transactions);
+- ``zk_controller``: ZK-mode controller election through the ephemeral /controller and /controller_epoch, writes
+  guarded by the /controller_epoch version, session expiry;
+- ``kraft``: the KRaft quorum abstracted (elections with epochs, learning of a new leader, crash and restart);
+- ``driver``: the MigrationDriverState machine up to the takeover and the four ZkMigrationState metric states;
+- ``takeover``: a new KRaft leader claims /controller (persistent, isKRaft), /controller_epoch and /migration;
+- ``copy``: the initial copy as one metadata transaction ended by the ZkMigrationRecord, aborted and redone on
+  failover;
+- ``dual_write``: the full sync, dual writes of committed records (one multi with a conditional /migration update),
+  the write-behind bound, RPCs with KRaftControllerId, the soft start;
+- ``brokers``: registration with ZkMigrationReady (metadata.version checked), the incompatible broker, the rolling
+  restart into KRaft mode;
+- ``rollback`` and ``finalize``: the two ways out.
+
+Failure modes are actions: controller crash (during the copy or any time), KRaft failover (an election that deposes
+a live leader, which acts as a zombie until it learns), ZooKeeper session expiry and unavailability, an incompatible
+broker, a misconfigured controller elected mid-migration (resigns), migration re-enabled after it finished.
+
+Bounds (``--set name=value``): see ``state.Bounds``.  The defaults are CI-small: one compatible ZK broker, one
+incompatible broker, two controllers, three KRaft epochs, one controller crash, three reconfigurations, one session
+expiry, one ZooKeeper outage, one ZK-mode write, two client writes, write-behind bound 1.  Faults strike in windows
+where they matter (marked "(state-space bound)" in the actions: crashes during the copy, outages and the incompatible
+broker during dual write, session expiries before the takeover, rollback from a steady dual-writing state,
+reconfigurations during finalization); ``--set wide_faults=true`` lifts the windows.
+
+The search is reduced exactly (``state.canonical_key``: controller symmetry plus normalisations of details no rule
+reads; tests/test_migration_check.py compares it with an unreduced exploration).  Figures (2 cores shared with
+other jobs, so wall times vary by 2-3x; CPU times in brackets):
+
+- defaults: 41,891 distinct states, 136,838 transitions, depth 37, about 18 s wall;
+- ``--set brokers=2`` (two ZK brokers racing for /controller, rolled one by one): see the final report.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from model.core import Model
+from model.encoding import to_view
+from model.migration import (
+    brokers,
+    copy,
+    driver,
+    dual_write,
+    faults,
+    finalize,
+    kraft,
+    rollback,
+    takeover,
+    zk_controller,
+)
+from model.migration.state import Bounds, MigState, canonical_key, encode, initial_state, view_len
+from model.zookeeper import Znode
+
+MIGRATION: Model[MigState, Bounds] = Model("migration", Bounds, doc="ZooKeeper to KRaft migration (KIP-866)",
+                                            encode=encode)
+
+# ---- variants ----------------------------------------------------------------------------------------------------
+MIGRATION.variant("kafka-epoch-check", "every migration write also checks the /controller_epoch version, as "
+                  "KafkaZkClient.retryMigrationRequestsUntilConnected does (the KIP checks /migration only)")
+MIGRATION.variant("no-epoch-bump", "a new KRaft leader claims /controller without bumping /controller_epoch",
+                  kind="mutation", expect="KRaftEpochExceedsZkEpoch")
+MIGRATION.variant("no-migration-check", "dual writes update /migration without checking its version",
+                  kind="mutation", expect="SingleZkWriterPerEpoch")
+MIGRATION.variant("copy-outside-txn", "the initial copy is written without a metadata transaction",
+                  kind="mutation", expect="MigrationAtomic")
+MIGRATION.variant("finalize-without-quorum", "the active controller finalizes once it alone has migration disabled",
+                  kind="mutation", expect="NoZkWritesAfterFinalize")
+MIGRATION.variant("registration-mv-unchecked", "a ZK broker's registration is accepted whatever its metadata.version",
+                  kind="mutation", expect="IncompatibleBrokerIsolated")
+MIGRATION.variant("ephemeral-claim", "the KRaft leader claims /controller with an ephemeral znode, as a ZK broker does",
+                  kind="mutation", expect="NoZkControllerAfterTakeover")
+MIGRATION.variant("no-lag-bound", "KRaft writes do not wait for ZooKeeper to catch up",
+                  kind="mutation", expect="DualWriteLagBounded")
+MIGRATION.variant("kip-rollback-deletes-epoch", "the rollback deletes /controller_epoch as well as /controller (the "
+                  "KIP's text)", kind="mutation", expect="ZkControllerEpochMonotonic")
+
+
+@MIGRATION.init
+def _start(b: Bounds) -> Any:
+    yield initial_state(b)
+
+
+MIGRATION.symmetric(cast(Any, canonical_key))  # controller ids are interchangeable, and more: see canonical_key
+
+
+@MIGRATION.bounds_check
+def _bounds_ok(b: Bounds) -> str | None:
+    if b.brokers < 1:
+        return "brokers must be at least 1"
+    if b.controllers < 1:
+        return "controllers must be at least 1"
+    if b.max_lag < 1:
+        return "max_lag must be at least 1"
+    return None
+
+
+C = ("c",)
+B = ("b",)
+# the order is the order of successors (and of actions in coverage reports); it does not change what is reachable
+MIGRATION.action(params=B)(zk_controller.zk_elect)
+MIGRATION.action(params=B)(zk_controller.zk_write)
+MIGRATION.action(params=B)(zk_controller.zk_resign)
+MIGRATION.action(params=("session",))(zk_controller.session_expire)
+MIGRATION.action(params=C)(kraft.kraft_elect)
+MIGRATION.action(params=C)(kraft.learn_leader)
+MIGRATION.action(params=C)(kraft.crash)
+MIGRATION.action(params=C)(kraft.recover)
+MIGRATION.action(params=B)(brokers.register_broker)
+MIGRATION.action(params=B)(brokers.broker_join)
+MIGRATION.action(params=C)(driver.check_quorum)
+MIGRATION.action(params=C)(driver.check_brokers)
+MIGRATION.action(params=C)(takeover.claim)
+MIGRATION.action(params=C)(copy.copy_begin)
+MIGRATION.action(params=C)(copy.copy_batch)
+MIGRATION.action(params=C)(copy.copy_commit)
+MIGRATION.action(params=C)(dual_write.sync_to_zk)
+MIGRATION.action(params=C)(dual_write.send_rpcs)
+MIGRATION.action(params=C)(dual_write.dual_write)
+MIGRATION.action(params=("c", "path"))(dual_write.client_write)
+MIGRATION.action(params=B)(brokers.roll_to_kraft)
+MIGRATION.action(finalize.reconfigure, params=C)
+MIGRATION.action(params=C)(finalize.resign_misconfigured)
+MIGRATION.action(params=C)(finalize.finalize)
+MIGRATION.action(rollback.rollback_begin)
+MIGRATION.action(params=B)(rollback.roll_back_broker)
+MIGRATION.action(rollback.quorum_shutdown)
+MIGRATION.action(rollback.rollback_finish)
+MIGRATION.action(faults.zk_outage)
+MIGRATION.action(faults.zk_restore)
+MIGRATION.action(faults.idle)
+
+
+# ---- the human view (trace text and ITF) ------------------------------------------------------------------------
+def _znode(path: str, n: Znode) -> str:
+    d = n.data
+    if path == "/controller":
+        text = f"KRaft controller {d[1]} (KRaft epoch {d[2]}, isKRaft)" if d[0] == "kraft" else f"ZK broker {d[1]}"
+    elif path == "/migration":
+        text = f"kraft_controller_id={d[0]} kraft_controller_epoch={d[1]} kraft_metadata_offset={d[2]}"
+    else:
+        text = str(d)
+    owner = f", ephemeral of session {'-'.join(map(str, n.owner))}" if n.owner is not None else ""
+    return f"{text} (version {n.version}{owner})"
+
+
+def _record(r: tuple[Any, ...]) -> str:
+    kind = r[1]
+    body = {
+        "reg": lambda: f"RegisterBrokerRecord(broker {r[2]}, isZkBroker)",
+        "begin": lambda: "BeginTransactionRecord",
+        "end": lambda: "EndTransactionRecord",
+        "abort": lambda: "AbortTransactionRecord",
+        "copy": lambda: f"copied from ZK: {r[2]} = {r[3]}",
+        "meta": lambda: f"metadata change: {r[2]} = {r[3]}",
+        "mig": lambda: f"ZkMigrationRecord({r[2]})",
+    }[kind]()
+    return f"epoch {r[0]}: {body}"
+
+
+def view(s: Any) -> Any:
+    if not isinstance(s, MigState):
+        return to_view(s)
+    ctrls = []
+    for x in s.ctrls:
+        lead = None
+        if x.zk is not None:
+            lead = (f"zk controller epoch {x.zk.zk_epoch} (/controller_epoch v{x.zk.epoch_version}), "
+                    f"expects /migration v{x.zk.mig_version}, written up to {x.zk.written}")
+        seen = view_len(s.log, x.epoch)
+        ctrls.append({"up": x.up, "migration_enabled": x.mig, "epoch": x.epoch, "driver": x.driver,
+                      "zk_state": lead, "copy_step": x.copy,
+                      "sees": "the whole log" if seen == len(s.log) else f"the first {seen} records (stale)"})
+    brokers_view = []
+    for br in s.brokers:
+        zkc = None if br.ctrl is None else f"ZK controller, epoch {br.ctrl[0]} (/controller_epoch v{br.ctrl[1]})"
+        brokers_view.append({"mode": br.mode, "zk_session": br.gen, "controller_role": zkc})
+    return {
+        "metric": driver.metric_state(s),
+        "operator": s.op,
+        "zookeeper": {"available": s.zk.available, **{p: _znode(p, n) for p, n in s.zk.nodes}},
+        "kraft": {"leader": s.leader, "epoch": s.kepoch,
+                  "log": {str(i): _record(r) for i, r in enumerate(s.log)} if s.log else "empty"},
+        "controllers": ctrls,
+        "brokers": brokers_view,
+        "history": {"controller_epoch_set_by": " ".join(map(str, s.holder)), "highest_controller_epoch": s.epoch_hi,
+                    "kraft_took_over": s.taken_over, "rpcs_sent_to": sorted(s.rpc_to),
+                    "dual_write_epochs": sorted(s.dw_epochs), "all_controllers_disabled": s.all_off},
+        "budget_used": to_view(s.used),
+    }
+
+
+MIGRATION.view = view
+
+__all__ = ["MIGRATION", "Bounds", "MigState"]

@@ -1,0 +1,91 @@
+"""The migration driver's state machine up to the takeover (Kafka's KRaftMigrationDriver / MigrationDriverState),
+and the four states of the ZkMigrationState metric (KIP-866 "Migration state machine").
+
+    INACTIVE -> WAIT_FOR_CONTROLLER_QUORUM -> WAIT_FOR_BROKERS -> BECOME_CONTROLLER -> ZK_MIGRATION (copy)
+        -> SYNC_KRAFT_TO_ZK -> KRAFT_CONTROLLER_TO_BROKER_COMM -> DUAL_WRITE
+    (a controller whose log already holds the MIGRATION record goes WAIT_FOR_CONTROLLER_QUORUM -> BECOME_CONTROLLER
+    -> SYNC_KRAFT_TO_ZK; learning of a newer leader sends any state back to INACTIVE)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from model import zookeeper as zkm
+from model.core import Context
+from model.migration.state import (
+    BECOME_CONTROLLER,
+    BROKER_IDS,
+    INACTIVE,
+    KRAFT_CONTROLLER_MIGRATION_ACTIVE,
+    MIGRATE_ZK_DATA,
+    MIGRATION,
+    MIGRATION_FINISHED,
+    MIGRATION_INELIGIBLE,
+    POST_MIGRATION,
+    PRE_MIGRATION,
+    WAIT_FOR_BROKERS,
+    WAIT_FOR_CONTROLLER_QUORUM,
+    ZK_MIGRATION,
+    Bounds,
+    MigState,
+    image,
+    is_active,
+    set_ctrl,
+    view_len,
+)
+
+Succ = Iterator[tuple[tuple[int], MigState]]
+
+
+def metric_state(s: MigState) -> str:
+    """The ZkMigrationState metric (KIP-866): MigrationIneligible until the copy starts (and whenever a ZK controller
+    is active), MigrateZkData during the copy, KRaftControllerMigrationActive once the copy is committed (dual write),
+    MigrationFinished once the final ZkMigrationRecord is committed."""
+    mig = image(s.log).mig
+    if mig == POST_MIGRATION:
+        return MIGRATION_FINISHED
+    if mig == MIGRATION:
+        return KRAFT_CONTROLLER_MIGRATION_ACTIVE
+    if s.leader >= 0 and is_active(s, s.leader) and s.ctrls[s.leader].driver == ZK_MIGRATION:
+        return MIGRATE_ZK_DATA
+    return MIGRATION_INELIGIBLE
+
+
+def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """WAIT_FOR_CONTROLLER_QUORUM: the driver reads the log's migration state and the quorum's readiness."""
+    for c, x in enumerate(s.ctrls):
+        if x.driver != WAIT_FOR_CONTROLLER_QUORUM or not is_active(s, c):
+            continue  # (a deposed driver waiting here does nothing until it learns of the new leader)
+        mig = image(s.log, view_len(s.log, x.epoch)).mig
+        if mig == PRE_MIGRATION:
+            # KIP-866 "Migration triggers" 5 / QuorumFeatures.reasonAllControllersZkMigrationNotReady: every voter
+            # answers ApiVersions with ZkMigrationReady (it is up and has the migration config)
+            if all(y.up and y.mig for y in s.ctrls):
+                yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=WAIT_FOR_BROKERS)))
+        elif mig == MIGRATION:
+            # WaitForControllerQuorumEvent: a migration already in progress goes straight to the takeover
+            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=BECOME_CONTROLLER)))
+        else:
+            # KIP-866 "Misconfigurations": migration re-enabled after it finished must not start again
+            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=INACTIVE)))
+
+
+def check_brokers(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """WAIT_FOR_BROKERS: every known ZK broker has registered with ZkMigrationReady."""
+    if not s.zk.available:
+        return
+    in_zk = {int(i) for i in zkm.children(s.zk, BROKER_IDS)}
+    # KIP-866 "Presence of the ZK broker": brokers named in partition assignments count as known even when offline
+    # (here every compatible broker hosts a replica), so an offline broker blocks the migration (trigger 4)
+    known = in_zk | set(range(ctx.b.brokers))
+    for c, x in enumerate(s.ctrls):
+        if x.driver != WAIT_FOR_BROKERS or not is_active(s, c):
+            continue
+        registered = image(s.log, view_len(s.log, x.epoch)).registered
+        # KRaftMigrationDriver.areZkBrokersReadyForMigration: all ZK brokers are registered with KRaft
+        if known and known <= registered:
+            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=BECOME_CONTROLLER)))
+

@@ -1,0 +1,44 @@
+"""ZooKeeper unavailability (KIP-866 "ZooKeeper unavailable") and the stutter step of finished runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from model import zookeeper as zkm
+from model.core import Context
+from model.migration.state import (
+    DUAL_WRITE,
+    OP_MIGRATE,
+    OP_ROLLED_BACK,
+    POST_MIGRATION,
+    Bounds,
+    MigState,
+    is_active,
+    log_state,
+)
+
+
+def zk_outage(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
+    """ZooKeeper becomes unavailable: every operation fails until it is back."""
+    # (state-space bound) unless wide_faults: outages hit an active dual-writing controller
+    window = ctx.b.wide_faults or (s.op == OP_MIGRATE and s.leader >= 0 and is_active(s, s.leader)
+                                   and s.ctrls[s.leader].driver == DUAL_WRITE)
+    if s.zk.available and s.used.outages < ctx.b.max_outages and window:
+        # KIP-866 "ZooKeeper unavailable": dual writes fail, the lag grows, KRaft writes block at the bound
+        yield attrs.evolve(s, zk=zkm.set_available(s.zk, False), used=attrs.evolve(s.used, outages=s.used.outages + 1))
+
+
+def zk_restore(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
+    """ZooKeeper is available again."""
+    if not s.zk.available:
+        yield attrs.evolve(s, zk=zkm.set_available(s.zk, True))
+
+
+def idle(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
+    """A finished run stutters, so that it is no deadlock: the migration finalized, the rollback done, or no
+    leader left to elect within the max_epoch bound."""
+    stuck = s.kepoch >= ctx.b.max_epoch and not (s.leader >= 0 and is_active(s, s.leader))
+    if s.op == OP_ROLLED_BACK or log_state(s) == POST_MIGRATION or stuck:
+        yield s

@@ -1,0 +1,85 @@
+"""Taking the controllers out of migration mode, misconfigured controllers, finalization (KIP-866 "Finalizing the
+migration" and "Misconfigurations").
+
+The operator restarts each controller with ``zookeeper.metadata.migration.enable`` changed.  An active controller
+without the config, elected while a migration is under way and some voter still has it, gives up leadership.  Once
+every voter runs without it (the quorum signals it in ApiVersions) and every broker runs in KRaft mode, the active
+controller writes the final ZkMigrationRecord and stops writing to ZooKeeper; a controller restarted with the config
+after that replays the record and does not start a migration again (driver.check_quorum).
+Kafka: ActivationRecordsGenerator (POST_MIGRATION when a controller without the config activates on a log in
+MIGRATION with no ZK broker left), QuorumFeatures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from model.core import Context
+from model.migration.state import (
+    KRAFT_MODE,
+    MIGRATION,
+    OP_MIGRATE,
+    POST_MIGRATION,
+    PRE_MIGRATION,
+    Bounds,
+    Ctrl,
+    MigState,
+    append,
+    is_active,
+    is_compatible,
+    log_state,
+    set_ctrl,
+)
+
+Succ = Iterator[tuple[tuple[int], MigState]]
+
+
+def reconfigure(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """The operator restarts a controller with zookeeper.metadata.migration.enable flipped."""
+    if s.used.reconfigs >= ctx.b.max_reconfigs or s.op != OP_MIGRATE:
+        return
+    mig = log_state(s)
+    brokers_done = all(br.mode == KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b))
+    used = attrs.evolve(s.used, reconfigs=s.used.reconfigs + 1)
+    for c, x in enumerate(s.ctrls):
+        if not x.up:
+            continue
+        # (state-space bound) unless wide_faults: migration is disabled once every broker runs in KRaft mode (the
+        # finalization's rolling restart, during which a disabled controller may be elected while another still
+        # has the config) and re-enabled only after the migration finished
+        if not ctx.b.wide_faults and (mig == PRE_MIGRATION or (x.mig and not brokers_done)
+                                      or (not x.mig and mig != POST_MIGRATION)):
+            continue
+        # a restart: volatile state is lost, the epoch (quorum-state file) survives; a leader loses leadership
+        ctrls = set_ctrl(s, c, Ctrl(True, not x.mig, s.kepoch))
+        all_off = s.all_off or not any(y.mig for y in ctrls)
+        yield (c,), attrs.evolve(s, ctrls=ctrls, used=used, leader=-1 if s.leader == c else s.leader,
+                                 all_off=all_off)
+
+
+def resign_misconfigured(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """An active controller without the migration config gives up leadership while a migration is under way."""
+    c = s.leader
+    if c < 0 or not is_active(s, c) or s.ctrls[c].mig:
+        return
+    # KIP-866 "Misconfigurations": it sees the migration in the log (PRE_MIGRATION or MIGRATION record) while the
+    # quorum is still migrating (some voter has the config), and resigns
+    if log_state(s) in (PRE_MIGRATION, MIGRATION) and any(y.mig for y in s.ctrls):
+        yield (c,), attrs.evolve(s, leader=-1)
+
+
+def finalize(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """The active controller leaves migration mode: the final ZkMigrationRecord (POST_MIGRATION)."""
+    c = s.leader
+    if c < 0 or not is_active(s, c) or s.ctrls[c].mig or log_state(s) != MIGRATION:
+        return
+    # KIP-866 "Finalizing the migration": not before every voter signals that migration is disabled (the
+    # finalize-without-quorum mutation looks only at itself)
+    if not ctx.on("finalize-without-quorum") and any(y.mig for y in s.ctrls):
+        return
+    # ActivationRecordsGenerator: no finalization while a broker is still registered as a ZK broker
+    if any(br.mode != KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b)):
+        return
+    yield (c,), attrs.evolve(s, log=append(s, ("mig", POST_MIGRATION)))

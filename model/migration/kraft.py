@@ -1,0 +1,98 @@
+"""The KRaft quorum seen from the migration: elections, learning of a new leader, crashes, restarts.
+
+An abstraction of model/quorum (see state.py): an election needs a majority of voters up and moves to a strictly
+higher epoch; the winner's log holds every committed record; the others learn of it later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from model.core import Context
+from model.migration.state import (
+    INACTIVE,
+    OP_MIGRATE,
+    OP_ROLLBACK,
+    WAIT_FOR_BROKERS,
+    WAIT_FOR_CONTROLLER_QUORUM,
+    ZK_MIGRATION,
+    Bounds,
+    Ctrl,
+    MigState,
+    image,
+    is_active,
+    set_ctrl,
+)
+
+Succ = Iterator[tuple[tuple[int], MigState]]
+
+
+def kraft_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """A controller wins a KRaft election in the next epoch (the old leader, if any, is not told yet)."""
+    if s.kepoch >= ctx.b.max_epoch:
+        return
+    # KIP-595 Vote: a candidate needs votes from a majority of the voters
+    if 2 * sum(1 for x in s.ctrls if x.up) <= len(s.ctrls):
+        return
+    e = s.kepoch + 1
+    log = s.log
+    # ActivationRecordsGenerator: a new active controller aborts a metadata transaction left open by its
+    # predecessor (KIP-866 "Initial data migration": the next controller aborts the copy and restarts it)
+    if image(log).open_txn:
+        log = log + ((e, "abort"),)
+    for c, x in enumerate(s.ctrls):
+        if not x.up or c == s.leader:
+            continue
+        # KRaftMigrationDriver.KRaftLeaderEvent: an active controller with migration enabled starts its driver in
+        # WAIT_FOR_CONTROLLER_QUORUM; one without the config runs no driver
+        ctrls = set_ctrl(s, c, Ctrl(True, x.mig, e, WAIT_FOR_CONTROLLER_QUORUM if x.mig else INACTIVE))
+        yield (c,), attrs.evolve(s, ctrls=inert_learn(ctrls, c, e), leader=c, kepoch=e, log=log)
+
+
+# a deposed driver in one of these states cannot write to ZooKeeper or append to the log
+INERT = (INACTIVE, WAIT_FOR_CONTROLLER_QUORUM, WAIT_FOR_BROKERS, ZK_MIGRATION)
+
+
+def inert_learn(ctrls: tuple[Ctrl, ...], leader: int, e: int) -> tuple[Ctrl, ...]:
+    """(State-space reduction) controllers whose stale view could not make them act learn of epoch ``e`` at once:
+    when they learn it changes nothing any other action reads, so the interleavings of their learning are
+    redundant.  Deposed drivers that can still write to ZooKeeper stay stale until ``learn_leader``."""
+    return tuple(
+        Ctrl(x.up, x.mig, e, INACTIVE) if i != leader and x.epoch < e and (not x.up or x.driver in INERT) else x
+        for i, x in enumerate(ctrls))
+
+
+def learn_leader(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """A controller learns of a newer leader epoch and its migration driver goes inactive."""
+    for c, x in enumerate(s.ctrls):
+        # KRaftMigrationDriver.KRaftLeaderEvent (not the leader): transition to INACTIVE
+        if x.up and x.epoch < s.kepoch:
+            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch, INACTIVE)))
+
+
+def crash(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """A controller crashes: its volatile state (driver, cached ZooKeeper state, copy progress) is lost."""
+    if s.used.crashes >= ctx.b.max_crashes or s.op not in (OP_MIGRATE, OP_ROLLBACK):
+        return
+    used = attrs.evolve(s.used, crashes=s.used.crashes + 1)
+    for c, x in enumerate(s.ctrls):
+        if not x.up:
+            continue
+        # (state-space bound) unless wide_faults: the crash the KIP names, of the active controller during the copy
+        if not ctx.b.wide_faults and not (x.driver == ZK_MIGRATION and is_active(s, c)):
+            continue
+        # KIP-595: the quorum-state file (epoch) and the config survive a crash
+        yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, Ctrl(False, x.mig, x.epoch)), used=used,
+                                 leader=-1 if s.leader == c else s.leader)
+
+
+def recover(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """A crashed controller restarts (its driver starts INACTIVE)."""
+    if s.op not in (OP_MIGRATE, OP_ROLLBACK):
+        return  # after the rollback's clean shutdown the quorum stays down
+    for c, x in enumerate(s.ctrls):
+        if not x.up:
+            # a restarted controller catches up with the quorum's epoch before its driver can act
+            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch)))

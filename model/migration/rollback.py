@@ -1,0 +1,110 @@
+"""Rollback to ZooKeeper before finalization (KIP-866 "Reversal to ZK").
+
+The operator may go back at any point before taking the KRaft controllers out of migration mode: brokers are
+restarted in ZK mode one by one, the KRaft quorum is shut down cleanly (the active controller first writes to
+ZooKeeper whatever committed metadata is still pending: "a forced shutdown can cause some metadata to be lost"),
+and the operator deletes the persistent /controller so that the ZK brokers elect a controller again.  The KIP also
+says to delete /controller_epoch; Kafka's operations guide deletes /controller only.  The mutation
+``kip-rollback-deletes-epoch`` follows the KIP's text and shows why: the epoch restarts below its old value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from model import zookeeper as zkm
+from model.core import Context
+from model.migration.dual_write import zk_batch
+from model.migration.state import (
+    CONTROLLER,
+    CONTROLLER_EPOCH,
+    DUAL_WRITE,
+    KRAFT_MODE,
+    OP_MIGRATE,
+    OP_QUORUM_DOWN,
+    OP_ROLLBACK,
+    OP_ROLLED_BACK,
+    POST_MIGRATION,
+    ZK_MODE,
+    Bounds,
+    Ctrl,
+    MigState,
+    broker_mv,
+    broker_path,
+    broker_session,
+    is_active,
+    is_compatible,
+    log_state,
+    set_broker,
+)
+
+Succ = Iterator[tuple[tuple[int], MigState]]
+
+
+def rollback_begin(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
+    """The operator decides to go back to ZooKeeper."""
+    # KIP-866 "Reversal to ZK": possible before the controllers are taken out of migration mode
+    if s.op != OP_MIGRATE or not s.taken_over or s.all_off:
+        return
+    # (state-space bound) unless wide_faults: the operator starts from a steady state (an active dual-writing
+    # leader, every running controller aware of its epoch) before the finalization's controller restarts
+    steady = (s.leader >= 0 and is_active(s, s.leader) and s.ctrls[s.leader].driver == DUAL_WRITE
+              and all(x.epoch == s.kepoch for x in s.ctrls if x.up) and s.used.reconfigs == 0)
+    if ctx.b.wide_faults or steady:
+        yield attrs.evolve(s, op=OP_ROLLBACK)
+
+
+def roll_back_broker(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """A KRaft-mode broker is restarted in ZK mode (one by one)."""
+    if s.op != OP_ROLLBACK or not s.zk.available:
+        return
+    for b, br in enumerate(s.brokers):
+        if br.mode != KRAFT_MODE:
+            continue
+        sess = broker_session(b, br.gen)
+        zk, _ = zkm.open_session(s.zk, sess)
+        zk, code = zkm.create(zk, broker_path(b), broker_mv(ctx.b, b), sess)
+        if code == zkm.OK:
+            yield (b,), attrs.evolve(s, zk=zk, brokers=set_broker(s, b, attrs.evolve(br, mode=ZK_MODE)))
+
+
+def quorum_shutdown(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
+    """The KRaft quorum shuts down cleanly once every broker is back in ZK mode."""
+    if s.op != OP_ROLLBACK or not s.zk.available:
+        return
+    if any(br.mode == KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b)):
+        return
+    zk = s.zk
+    if log_state(s) != POST_MIGRATION:
+        # KIP-866 "Reversal to ZK": a clean shutdown lets the active controller write its pending metadata to
+        # ZooKeeper first; the operator waits for an active controller in dual-write mode
+        c = s.leader
+        if c < 0 or not is_active(s, c) or s.ctrls[c].driver != DUAL_WRITE:
+            return
+        lead = s.ctrls[c].zk
+        assert lead is not None
+        writes = [(r[2], r[3]) for r in s.log[lead.written:] if r[1] == "meta"]
+        if writes:
+            zk, code = zk_batch(s, c, lead, writes, len(s.log), ctx)
+            if code != zkm.OK:
+                return
+    # the quorum is decommissioned: its controllers, its log and their budgets play no further part (the next
+    # migration would start from a new quorum), so they are reset; RollbackSafe is judged on this step
+    ctrls = tuple(Ctrl(False, True, 0) for _ in s.ctrls)
+    used = attrs.evolve(s.used, crashes=0, reconfigs=0, client_writes=0)
+    yield attrs.evolve(s, zk=zk, ctrls=ctrls, leader=-1, kepoch=0, log=(), used=used, dw_epochs=frozenset(),
+                       op=OP_QUORUM_DOWN)
+
+
+def rollback_finish(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
+    """The operator deletes the persistent /controller so that the ZK brokers elect a controller again."""
+    if s.op != OP_QUORUM_DOWN or not s.zk.available:
+        return
+    ops: list[zkm.Op] = [zkm.Delete(CONTROLLER)]
+    if ctx.on("kip-rollback-deletes-epoch"):
+        ops.append(zkm.Delete(CONTROLLER_EPOCH))  # KIP-866 "Reversal to ZK", taken literally
+    zk, code = zkm.multi(s.zk, ops)
+    if code == zkm.OK:
+        yield attrs.evolve(s, zk=zk, op=OP_ROLLED_BACK)

@@ -1,0 +1,510 @@
+"""State records, bounds and shared helpers of the ZooKeeper-to-KRaft migration model (KIP-866).
+
+The KRaft side is a minimal abstract metadata log of our own (not model/controller's, which was being written at the
+same time): one log of records, each tagged with the leader epoch that appended it; only the active leader appends,
+and an append is committed at once (the Raft layer is abstracted: a record a leader appends in its epoch reaches a
+majority or the leader is deposed; KafkaRaftClient refuses appends from a stale epoch).  Leadership moves by
+elections to strictly higher epochs; every other controller learns the new epoch later (a deposed leader keeps acting
+on its stale view until it does: the zombie that the ZooKeeper fencing is for).  What a controller has seen of the
+log is the prefix of records from epochs up to its own (a LeaderChange control record opens every epoch, so a
+controller's metadata publisher hears of a new leader before it sees the new leader's records).
+
+Records are tuples ``(epoch, kind, *args)``:
+
+- ``reg b``: RegisterBrokerRecord with IsZkBroker (a ZK broker registered with ZkMigrationReady);
+- ``begin`` / ``end`` / ``abort``: BeginTransactionRecord / EndTransactionRecord / AbortTransactionRecord (KIP-868);
+- ``copy path value``: a metadata record copied from ZooKeeper in the initial migration;
+- ``mig state``: ZkMigrationStateRecord (MIGRATION after the copy, POST_MIGRATION when finalized; the bootstrap
+  PRE_MIGRATION record is implicit: an empty log is in PRE_MIGRATION);
+- ``meta path value``: a metadata change made in KRaft (CreateTopics, AlterConfigs, ...), to be dual-written.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Any
+
+import attrs
+
+from model import zookeeper as zkm
+from model.zookeeper import Zk
+
+# ---- bounds ------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Bounds:
+    """CI-small defaults (see the package docstring for a larger configuration and its cost)."""
+
+    brokers: int = 1  # compatible ZK brokers (ids 0..brokers-1), running metadata.version BRIDGE_MV
+    incompatible_brokers: int = 1  # brokers with an older metadata.version that an operator may bring in
+    controllers: int = 2  # KRaft voters, ids 0..controllers-1
+    max_epoch: int = 3  # highest KRaft leader epoch (bounds elections)
+    max_crashes: int = 1  # controller crashes (each followed by a restart when the operator recovers it)
+    max_reconfigs: int = 3  # operator restarts of a controller with zookeeper.metadata.migration.enable flipped
+    max_expiries: int = 1  # ZooKeeper session expiries
+    max_outages: int = 1  # periods of ZooKeeper unavailability
+    max_zk_writes: int = 1  # metadata writes by a ZK-mode controller
+    max_client_writes: int = 2  # metadata changes committed through the KRaft controller
+    max_lag: int = 1  # ZooKeeper write-behind bound: committed records not yet in ZooKeeper (KIP-866 dual write)
+    wide_faults: bool = False  # lift the fault windows marked "(state-space bound)" in the actions
+
+
+# ---- constants ---------------------------------------------------------------------------------------------------
+
+BRIDGE_MV = "3.4-IV0"  # the metadata.version this KIP adds; the quorum and the compatible brokers run it
+OLD_MV = "3.3-IV3"  # an incompatible broker's IBP
+
+# MigrationDriverState (Kafka's KRaftMigrationDriver; UNINITIALIZED is folded into INACTIVE)
+INACTIVE = "INACTIVE"
+WAIT_FOR_CONTROLLER_QUORUM = "WAIT_FOR_CONTROLLER_QUORUM"
+WAIT_FOR_BROKERS = "WAIT_FOR_BROKERS"
+BECOME_CONTROLLER = "BECOME_CONTROLLER"
+ZK_MIGRATION = "ZK_MIGRATION"
+SYNC_KRAFT_TO_ZK = "SYNC_KRAFT_TO_ZK"
+KRAFT_CONTROLLER_TO_BROKER_COMM = "KRAFT_CONTROLLER_TO_BROKER_COMM"
+DUAL_WRITE = "DUAL_WRITE"
+
+# ZkMigrationState as persisted in the log (ZkMigrationStateRecord)
+PRE_MIGRATION = "PRE_MIGRATION"
+MIGRATION = "MIGRATION"
+POST_MIGRATION = "POST_MIGRATION"
+
+# the four states of the ZkMigrationState metric (KIP-866 "Migration state machine")
+MIGRATION_INELIGIBLE = "MigrationIneligible"
+MIGRATE_ZK_DATA = "MigrateZkData"
+KRAFT_CONTROLLER_MIGRATION_ACTIVE = "KRaftControllerMigrationActive"
+MIGRATION_FINISHED = "MigrationFinished"
+
+# znodes
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+MIGRATION_ZNODE = "/migration"
+BROKER_IDS = "/brokers/ids"
+TOPIC = "/brokers/topics/foo"  # partition assignment and state of a topic
+CONFIG = "/config/topics/foo"  # its dynamic configuration
+METADATA = (TOPIC, CONFIG)  # the metadata znodes the initial copy reads and dual writes keep up to date
+
+# operator phases (KIP-866 "Reversal to ZK")
+OP_MIGRATE = "migrate"
+OP_ROLLBACK = "rolling-back"
+OP_QUORUM_DOWN = "quorum-shut-down"
+OP_ROLLED_BACK = "rolled-back"
+
+# broker modes
+ZK_MODE = "zk"
+KRAFT_MODE = "kraft"
+ABSENT = "absent"  # an incompatible broker the operator has not started (or that shut down when refused)
+
+
+# ---- records -----------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ZkLead:
+    """What an active migration driver caches about ZooKeeper (Kafka's ZkMigrationLeadershipState)."""
+
+    zk_epoch: int  # the ZK controller epoch it claimed (sent as ControllerEpoch in its RPCs to ZK brokers)
+    epoch_version: int  # the /controller_epoch znode version after its claim
+    mig_version: int  # the /migration znode version it expects for its next conditional update
+    written: int  # kraftMetadataOffset: log records [0, written) are reflected in ZooKeeper
+
+
+@attrs.frozen
+class Ctrl:
+    """A KRaft controller (quorum voter)."""
+
+    up: bool = True
+    mig: bool = True  # zookeeper.metadata.migration.enable (durable config, changed by a restart)
+    epoch: int = 0  # the leader epoch it knows (durable: the quorum-state file)
+    driver: str = INACTIVE  # MigrationDriverState (volatile)
+    zk: ZkLead | None = None  # volatile
+    copy: int = 0  # progress of the initial copy it runs: 0 none, 1 transaction begun, 1+i after i batches
+
+
+@attrs.frozen
+class Broker:
+    mode: str  # ZK_MODE | KRAFT_MODE | ABSENT
+    gen: int = 0  # generation of its ZooKeeper session: the session id is ("b", broker, gen)
+    ctrl: tuple[int, int] | None = None  # as ZK-mode controller: (controller epoch, /controller_epoch version)
+
+
+@attrs.frozen
+class Used:
+    """Fault and workload budgets spent so far (compared against the bounds)."""
+
+    crashes: int = 0
+    reconfigs: int = 0
+    expiries: int = 0
+    outages: int = 0
+    zk_writes: int = 0
+    client_writes: int = 0
+
+
+@attrs.frozen
+class MigState:
+    zk: Zk
+    ctrls: tuple[Ctrl, ...]
+    brokers: tuple[Broker, ...]
+    leader: int  # the KRaft quorum's leader (-1 none)
+    kepoch: int  # the quorum's current leader epoch
+    log: tuple[tuple[Any, ...], ...]  # the committed metadata log
+    used: Used
+    values: int  # metadata values written so far (new values are values + 1, so every value is distinct)
+    op: str  # operator phase
+    # ---- history variables (PROTOCOLS.md section 0) ----
+    holder: tuple[Any, ...]  # who last set /controller_epoch: ("zk", broker, epoch) or ("kraft", controller, epoch)
+    epoch_hi: int  # highest value /controller_epoch ever held
+    taken_over: bool  # a KRaft controller has claimed /controller
+    rpc_to: frozenset[int]  # brokers that ever got LeaderAndIsr/UpdateMetadata/StopReplica from a KRaft controller
+    dw_epochs: frozenset[int]  # leader epochs whose driver reached DUAL_WRITE (at most two kept)
+    all_off: bool  # every controller has run with migration disabled at once (rollback window closed)
+
+
+# ---- small helpers -----------------------------------------------------------------------------------------------
+
+
+def is_compatible(b: Bounds, broker: int) -> bool:
+    return broker < b.brokers
+
+
+def broker_mv(b: Bounds, broker: int) -> str:
+    return BRIDGE_MV if is_compatible(b, broker) else OLD_MV
+
+
+def broker_session(broker: int, gen: int) -> tuple[str, int, int]:
+    return ("b", broker, gen)
+
+
+def controller_session(c: int) -> tuple[str, int]:
+    return ("c", c)
+
+
+def broker_path(broker: int) -> str:
+    return f"{BROKER_IDS}/{broker}"
+
+
+def set_ctrl(s: MigState, c: int, ctrl: Ctrl) -> tuple[Ctrl, ...]:
+    return s.ctrls[:c] + (ctrl,) + s.ctrls[c + 1:]
+
+
+def set_broker(s: MigState, i: int, br: Broker) -> tuple[Broker, ...]:
+    return s.brokers[:i] + (br,) + s.brokers[i + 1:]
+
+
+def fenced_zk_controllers_resign(brokers: tuple[Broker, ...], zk: Zk) -> tuple[Broker, ...]:
+    """(State-space reduction) a ZK-mode controller whose /controller_epoch version is stale can no longer write
+    (every write checks that version) and only waits for its /controller watch to resign: it resigns at once.
+    A controller whose version still matches stays until ``zk_resign``."""
+    v = zkm.version(zk, CONTROLLER_EPOCH)
+    return tuple(attrs.evolve(br, ctrl=None) if br.ctrl is not None and br.ctrl[1] != v else br for br in brokers)
+
+
+def is_active(s: MigState, c: int) -> bool:
+    """``c`` leads the quorum's current epoch and knows it (only it may append to the log)."""
+    x = s.ctrls[c]
+    return s.leader == c and x.up and x.epoch == s.kepoch
+
+
+def append(s: MigState, *records: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    return s.log + tuple((s.kepoch,) + r for r in records)
+
+
+def view_len(log: tuple[tuple[Any, ...], ...], epoch: int) -> int:
+    """How much of the log a controller that knows ``epoch`` has seen: the records of epochs up to its own."""
+    n = 0
+    for r in log:
+        if r[0] > epoch:
+            break
+        n += 1
+    return n
+
+
+@attrs.frozen
+class Image:
+    """The metadata image a reader builds from a log prefix, honouring KIP-868 transactions."""
+
+    data: tuple[tuple[str, int], ...]  # metadata znode path -> value
+    mig: str  # ZkMigrationState
+    registered: frozenset[int]  # ZK brokers registered with ZkMigrationReady
+    copied: bool  # some record copied from ZooKeeper is visible
+    open_txn: bool  # a transaction was begun and neither ended nor aborted
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def image(log: tuple[tuple[Any, ...], ...], upto: int | None = None) -> Image:
+    """Apply ``log[:upto]``: records inside a transaction become visible at its end and vanish on its abort
+    (KIP-868 metadata transactions; MetadataLoader buffers a transaction's records until EndTransactionRecord)."""
+    data: dict[str, int] = {}
+    mig = PRE_MIGRATION
+    registered: set[int] = set()
+    copied = False
+    txn: list[tuple[Any, ...]] | None = None
+
+    def apply(r: tuple[Any, ...]) -> None:
+        nonlocal mig, copied
+        kind = r[1]
+        if kind == "copy":
+            data[r[2]] = r[3]
+            copied = True
+        elif kind == "meta":
+            data[r[2]] = r[3]
+        elif kind == "mig":
+            mig = r[2]
+        elif kind == "reg":
+            registered.add(r[2])
+
+    for r in log[:upto]:
+        kind = r[1]
+        if kind == "begin":
+            txn = []
+        elif kind == "end":
+            for q in txn or ():
+                apply(q)
+            txn = None
+        elif kind == "abort":
+            txn = None
+        elif txn is not None:
+            txn.append(r)
+        else:
+            apply(r)
+    return Image(tuple(sorted(data.items())), mig, frozenset(registered), copied, txn is not None)
+
+
+def image_value(img: Image, path: str) -> int | None:
+    for p, v in img.data:
+        if p == path:
+            return v
+    return None
+
+
+def log_state(s: MigState) -> str:
+    """The ZkMigrationState of the committed log."""
+    return image(s.log).mig
+
+
+def znode_version(zk: Zk, path: str) -> int:
+    """The version of an existing znode (-1 if it is absent)."""
+    v = zkm.version(zk, path)
+    return -1 if v is None else v
+
+
+def zk_metadata(zk: Zk) -> tuple[Any, ...]:
+    """The metadata znodes' values (what ZK brokers read, and what the migration copies)."""
+    return tuple(zkm.data(zk, p) for p in METADATA)
+
+
+def pending_meta(log: tuple[tuple[Any, ...], ...], start: int, end: int | None = None) -> int:
+    """Metadata changes in ``log[start:end]`` (each needs a ZooKeeper write)."""
+    return sum(1 for r in log[start:end] if r[1] == "meta")
+
+
+def zk_writer(s: MigState, step: tuple[str, tuple[Any, ...]]) -> tuple[Any, ...] | None:
+    """The identity of the controller that makes the ZooKeeper writes of ``step`` (None for other steps)."""
+    name, params = step
+    if name == "zk_write":
+        ctrl = s.brokers[params[0]].ctrl
+        return ("zk", params[0], ctrl[0] if ctrl else -1)
+    if name in ("copy_commit", "sync_to_zk", "dual_write"):
+        return ("kraft", params[0], s.ctrls[params[0]].epoch)
+    if name == "quorum_shutdown" and s.leader >= 0:
+        return ("kraft", s.leader, s.ctrls[s.leader].epoch)
+    return None
+
+
+def initial_state(b: Bounds) -> MigState:
+    """A ZooKeeper-mode cluster upgraded to the bridge release: the compatible brokers online in ZooKeeper, broker 0
+    its controller in controller epoch 1, the metadata znodes populated; the KRaft quorum provisioned with migration
+    enabled and no leader yet; the metadata log empty (PRE_MIGRATION)."""
+    n = b.brokers + b.incompatible_brokers
+    zk = zkm.initial(
+        persistent=[(CONTROLLER_EPOCH, 0)] + [(p, 0) for p in METADATA],
+        sessions=[broker_session(i, 0) for i in range(b.brokers)],
+        ephemeral=[(broker_path(i), BRIDGE_MV, broker_session(i, 0)) for i in range(b.brokers)],
+    )
+    # KafkaController.elect at cluster start: broker 0 created /controller and bumped /controller_epoch to 1
+    zk, code = zkm.multi(zk, (zkm.Check(CONTROLLER_EPOCH, 0),
+                              zkm.Create(CONTROLLER, ("zk", 0), broker_session(0, 0)),
+                              zkm.SetData(CONTROLLER_EPOCH, 1, 0)))
+    assert code == zkm.OK
+    brokers = tuple(Broker(ZK_MODE if i < b.brokers else ABSENT, 0, (1, 1) if i == 0 else None) for i in range(n))
+    return MigState(
+        zk=zk,
+        ctrls=tuple(Ctrl() for _ in range(b.controllers)),
+        brokers=brokers,
+        leader=-1,
+        kepoch=0,
+        log=(),
+        used=Used(),
+        values=0,
+        op=OP_MIGRATE,
+        holder=("zk", 0, 1),
+        epoch_hi=1,
+        taken_over=False,
+        rpc_to=frozenset(),
+        dw_epochs=frozenset(),
+        all_off=False,
+    )
+
+
+def encode(s: MigState | tuple[Any, ...]) -> bytes:
+    """The model's stable encoding: a nested tuple of scalars (no sets), cheaper than the generic one.  The
+    canonical key (a tuple already) is encoded as it is."""
+    if type(s) is tuple:
+        return repr(s).encode()
+    assert isinstance(s, MigState)
+    zk = s.zk
+    lead = [None if x.zk is None else (x.zk.zk_epoch, x.zk.epoch_version, x.zk.mig_version, x.zk.written)
+            for x in s.ctrls]
+    u = s.used
+    return repr((
+        tuple((p, n.data, n.version, n.owner) for p, n in zk.nodes),
+        tuple(sorted(zk.sessions)),
+        zk.available,
+        tuple((x.up, x.mig, x.epoch, x.driver, lead[i], x.copy) for i, x in enumerate(s.ctrls)),
+        tuple((br.mode, br.gen, br.ctrl) for br in s.brokers),
+        s.leader, s.kepoch, s.log,
+        (u.crashes, u.reconfigs, u.expiries, u.outages, u.zk_writes, u.client_writes),
+        s.values, s.op, s.holder, s.epoch_hi, s.taken_over, tuple(sorted(s.rpc_to)), tuple(sorted(s.dw_epochs)),
+        s.all_off,
+    )).encode()
+
+
+def rename_controllers(s: MigState, perm: list[int]) -> MigState:
+    """The same state with controller ``c`` renamed ``perm[c]`` everywhere an id appears (a symmetry of the model:
+    nothing depends on which controller has which id)."""
+    ctrls = [s.ctrls[0]] * len(s.ctrls)
+    for c, x in enumerate(s.ctrls):
+        ctrls[perm[c]] = x
+
+    def owner(o: Any) -> Any:
+        return ("c", perm[o[1]]) if o is not None and o[0] == "c" else o
+
+    nodes = []
+    for p, n in s.zk.nodes:
+        d = n.data
+        if p == CONTROLLER and d[0] == "kraft":
+            d = ("kraft", perm[d[1]], d[2])
+        nodes.append((p, zkm.Znode(d, n.version, owner(n.owner))))
+    zk = Zk(tuple(nodes), frozenset(owner(o) for o in s.zk.sessions), s.zk.available)
+    holder = ("kraft", perm[s.holder[1]], s.holder[2]) if s.holder[0] == "kraft" else s.holder
+    return attrs.evolve(s, zk=zk, ctrls=tuple(ctrls), leader=perm[s.leader] if s.leader >= 0 else -1, holder=holder)
+
+
+def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
+    """The representative the checker fingerprints (a plain tuple, never executed): ``s`` with every detail that no
+    action, property or target can tell apart normalised, and the controllers renamed into a canonical order.  Each
+    normalisation relates states that behave the same (a bisimulation), so the reduction is exact:
+
+    - controller ids are interchangeable (a symmetry): controllers are sorted by their own state;
+    - a record's leader epoch is only compared with controllers' epochs (what a deposed controller has seen): an
+      epoch no running controller is below is shown as 0; a stopped controller's epoch is never read (it catches up
+      when it restarts);
+    - znode versions only meet cached expected versions in equality tests, and a znode's future versions are fresh:
+      the current version and the cached copies equal to it become "cur", older cached copies "stale"; the metadata
+      znodes' versions are never tested;
+    - metadata values are only compared for equality, path by path, and new values are fresh: each path's values are
+      renumbered in order;
+    - ZK controller epochs are only compared with each other and incremented: while /controller_epoch exists they
+      are shown relative to the highest epoch ever held;
+    - /migration's controller id and epoch are informational (only its offset is read); a broker has at most one
+      live session, so session generations only name it; once two epochs reached DUAL_WRITE, which ones is not read;
+    - budgets that nothing can spend any more (see below) are not read.
+    """
+    n = len(s.ctrls)
+    zk = s.zk
+    mig_v = ep_v = None
+    ep_val = None
+    for p, node in zk.nodes:
+        if p == MIGRATION_ZNODE:
+            mig_v = node.version
+        elif p == CONTROLLER_EPOCH:
+            ep_v, ep_val = node.version, node.data
+    base = s.epoch_hi if ep_val is not None else 0
+
+    def rel(v: int, cur: int | None) -> str:
+        return "cur" if v == cur else "stale"
+
+    # metadata values, renumbered per path
+    seen: dict[str, set[Any]] = {p: set() for p in METADATA}
+    for p, node in zk.nodes:
+        if p in seen:
+            seen[p].add(node.data)
+    for r in s.log:
+        if r[1] == "copy" or r[1] == "meta":
+            seen[r[2]].add(r[3])
+    label = {p: {v: i for i, v in enumerate(sorted(vals, key=repr))} for p, vals in seen.items()}
+
+    low = min((x.epoch for x in s.ctrls if x.up), default=s.kepoch)
+    log = tuple(
+        (r[0] if r[0] > low else 0, r[1], r[2], label[r[2]][r[3]]) if len(r) == 4 and r[1] != "reg"
+        else ((r[0] if r[0] > low else 0),) + r[1:]
+        for r in s.log)
+
+    ctrl_keys: list[tuple[Any, ...]] = []
+    for x in s.ctrls:
+        if not x.up:
+            ctrl_keys.append((False, x.mig))
+            continue
+        lead = None if x.zk is None else (x.zk.zk_epoch - base, rel(x.zk.epoch_version, ep_v),
+                                          rel(x.zk.mig_version, mig_v), x.zk.written)
+        ctrl_keys.append((True, x.mig, x.epoch, x.driver, lead, x.copy))
+    h = s.holder
+    u = s.used
+    zk_writes, expiries = u.zk_writes, u.expiries
+    if s.taken_over and not b.wide_faults:
+        # in the restricted fault windows, after the takeover: broker sessions no longer expire and controllers own
+        # sessions only in the ephemeral-claim mutation (whose run stops earlier); ZK-mode writes are possible only
+        # for a ZK controller during the migration proper, and none can arise before the rollback (the persistent
+        # /controller) or write after it.  Budgets nothing can spend any more are not read.
+        if not any(o[0] == "c" for o in zk.sessions):
+            expiries = -1
+        if s.op != OP_MIGRATE or all(br.ctrl is None for br in s.brokers):
+            zk_writes = -1
+    crashes = u.crashes
+    if not b.wide_faults and any(r[1] == "end" or r[1] == "mig" for r in s.log):
+        crashes = -1  # restricted crashes hit the copy only, and the copy is over (exact for every variant)
+    brokers = tuple((br.mode, None if br.ctrl is None else (br.ctrl[0] - base, rel(br.ctrl[1], ep_v)))
+                    for br in s.brokers)
+    rest = (brokers, s.kepoch, log, (crashes, u.reconfigs, expiries, u.outages, zk_writes, u.client_writes), s.op,
+            s.epoch_hi - base if ep_val is not None else s.epoch_hi, s.taken_over, tuple(sorted(s.rpc_to)),
+            (-1,) if len(s.dw_epochs) >= 2 else tuple(sorted(s.dw_epochs)), s.all_off)
+
+    def key(order: tuple[int, ...]) -> tuple[Any, ...]:
+        perm = [0] * n
+        for new, old in enumerate(order):
+            perm[old] = new
+
+        def owner(o: Any) -> Any:
+            if o is None:
+                return None
+            return ("c", perm[o[1]]) if o[0] == "c" else ("b", o[1])  # a broker has one live session at most
+
+        nodes = []
+        for p, node in zk.nodes:
+            d: Any = node.data
+            v: Any = node.version
+            if p == MIGRATION_ZNODE:
+                d, v = d[2], "cur"
+            elif p == CONTROLLER_EPOCH:
+                d, v = d - base, "cur"
+            elif p == CONTROLLER and d[0] == "kraft":
+                d = ("kraft", perm[d[1]], d[2])
+            elif p in label:
+                d, v = label[p][d], 0
+            nodes.append((p, d, v, owner(node.owner)))
+        holder = ("kraft", perm[h[1]], h[2]) if h[0] == "kraft" else (h[0], h[1], h[2] - base) if h[0] == "zk" else h
+        return (tuple(nodes), tuple(sorted((owner(o) for o in zk.sessions), key=repr)), zk.available,
+                tuple(ctrl_keys[c] for c in order), perm[s.leader] if s.leader >= 0 else -1, holder) + rest
+
+    # controllers sorted by their own state; among controllers in the same state every order is tried and the
+    # smallest key kept, so that the representative does not depend on the ids
+    sort_key = {c: (repr(ctrl_keys[c]), c != s.leader) for c in range(n)}
+    order = tuple(sorted(range(n), key=lambda c: sort_key[c]))
+    ties = [list(g) for _, g in itertools.groupby(order, key=lambda c: sort_key[c])]
+    if all(len(g) == 1 for g in ties):
+        return key(order)
+    candidates = [key(tuple(c for part in combo for c in part))
+                  for combo in itertools.product(*(itertools.permutations(g) for g in ties))]
+    return min(candidates, key=repr)
