@@ -10,17 +10,12 @@ What is compared (the projection).  For every voter, the model's ``Voter`` witho
 leader, log, hw, ends (leader), votes (candidate); and the whole network bag.  The implementation's side is built
 from the ``state`` each node logged after its latest event and from the messages the logs show in flight.
 
-How the implementation's vocabulary maps to the model's (``model/quorum``):
-
-- ids: impl voter k is model voter k-1; a missing id (None) is NONE (-1).
-- log values: the LeaderChange record (value null) is 0; client values are numbered 1, 2, ... in the order the
-  leader(s) accepted them, which is the model's ``hist.values`` counter (client_request appends value values+1).
-- messages: each impl RPC maps field by field to the model's message tuple (``model_message``): VoteRequest ->
-  Vote (prevote false), FetchResponse -> (.., error code, div_epoch, div_end, base offset, entries, hw) etc.
-  ``mid`` is dropped: the model's network is a bag of contents.
-- leader bookkeeping: the model's ``ends[j]`` is the impl's ``replica_end[j]``; for a voter the leader has not heard
-  a Fetch from it is 0 if it acknowledged BeginQuorumEpoch, else -1; the leader's own entry is its log end.
-- candidate bookkeeping: ``votes[j]`` is 1 for granted (and itself), 0 for rejected, -1 for no answer.
+How the implementation's vocabulary maps to the model's is ``impl/modelmap.py``: impl voter k is model voter k-1;
+the LeaderChange record is value 0 and client values are numbered 1, 2, ... in the order leaders accepted them (the
+model's ``hist.values`` counter); each RPC maps field by field to the model's message tuple (``mid`` and fields the
+model lacks dropped; an error or DivergingEpoch FetchResponse carries NONE offset and hw, as in the model); the
+leader's ``ends[j]`` is its ``replica_end[j]``, or 0 for a voter that only acknowledged BeginQuorumEpoch, else -1;
+a candidate's ``votes[j]`` is 1 granted, 0 rejected, -1 no answer.
 
 Events to steps:
 
@@ -42,11 +37,20 @@ Events to steps:
 - a message the logs never show received nor dropped (lost in a TCP connection that died, or still in flight when
   the run ended) -> ``lose(msg)`` right after the last event that put it on the network.
 
+The order: a simulated run's events carry their true global order; a TCP cluster's files are merged by Lamport
+clock (``impl/events.py``), which puts every receive after its send.  A restarted TCP node discards frames whose
+send is ordered before its ``start`` (they were addressed to the dead incarnation, see ``impl/tcp.py``), which is
+what the model's restart does with messages in flight to the node.
+
 Where the model is more abstract: it has no timers (any timeout may fire at any moment), so timer durations are not
 checked; the check-quorum window (``heard``) is model bookkeeping compared nowhere; client values are numbers, not
 strings; history variables are the model's own.  Bounds are taken from the logs (voters, the largest epoch, number
 of client values, duplications, restarts and resignations; ``fetch_max`` from the nodes' configuration), so that no
-bound ever blocks a step the implementation took.
+bound ever blocks a step the implementation took.  The model keeps at most one Fetch of a follower, and one Vote or
+BeginQuorumEpoch per pair, on the network; the implementation retries only once a request counts as lost
+(``request_timeout``), so a retry that overtakes a slow but not lost request would be reported as not allowed (a
+real difference: Kafka behaves the same way).  A Fetch parked in the leader's purgatory is, for the model, still in
+flight.
 """
 
 from __future__ import annotations

@@ -139,8 +139,9 @@ async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_lea
         while time.time() - t0 < seconds:
             now = time.time() - t0
             if leader is None:
-                for nid in list(cluster.procs):
-                    d = await client.describe(nid)
+                nids = list(cluster.procs)
+                answers = await asyncio.gather(*(client.describe(nid) for nid in nids))
+                for nid, d in zip(nids, answers, strict=True):
                     if d is not None and d.role == LEADER:
                         leader = nid
                         report.leaders.setdefault(d.epoch, nid)

@@ -208,7 +208,7 @@ class Client:
         self.conns: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self._seq = 0
 
-    async def call(self, node: int, msg_cls: type[m.Message], timeout: float = 0.5, **fields: Any) -> m.Message | None:
+    async def call(self, node: int, msg_cls: type[m.Message], timeout: float = 0.3, **fields: Any) -> m.Message | None:
         self._seq += 1
         msg = msg_cls(src=m.CLIENT_ID, dst=node, mid=f"c.{self._seq}", **fields)
         try:
