@@ -77,3 +77,18 @@ def test_cluster_run_refuses_bad_arguments(tmp_path: Path) -> None:
     assert main(["cluster", "run", "--seconds", "1", "--log-dir", str(tmp_path), "--bug", "nope"]) == errors.USAGE
     (tmp_path / "node-1").mkdir()
     assert main(["cluster", "run", "--seconds", "1", "--log-dir", str(tmp_path)]) == errors.USAGE
+
+
+def test_an_injected_bug_in_the_cluster_fails_validation_at_the_first_disallowed_event(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """restart-as-leader (KAFKA-10527): the killed leader comes back as leader of its old epoch."""
+    report = run_cluster(nodes=3, seconds=3.0, log_dir=tmp_path, kill_leader_at=0.3, restart_after=0.2,
+                         bugs=("restart-as-leader",))
+    assert_all_stopped(report)
+    assert report.killed is not None
+    capsys.readouterr()
+    assert main(["validate", "quorum", str(tmp_path)]) == errors.VIOLATION
+    out = capsys.readouterr().out
+    assert "NOT ALLOWED: event #" in out
+    assert f"event: node {report.killed} start" in out and f"restart({report.killed - 1},)" in out
+    assert "implementation 'Leader', model 'Resigned'" in out
