@@ -115,10 +115,14 @@ def committed_never_lost(s: QState, ctx: Ctx) -> bool:
     "KIP-595 Fetch: the leader 'appends' and followers truncate to it, never the reverse (Raft Leader Append-Only)",
 )
 def leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    for a, b in zip(s.voters, t.voters):
-        if a is b or a.role != LEADER or b.role != LEADER or a.epoch != b.epoch:
+    sv, tv = s[0], t[0]
+    if sv is tv:
+        return True
+    for i in range(len(sv)):
+        a, b = sv[i], tv[i]
+        if a is b or a[0] != LEADER or b[0] != LEADER or a[1] != b[1]:
             continue
-        if b.log[:len(a.log)] != a.log:
+        if b[4][:len(a[4])] != a[4]:
             return False
     return True
 
@@ -130,8 +134,12 @@ def leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     " protects 'the monotonicity of the global high watermark' (LeaderState.maybeUpdateHighWatermark)",
 )
 def high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    for a, b in zip(s.voters, t.voters):
-        if a is not b and a.role == LEADER and b.role == LEADER and a.epoch == b.epoch and b.hw < a.hw:
+    sv, tv = s[0], t[0]
+    if sv is tv:
+        return True
+    for i in range(len(sv)):
+        a, b = sv[i], tv[i]
+        if a is not b and a[0] == LEADER and b[0] == LEADER and a[1] == b[1] and b[5] < a[5]:
             return False
     return True
 
@@ -142,8 +150,11 @@ def high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     "KIP-595 Leader Election: epochs only grow; every request from an older epoch is fenced (FENCED_LEADER_EPOCH)",
 )
 def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    for a, b in zip(s.voters, t.voters):
-        if a is not b and b.epoch < a.epoch:
+    sv, tv = s[0], t[0]
+    if sv is tv:
+        return True
+    for i in range(len(sv)):
+        if tv[i][1] < sv[i][1]:
             return False
     return True
 
@@ -156,8 +167,12 @@ def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     "at most once per epoch (QuorumState.initialize)",
 )
 def vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    for a, b in zip(s.voters, t.voters):
-        if a is not b and a.voted != NONE and a.epoch == b.epoch and b.voted != a.voted:
+    sv, tv = s[0], t[0]
+    if sv is tv:
+        return True
+    for i in range(len(sv)):
+        a, b = sv[i], tv[i]
+        if a is not b and a[2] != NONE and a[1] == b[1] and b[2] != a[2]:
             return False
     return True
 

@@ -11,7 +11,7 @@ class Bounds:
     max_epoch: int = 2       # no voter moves past this epoch (bounds the number of elections)
     max_values: int = 1      # client records a leader may append, over the whole run
     max_msgs: int = 2        # messages in flight; a send that would exceed it is not enabled
-    fetch_max: int = 2       # entries per Fetch response (the response size limit: partial reads)
+    fetch_max: int = 1       # entries per Fetch response (the size limit; 1 makes every partial read possible)
     loss: bool = False       # message loss fault (off by default: it multiplies the default state space by 5)
     max_dups: int = 0        # message duplication faults
     max_restarts: int = 0    # crash+restart faults (volatile state lost; epoch, vote, leader and log kept)

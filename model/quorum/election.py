@@ -142,8 +142,11 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
 
 def epoch_bound(s: QState, ctx: Ctx) -> Succ:
     """A voter's timer expires but ``max_epoch`` forbids a new election: the run has reached its bound, not a
-    protocol deadlock, so the step leaves the state unchanged (a stutter, as in TLA+).  Deadlock detection thus only
-    reports states where the protocol itself is stuck."""
+    protocol deadlock, so the step leaves the state unchanged (a stutter, as in TLA+).  Only offered when nothing is
+    in flight (otherwise a delivery is always enabled), so deadlock detection still reports states where the
+    protocol itself is stuck."""
+    if s.net:
+        return
     top = ctx.b.max_epoch
     for me, v in enumerate(s.voters):
         if v.epoch >= top and (v.role in _TIMEOUT_ROLES or v.role == PROSPECTIVE):

@@ -146,12 +146,13 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
         v = s.voters[me]
         err = fetch_error(v, epoch)
         if err != OK:
-            resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, off, (), NONE)
+            resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, NONE, (), NONE)
             yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
             continue
         div = diverging(v.log, off, lfe)
         if div is not None:
-            resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], off, (), v.hw)
+            # Kafka also sends its high watermark here; the follower only truncates, so the model leaves it out
+            resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE)
             yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
             continue
         ends = v.ends[:f] + (off,) + v.ends[f + 1:]

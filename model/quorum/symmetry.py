@@ -63,32 +63,50 @@ def _perm_tables(n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
 
 
 _TABLES: dict[int, list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
-_voter_cache: dict[Any, tuple[Voter, bytes]] = {}
+_ORDERS: dict[int, dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]]] = {}
 _msg_cache: dict[Any, Msg] = {}
 _hist_cache: dict[Any, tuple[History, bytes]] = {}
-_sig_cache: dict[Any, tuple[Any, ...]] = {}
 
 
-def _rename_seq(seq: tuple[int, ...], p: tuple[int, ...]) -> tuple[int, ...]:
-    if not seq:
-        return seq
-    out = [0] * len(seq)
-    for j, x in enumerate(seq):
-        out[p[j]] = x
-    return tuple(out)
+def _tables(n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    tables = _TABLES.get(n)
+    if tables is None:
+        tables = _TABLES[n] = _perm_tables(n)
+        # sorted order of old ids -> the renaming that lists them in that order
+        _ORDERS[n] = {tuple(sorted(range(n), key=p.__getitem__)): (p, t) for p, t in tables}
+    return tables
+
+
+_voter_cache: dict[Any, tuple[Voter, bytes]] = {}
 
 
 def _rename_voter(v: Voter, p: tuple[int, ...], table: tuple[int, ...]) -> tuple[Voter, bytes]:
     key = (v, p)
     hit = _voter_cache.get(key)
     if hit is None:
-        w = Voter(v.role, v.epoch, p[v.voted] if v.voted >= 0 else v.voted, p[v.leader] if v.leader >= 0 else v.leader,
-                  v.log, v.hw, _rename_seq(v.ends, p), _rename_seq(v.votes, p), table[v.heard])
+        w = _renamed_voter(v, p, table)
         hit = (w, _dumps(tuple(w), 2))
         if len(_voter_cache) > _CACHE_LIMIT:
             _voter_cache.clear()
         _voter_cache[key] = hit
     return hit
+
+
+def _renamed_voter(v: Voter, p: tuple[int, ...], table: tuple[int, ...]) -> Voter:
+    ends, votes = v[6], v[7]
+    if ends:
+        out = [0] * len(ends)
+        for j, x in enumerate(ends):
+            out[p[j]] = x
+        ends = tuple(out)
+    if votes:
+        out = [0] * len(votes)
+        for j, x in enumerate(votes):
+            out[p[j]] = x
+        votes = tuple(out)
+    voted, leader = v[2], v[3]
+    return Voter(v[0], v[1], p[voted] if voted >= 0 else voted, p[leader] if leader >= 0 else leader, v[4], v[5],
+                 ends, votes, table[v[8]])
 
 
 def _rename_msg(m: Msg, p: tuple[int, ...]) -> Msg:
@@ -121,74 +139,52 @@ def _rename_hist(h: History, p: tuple[int, ...], table: tuple[int, ...]) -> tupl
     return hit
 
 
-def _signature(v: Voter, me: int) -> tuple[Any, ...]:
-    """What a voter looks like without naming other voters (invariant under renaming)."""
-    key = (v, me)
-    sig = _sig_cache.get(key)
-    if sig is None:
-        sig = (v.role, v.epoch, v.log, v.hw, v.voted == me, v.leader == me, v.voted < 0, v.leader < 0,
-               tuple(sorted(v.ends)), tuple(sorted(v.votes)), bin(v.heard).count("1"))
-        if len(_sig_cache) > _CACHE_LIMIT:
-            _sig_cache.clear()
-        _sig_cache[key] = sig
-    return sig
-
-
-def _candidate_perms(s: QState, n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """The renamings worth trying: those that list voters in order of their signatures (ties in every order)."""
-    tables = _TABLES.get(n)
-    if tables is None:
-        tables = _TABLES[n] = _perm_tables(n)
-    sigs = [_signature(v, i) for i, v in enumerate(s[0])]
-    order = sorted(range(n), key=sigs.__getitem__)
-    # groups of equal signatures, in sorted order
-    groups: list[list[int]] = []
-    for i in order:
-        if groups and sigs[groups[-1][0]] == sigs[i]:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    if len(groups) == n:
-        p = [0] * n
-        for new, old in enumerate(order):
-            p[old] = new
-        pt = tuple(p)
-        return [t for t in tables if t[0] == pt]
-    allowed: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
-    # position ranges of each group in the sorted order
-    start = 0
-    ranges = []
-    for g in groups:
-        ranges.append((g, range(start, start + len(g))))
-        start += len(g)
-    for perm, table in tables:
-        if all(perm[old] in rng for g, rng in ranges for old in g):
-            allowed.append((perm, table))
-    return allowed
+def _renamed(s: QState, p: tuple[int, ...], table: tuple[int, ...]) -> tuple[QState, bytes]:
+    voters, net, hist = s
+    renamed: list[Any] = list(voters)
+    parts: list[bytes] = [b""] * len(voters)
+    for i, v in enumerate(voters):
+        w, wb = _rename_voter(v, p, table)
+        renamed[p[i]] = w
+        parts[p[i]] = wb
+    rnet = tuple(sorted([_rename_msg(m, p) for m in net])) if net else net
+    rh, hb = _rename_hist(hist, p, table)
+    parts.append(_dumps(rnet, 2))
+    parts.append(hb)
+    return QState(tuple(renamed), rnet, rh), b"".join(parts)
 
 
 def canonical(s: QState, b: Bounds) -> QState:
-    """The representative of ``s``'s symmetry class (see the module docstring)."""
-    n = len(s[0])
-    best: bytes | None = None
-    best_state: QState | None = None
-    voters, net, hist = s
-    for p, table in _candidate_perms(s, n):
-        renamed: list[Any] = [None] * n
-        parts: list[bytes] = [b""] * n
-        for i, v in enumerate(voters):
-            w, wb = _rename_voter(v, p, table)
-            renamed[p[i]] = w
-            parts[p[i]] = wb
-        rnet = tuple(sorted([_rename_msg(m, p) for m in net])) if net else net
-        rh, hb = _rename_hist(hist, p, table)
-        enc = b"".join(parts) + _dumps(rnet, 2) + hb
-        if best is None or enc < best:
-            best = enc
-            best_state = QState(tuple(renamed), rnet, rh)
-    assert best_state is not None and best is not None
-    _last[0], _last[1] = best_state, best
-    return best_state
+    """The representative of ``s``'s symmetry class: rename voters so that they are listed in the order of an id-free
+    signature (role, epoch, log, high watermark, whether it voted for / leads itself); among voters with equal
+    signatures every order is tried and the smallest encoding wins."""
+    voters = s[0]
+    n = len(voters)
+    tables = _tables(n)
+    sigs = [(v[0], v[1], v[4], v[5], v[2] == i, v[3] == i) for i, v in enumerate(voters)]
+    order = sorted(range(n), key=sigs.__getitem__)
+    ties = any(sigs[order[k]] == sigs[order[k + 1]] for k in range(n - 1))
+    if not ties:
+        p, table = _ORDERS[n][tuple(order)]
+        state, enc = _renamed(s, p, table)
+    else:
+        rank = [0] * n
+        r = 0
+        for k in range(n):
+            if k and sigs[order[k]] != sigs[order[k - 1]]:
+                r = k
+            rank[order[k]] = r
+        best: tuple[QState, bytes] | None = None
+        for p, table in tables:
+            # p must put each voter within its group's range of positions
+            if all(rank[i] <= p[i] < rank[i] + sum(1 for x in rank if x == rank[i]) for i in range(n)):
+                cand = _renamed(s, p, table)
+                if best is None or cand[1] < best[1]:
+                    best = cand
+        assert best is not None
+        state, enc = best
+    _last[0], _last[1] = state, enc
+    return state
 
 
 # ---- the human view ------------------------------------------------------------------------------------------------
