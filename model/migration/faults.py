@@ -33,6 +33,7 @@ def zk_outage(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
 def zk_restore(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     """ZooKeeper is available again."""
     if not s.zk.available:
+        # KIP-866 "ZooKeeper unavailable": the driver retries its writes (MigrationClientException: will retry)
         yield attrs.evolve(s, zk=zkm.set_available(s.zk, True))
 
 

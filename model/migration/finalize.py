@@ -52,7 +52,8 @@ def reconfigure(s: MigState, ctx: Context[Bounds]) -> Succ:
         if not ctx.b.wide_faults and (mig == PRE_MIGRATION or (x.mig and not brokers_done)
                                       or (not x.mig and mig != POST_MIGRATION)):
             continue
-        # a restart: volatile state is lost, the epoch (quorum-state file) survives; a leader loses leadership
+        # KIP-866 "Finalizing the migration" / "Misconfigurations": the config changes by a restart, which loses the
+        # volatile state (the epoch in the quorum-state file survives) and a leader's leadership
         ctrls = set_ctrl(s, c, Ctrl(True, not x.mig, s.kepoch))
         all_off = s.all_off or not any(y.mig for y in ctrls)
         yield (c,), attrs.evolve(s, ctrls=ctrls, used=used, leader=-1 if s.leader == c else s.leader,

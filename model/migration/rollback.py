@@ -64,6 +64,7 @@ def roll_back_broker(s: MigState, ctx: Context[Bounds]) -> Succ:
         if br.mode != KRAFT_MODE:
             continue
         sess = broker_session(b, br.gen)
+        # KIP-866 "Reversal to ZK": brokers restart in ZK mode one by one and register in ZooKeeper again
         zk, _ = zkm.open_session(s.zk, sess)
         zk, code = zkm.create(zk, broker_path(b), broker_mv(ctx.b, b), sess)
         if code == zkm.OK:
@@ -102,6 +103,7 @@ def rollback_finish(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     """The operator deletes the persistent /controller so that the ZK brokers elect a controller again."""
     if s.op != OP_QUORUM_DOWN or not s.zk.available:
         return
+    # KIP-866 "Reversal to ZK": the operator removes the persistent /controller so a ZK controller election can run
     ops: list[zkm.Op] = [zkm.Delete(CONTROLLER)]
     if ctx.on("kip-rollback-deletes-epoch"):
         ops.append(zkm.Delete(CONTROLLER_EPOCH))  # KIP-866 "Reversal to ZK", taken literally
