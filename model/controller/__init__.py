@@ -1,0 +1,102 @@
+"""The quorum controller (KIP-631, KIP-500): controller epochs, failover, broker lifecycle, partition state.
+
+What is modelled
+- The active controller is the leader of the metadata log and the controller epoch is its leader epoch
+  (QuorumController.claim/renounce).  Failover elects a new leader in a higher epoch; the deposed controller may go
+  on believing it is active, handling broker requests and proposing records, until it renounces.
+- Brokers start (a new incarnation), send BrokerRegistration, and get as broker epoch the offset of their
+  RegisterBrokerRecord; they heartbeat with that epoch and their metadata offset, are unfenced once caught up to
+  their registration, ask for a controlled shutdown (Stopping), and are fenced on a missed session by a record in
+  the log (BrokerHeartbeatManager, ReplicationControlManager.processBrokerHeartbeat, maybeFenceStaleBrokers).
+- Brokers fetch the log as observers and apply only committed entries; their own state (KIP-500 Offline / Fenced /
+  Online / Stopping) follows the metadata they applied.
+- Partitions carry leader, ISR, leader epoch and partition epoch; fencing and controlled shutdown drop the broker
+  from ISRs and move its leaderships; partition leaders send AlterPartition and stale ones are rejected
+  (PartitionChangeBuilder, ReplicationControlManager.alterPartition).
+
+Modelling choice: an abstract metadata log (model/controller/metadata_log.py) instead of the full quorum model.
+The controller's rules only depend on what the quorum guarantees (a committed prefix that never changes, epochs
+that only grow, entries tagged with the epoch they were written in, a deposed leader's writes never committed), and
+composing the controller with the full KIP-595 model would multiply its state space by the quorum's (votes, fetch
+offsets, messages) and put the default check far beyond the CI budget.  tests/test_controller_refinement.py checks
+that the quorum model (model/quorum) refines the abstraction: every quorum-model transition at small bounds,
+projected onto the highest elected epoch and the committed (epoch, payload) prefix, is a step (or several steps, or
+a stutter) of the abstraction ``metadata_log.METALOG``.  Simplifications, each on the safe side for the properties
+checked: time is abstract (any live broker may miss its session); a broker learns its state from the committed
+metadata it applied (the controller answers only once the records commit); a deposed controller reads the current
+log (what it proposes is refused either way).
+
+Bounds (``--set``): controllers, brokers, partitions, max_epoch, max_log (entries = record batches), max_starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from model.controller import actions as A
+from model.controller import metadata_log as mlog
+from model.controller import symmetry
+from model.controller.state import FENCED, Bounds, Broker, State
+from model.core import Model
+
+CONTROLLER: Model[State, Bounds] = Model(
+    "controller",
+    Bounds,
+    encode=symmetry.encode,
+    doc="KRaft quorum controller (KIP-631): controller epochs and failover, broker registration/heartbeats/fencing, "
+    "controlled shutdown, partition leader/ISR/epochs, AlterPartition",
+)
+
+CONTROLLER.variant(A.V_STALE_PE, "the controller accepts an AlterPartition whose partition epoch is stale and builds "
+                   "the new registration from the request's view", kind="mutation", expect="PartitionEpochMonotonic")
+CONTROLLER.variant(A.V_APPLY_UNCOMMITTED, "a broker applies metadata records above the high watermark",
+                   kind="mutation", expect="BrokersApplyOnlyCommitted")
+CONTROLLER.variant(A.V_REUSE_EPOCH, "a newly elected controller reuses the previous controller epoch",
+                   kind="mutation", expect="SingleActiveControllerPerEpoch")
+CONTROLLER.variant(A.V_FENCED_LEADER, "fencing a broker drops it from the ISR but leaves it partition leader",
+                   kind="mutation", expect="LeaderInIsr")
+CONTROLLER.variant(A.V_NO_EPOCH_CHECK, "the quorum accepts a write tagged with an old controller epoch",
+                   kind="mutation", expect="StaleControllerFenced")
+CONTROLLER.variant(A.V_IGNORE_BROKER_EPOCH, "the controller processes a heartbeat whose broker epoch is stale",
+                   kind="mutation", expect="BrokerEpochFencing")
+
+
+@CONTROLLER.bounds_check
+def _check(b: Bounds) -> str | None:
+    if b.controllers < 1 or b.brokers < 1 or b.partitions < 1:
+        return "controllers, brokers and partitions must be at least 1"
+    if b.max_epoch < 1:
+        return "max_epoch must be at least 1 (no controller could ever be elected)"
+    if b.max_starts < 1:
+        return "max_starts must be at least 1"
+    return None
+
+
+CONTROLLER.symmetric(symmetry.canonical)
+
+
+@CONTROLLER.init
+def _start(b: Bounds) -> Iterator[State]:
+    # every broker process is up from the start, fenced and about to register: a broker that starts later is, to
+    # the controller, the same as one that registers later, which the model allows at any time
+    yield State(mlog.initial(b.controllers), (Broker(proc=FENCED, inc=1),) * b.brokers)
+
+
+for _fn, _params in (
+    (A.elect, ("controller", "epoch", "kept")),
+    (A.renounce, ("controller",)),
+    (A.commit, ()),
+    (A.session_timeout, ("controller", "broker")),
+    (A.start, ("broker",)),
+    (A.crash, ("broker", "with_stray")),
+    (A.deliver_stray, ("broker", "controller")),
+    (A.fetch, ("broker",)),
+    (A.register, ("broker", "controller")),
+    (A.heartbeat, ("broker", "controller")),
+    (A.alter_isr, ("broker", "partition", "isr", "controller")),
+    (A.begin_shutdown, ("broker",)),
+    (A.idle, ()),
+):
+    CONTROLLER.action(_fn, params=_params)
+
+__all__ = ["CONTROLLER", "Bounds", "State"]

@@ -1,0 +1,341 @@
+"""The actions of the controller model (registered on ``CONTROLLER`` by model/controller/__init__.py).
+
+Quorum-level actions come from the abstract metadata log (metadata_log); controller actions read the controller's
+image (every entry it has written or replayed) and propose one batch; broker actions follow BrokerLifecycleManager
+and the KIP-500 broker states.
+
+To keep the state space CI-small, a broker's RPC is delivered to and handled by a controller in the same step it is
+sent.  Which controller is a parameter: any node that believes it is active, so a deposed controller that has not
+renounced yet may get it (as a request sent before the failover and delivered late would); brokers therefore need
+not track which controller they believe in.  What stays asynchronous is what matters for the protocol: the reply,
+which waits until the request's records are committed and fails if a failover truncates them, and the lag between
+what a broker has applied and what the controller has written (so a leader's AlterPartition may carry stale
+epochs, and a broker may not yet have caught up with its own registration).  A heartbeat sent by a previous
+incarnation of a broker may still be in the network after a restart (``stray``) and be delivered later with its
+stale broker epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from model.controller import metadata_log as mlog
+from model.controller.brokers import handle_heartbeat, handle_registration, session_expired
+from model.controller.image import Image, image_of
+from model.controller.partitions import STALE_EPOCH_ERRORS, alter_partition
+from model.controller.state import (
+    FENCED,
+    K_ALTER,
+    K_TIMEOUT,
+    OFFLINE,
+    ONLINE,
+    R_FENCED,
+    R_SHUTDOWN_NOW,
+    R_UNFENCED,
+    RQ_ALTER,
+    RQ_HEARTBEAT,
+    RQ_REGISTER,
+    STOPPING,
+    Bounds,
+    Broker,
+    Entry,
+    Pending,
+    Record,
+    Request,
+    State,
+    set_at,
+    with_broker,
+    with_state,
+)
+from model.core import Context
+
+# variant names (declared in __init__)
+V_STALE_PE = "accept-stale-partition-epoch"
+V_APPLY_UNCOMMITTED = "broker-applies-uncommitted"
+V_REUSE_EPOCH = "controller-reuses-epoch"
+V_FENCED_LEADER = "fenced-leader-kept"
+V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
+V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
+
+Succ = Iterator[tuple[tuple[Any, ...], State]]
+
+
+def controller_image(s: State, b: Bounds) -> Image:
+    """The controller's in-memory image: the whole log, uncommitted entries included (QuorumController replays
+    its own writes at once).  A deposed controller is given the same view; its proposals are refused anyway."""
+    return image_of(s.ml.log, b.brokers, b.partitions)
+
+
+def applied_image(s: State, br: Broker, b: Bounds) -> Image:
+    """What a broker has applied: the first ``applied`` entries of the log (committed ones, when the rules hold)."""
+    return image_of(s.ml.log[: br.applied], b.brokers, b.partitions)
+
+
+def _with(s: State, x: int, br: Broker) -> State:
+    if br is s.brokers[x]:
+        return s
+    return with_state(s, brokers=set_at(s.brokers, x, br))
+
+
+def propose(s: State, c: int, kind: str, records: list[Record], ctx: Context[Bounds]) -> tuple[State, bool]:
+    """Controller ``c`` writes one batch tagged with its epoch; the quorum's epoch check may refuse it.
+    Returns (next state, written)."""
+    ml = s.ml
+    entry = Entry(mlog.proposal_epoch(ml, c), c, kind, tuple(records))
+    nxt, refused = mlog.append(ml, entry, ctx.b.max_log, check_epoch=not ctx.on(V_NO_EPOCH_CHECK))
+    if refused:
+        # the append fails with NotLeaderException and the controller renounces (QuorumController.renounce)
+        ml2 = mlog.renounce(ml, c)
+        return with_state(s, ml=ml2 if ml2 is not None else ml, zombie_fenced=True), False
+    if nxt is None:
+        return s, False  # the log is at its bound: the write is cut off
+    return with_state(s, ml=nxt), True
+
+
+def apply_reply(br: Broker, p: Pending) -> Broker:
+    """The broker acts on a reply (BrokerLifecycleManager): a registration reply gives it its broker epoch (the
+    offset of its RegisterBrokerRecord); a heartbeat reply moves it Fenced -> Online, Online -> Fenced or
+    Stopping -> Offline."""
+    if p.kind == RQ_REGISTER:
+        return with_broker(br, pending=None, epoch=p.offset) if br.proc == FENCED else with_broker(br, pending=None)
+    if p.kind == RQ_HEARTBEAT and p.broker_epoch == br.epoch:
+        if p.reply == R_UNFENCED and br.proc == FENCED:
+            return with_broker(br, pending=None, proc=ONLINE)
+        if p.reply == R_FENCED and br.proc == ONLINE:
+            return with_broker(br, pending=None, proc=FENCED)
+        if p.reply == R_SHUTDOWN_NOW and br.proc == STOPPING:
+            return with_broker(br, pending=None, proc=OFFLINE, epoch=-1)
+    return br if br.pending is None else with_broker(br, pending=None)
+
+
+def settle(s: State) -> State:
+    """Deliver every reply whose entry is now committed, and fail every request whose entry was truncated."""
+    ml = s.ml
+    brokers = s.brokers
+    for x, br in enumerate(brokers):
+        p = br.pending
+        if p is None:
+            continue
+        if p.offset < ml.hw and ml.log[p.offset].epoch == p.epoch:
+            brokers = set_at(brokers, x, apply_reply(br, p))
+        elif p.offset >= len(ml.log) or ml.log[p.offset].epoch != p.epoch:
+            brokers = set_at(brokers, x, with_broker(br, pending=None))
+    return s if brokers is s.brokers else with_state(s, brokers=brokers)
+
+
+# ---- quorum / controller failover --------------------------------------------------------------------------------
+
+
+def elect(s: State, ctx: Context[Bounds]) -> Succ:
+    """KIP-595 election; the winner becomes the active controller in the new epoch (QuorumController.claim).
+    Requests waiting on truncated entries fail."""
+    for c, e, k, ml in mlog.elections(s.ml, ctx.b.max_epoch, reuse_epoch=ctx.on(V_REUSE_EPOCH)):
+        yield (c, e, k), settle(with_state(s, ml=ml))
+
+
+def renounce(s: State, ctx: Context[Bounds]) -> Succ:
+    """A deposed controller learns of the new epoch and renounces (QuorumController.handleLeaderChange)."""
+    for c in range(ctx.b.controllers):
+        ml = mlog.renounce(s.ml, c)
+        if ml is not None:
+            yield (c,), with_state(s, ml=ml)
+
+
+def commit(s: State, ctx: Context[Bounds]) -> Iterator[State]:
+    """The quorum's high watermark passes the next entry (KIP-595 high watermark); the controller completes the
+    requests waiting on it (ControllerPurgatory.completeUpTo) and the replies reach their brokers."""
+    ml = mlog.commit(s.ml)
+    if ml is not None:
+        yield settle(with_state(s, ml=ml))
+
+
+def session_timeout(s: State, ctx: Context[Bounds]) -> Succ:
+    """A controller that believes it is active fences a broker whose session it considers expired
+    (maybeFenceStaleBrokers); time is abstracted, so any live broker may miss its session, up to
+    ``max_session_expiries`` expiries in the log."""
+    b = ctx.b
+    if sum(1 for e in s.ml.log if e.kind == K_TIMEOUT) >= b.max_session_expiries:
+        return
+    img: Image | None = None
+    for c in range(b.controllers):
+        if not s.ml.active[c]:
+            continue
+        img = img or controller_image(s, b)
+        for x in range(b.brokers):
+            records, kind = session_expired(img, x, keep_fenced_leader=ctx.on(V_FENCED_LEADER))
+            if records is not None:
+                t = propose(s, c, kind, records, ctx)[0]
+                if t is not s:
+                    yield (c, x), t
+
+
+def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = False) -> State:
+    """Controller ``req.to`` handles broker ``x``'s request.  A node that does not believe it is active, or whose
+    write the epoch check refuses, answers NOT_CONTROLLER (the broker retries later).  A request that wrote records
+    is answered once they commit; one that wrote nothing is answered at once (Kafka waits for earlier writes to
+    commit first; answering early only lets the broker act sooner on its own lifecycle state, which no property
+    reads)."""
+    b = ctx.b
+    c = req.to
+    if not s.ml.active[c]:
+        return s
+    img = controller_image(s, b)
+    reply = ""
+    if req.kind == RQ_REGISTER:
+        records, kind = handle_registration(img, x, req.inc)
+    elif req.kind == RQ_HEARTBEAT:
+        records, kind, reply = handle_heartbeat(img, x, req, keep_fenced_leader=ctx.on(V_FENCED_LEADER),
+                                                ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH))
+    else:
+        rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE))
+        records = None if rec is None else [rec]
+        if rec is not None:
+            kind = K_ALTER
+    t = s
+    if kind in STALE_EPOCH_ERRORS and not s.stale_rejected:
+        t = with_state(t, stale_rejected=True)
+    if records is not None:
+        t, written = propose(t, c, kind, records, ctx)
+        if not written:
+            return t
+    elif req.kind == RQ_REGISTER:
+        return t  # registration refused: the broker retries
+    if stray:
+        return t  # nobody waits for the answer to a previous incarnation's request
+    log = t.ml.log
+    br = t.brokers[x]
+    if records is not None:
+        p = Pending(req.kind, len(log) - 1, log[-1].epoch, req.broker_epoch, reply)
+        return _with(t, x, with_broker(br, pending=p))
+    # nothing written: answered at once, from the controller's image
+    return _with(t, x, apply_reply(br, Pending(req.kind, -1, 0, req.broker_epoch, reply)))
+
+
+# ---- brokers (BrokerLifecycleManager, KIP-500 broker states) ------------------------------------------------------
+
+
+def _idle_broker(br: Broker) -> bool:
+    """Running and not waiting for an answer: it may send its next request."""
+    return br.proc != OFFLINE and br.pending is None
+
+
+def _controllers(s: State) -> list[int]:
+    """The nodes a broker's request may reach and be handled by: those that believe they are active."""
+    return [c for c, act in enumerate(s.ml.active) if act]
+
+
+def start(s: State, ctx: Context[Bounds]) -> Succ:
+    """Offline -> Fenced: a new broker process (a new incarnation) starts and will register."""
+    for x, br in enumerate(s.brokers):
+        if br.proc == OFFLINE and br.inc < ctx.b.max_starts:
+            yield (x,), _with(s, x, with_broker(br, proc=FENCED, inc=br.inc + 1, epoch=-1))
+
+
+def crash(s: State, ctx: Context[Bounds]) -> Succ:
+    """A broker process dies (only one that may start again: a crash it never comes back from adds states but
+    nothing observable).  Its local metadata log survives; its broker epoch and pending request do not, but a
+    heartbeat it had just sent may still be in the network (``with_stray``)."""
+    for x, br in enumerate(s.brokers):
+        if br.proc == OFFLINE or br.inc >= ctx.b.max_starts:
+            continue
+        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None)
+        yield (x, False), _with(s, x, dead)
+        if br.epoch >= 0:
+            hb = Request(RQ_HEARTBEAT, -1, broker_epoch=br.epoch, offset=br.applied)
+            yield (x, True), _with(s, x, with_broker(dead, stray=hb))
+
+
+def deliver_stray(s: State, ctx: Context[Bounds]) -> Succ:
+    """A previous incarnation's heartbeat finally reaches a controller (or is lost when none believes it is
+    active)."""
+    for x, br in enumerate(s.brokers):
+        if br.stray is not None:
+            t = _with(s, x, with_broker(br, stray=None))
+            cs = _controllers(s)
+            if not cs:
+                yield (x, -1), t
+            for c in cs:
+                yield (x, c), handle(t, x, attrs.evolve(br.stray, to=c), ctx, stray=True)
+
+
+def fetch(s: State, ctx: Context[Bounds]) -> Succ:
+    """The broker fetches the metadata log as an observer (KIP-595 Fetch) and applies everything below the high
+    watermark (MetadataLoader publishes committed batches only)."""
+    ml = s.ml
+    upto = len(ml.log) if ctx.on(V_APPLY_UNCOMMITTED) else ml.hw
+    for x, br in enumerate(s.brokers):
+        if br.proc != OFFLINE and br.applied < upto:
+            yield (x,), _with(s, x, with_broker(br, applied=upto))
+
+
+def register(s: State, ctx: Context[Bounds]) -> Succ:
+    """A starting broker without a broker epoch sends BrokerRegistration."""
+    for x, br in enumerate(s.brokers):
+        if br.proc == FENCED and br.epoch < 0 and _idle_broker(br):
+            for c in _controllers(s):
+                t = handle(s, x, Request(RQ_REGISTER, c, inc=br.inc), ctx)
+                if t is not s:
+                    yield (x, c), t
+
+
+def heartbeat(s: State, ctx: Context[Bounds]) -> Succ:
+    """BrokerHeartbeat with the broker epoch, the metadata offset applied, and wantShutDown when stopping."""
+    for x, br in enumerate(s.brokers):
+        if br.epoch >= 0 and _idle_broker(br):
+            for c in _controllers(s):
+                req = Request(RQ_HEARTBEAT, c, broker_epoch=br.epoch, offset=br.applied,
+                              want_shutdown=br.proc == STOPPING)
+                t = handle(s, x, req, ctx)
+                if t is not s:
+                    yield (x, c), t
+
+
+def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
+    """A partition leader asks to shrink the ISR by a follower or expand it by a replica (AlterPartition), with the
+    leader epoch and partition epoch of the registration it has applied."""
+    b = ctx.b
+    for x, br in enumerate(s.brokers):
+        if br.proc != ONLINE or not _idle_broker(br):
+            continue
+        img = applied_image(s, br, b)
+        reg = img.regs[x]
+        if reg is None or reg.epoch != br.epoch:
+            continue
+        for p, part in enumerate(img.parts):
+            if part.leader != x:
+                continue
+            for r in range(b.brokers):
+                if r == x:
+                    continue
+                isr = tuple(m for m in part.isr if m != r) if r in part.isr else tuple(sorted(part.isr + (r,)))
+                for c in _controllers(s):
+                    req = Request(RQ_ALTER, c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
+                                  partition_epoch=part.pe, isr=isr)
+                    t = handle(s, x, req, ctx)
+                    if t is not s:
+                        yield (x, p, isr, c), t
+
+
+def begin_shutdown(s: State, ctx: Context[Bounds]) -> Succ:
+    """Online -> Stopping on SIGINT: the broker asks for a controlled shutdown in its heartbeats.  At most
+    ``max_shutdowns`` brokers are ever stopping or stopped for good at once (a rolling restart)."""
+    stopped = sum(1 for br in s.brokers if br.proc == STOPPING or (br.proc == OFFLINE and br.inc >= ctx.b.max_starts))
+    if stopped >= ctx.b.max_shutdowns:
+        return
+    for x, br in enumerate(s.brokers):
+        if br.proc == ONLINE:
+            yield (x,), _with(s, x, with_broker(br, proc=STOPPING))
+
+
+def idle(s: State, ctx: Context[Bounds]) -> Iterator[State]:
+    """A stutter step where the model ends on purpose, so that the end is not reported as a deadlock: every broker
+    is offline for good (no starts left), or the log is at its bound and fully committed.  (Steps that change
+    nothing, such as a heartbeat that writes nothing, are not generated at all.)"""
+    ml = s.ml
+    if (len(ml.log) >= ctx.b.max_log and ml.hw == len(ml.log)) or all(
+        br.proc == OFFLINE and br.inc >= ctx.b.max_starts for br in s.brokers
+    ):
+        yield s

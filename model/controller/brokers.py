@@ -1,0 +1,90 @@
+"""Controller-side broker lifecycle: registration, heartbeats, unfencing, controlled shutdown, session expiry.
+
+Each handler reads the controller's image and returns the records to write as one batch with its kind, or
+``None`` and an error/outcome name.  The rules follow ClusterControlManager.registerBroker,
+ReplicationControlManager.processBrokerHeartbeat and BrokerHeartbeatManager.calculateNextBrokerState:
+
+- FENCED: ``wantShutDown`` -> SHUTDOWN_NOW (no record: the registration is fenced already); otherwise UNFENCED once
+  the broker's currentMetadataOffset has reached the offset of its RegisterBrokerRecord;
+- UNFENCED: ``wantShutDown`` -> CONTROLLED_SHUTDOWN while it leads a partition, else SHUTDOWN_NOW;
+- CONTROLLED_SHUTDOWN: SHUTDOWN_NOW once it leads nothing;
+- SHUTDOWN_NOW and a missed session (maybeFenceStaleBrokers) write handleBrokerFenced's records;
+- every heartbeat with a broker epoch other than the registration's is refused (checkBrokerEpoch:
+  STALE_BROKER_EPOCH).
+"""
+
+from __future__ import annotations
+
+from model.controller.image import Image, apply_record, leads_something
+from model.controller.partitions import STALE_BROKER_EPOCH, elect_leaderless, remove_broker
+from model.controller.state import (
+    K_REGISTER,
+    K_SHUTDOWN,
+    K_SHUTDOWN_NOW,
+    K_TIMEOUT,
+    K_UNFENCE,
+    R_CONTROLLED_SHUTDOWN,
+    R_FENCED,
+    R_SHUTDOWN_NOW,
+    R_UNFENCED,
+    Record,
+    Request,
+    cs_record,
+    fence_record,
+    reg_record,
+    unfence_record,
+)
+
+DUPLICATE_BROKER_REGISTRATION = "DUPLICATE_BROKER_REGISTRATION"
+Outcome = tuple[list[Record] | None, str]
+
+
+def handle_registration(img: Image, b: int, inc: int) -> Outcome:
+    """ClusterControlManager.registerBroker: a new incarnation may not take over a registration that is still live
+    (approximated as: still unfenced); otherwise a RegisterBrokerRecord (fenced) is written, and the broker epoch is
+    the offset it lands at (QuorumController passes the next write offset)."""
+    cur = img.regs[b]
+    if cur is not None and cur.inc != inc and not cur.fenced:
+        return None, DUPLICATE_BROKER_REGISTRATION
+    return [reg_record(b, inc)], K_REGISTER
+
+
+def fence_batch(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Record]:
+    """ReplicationControlManager.handleBrokerFenced: partition changes first, then the fence record."""
+    reg = img.regs[b]
+    assert reg is not None
+    return remove_broker(img, b, keep_fenced_leader) + [fence_record(b, reg.epoch)]
+
+
+def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool = False,
+                     ignore_broker_epoch: bool = False) -> tuple[list[Record] | None, str, str]:
+    """ReplicationControlManager.processBrokerHeartbeat: (records or None, batch kind or outcome, the broker state
+    the reply carries).  ``ignore_broker_epoch`` is the mutation that skips checkBrokerEpoch."""
+    reg = img.regs[b]
+    if reg is None or (reg.epoch != req.broker_epoch and not ignore_broker_epoch):
+        return None, STALE_BROKER_EPOCH, ""
+    if reg.in_cs:  # CONTROLLED_SHUTDOWN
+        if leads_something(img, b):
+            return None, "CONTROLLED_SHUTDOWN", R_CONTROLLED_SHUTDOWN
+        return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
+    if reg.fenced:  # FENCED
+        if req.want_shutdown:
+            return None, "SHUTDOWN_NOW", R_SHUTDOWN_NOW
+        if req.offset > reg.epoch:  # currentMetadataOffset >= registerBrokerRecordOffset
+            unfence = unfence_record(b, reg.epoch)
+            after = apply_record(img, unfence, -1)
+            return [unfence] + elect_leaderless(after), K_UNFENCE, R_UNFENCED
+        return None, "FENCED", R_FENCED
+    if req.want_shutdown:  # UNFENCED
+        if leads_something(img, b):
+            return [cs_record(b, reg.epoch)] + remove_broker(img, b), K_SHUTDOWN, R_CONTROLLED_SHUTDOWN
+        return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
+    return None, "UNFENCED", R_UNFENCED
+
+
+def session_expired(img: Image, b: int, keep_fenced_leader: bool = False) -> Outcome:
+    """ReplicationControlManager.maybeFenceStaleBrokers: a registered, unfenced broker whose session timed out."""
+    reg = img.regs[b]
+    if reg is None or reg.fenced:
+        return None, "NOT_LIVE"
+    return fence_batch(img, b, keep_fenced_leader), K_TIMEOUT

@@ -1,0 +1,191 @@
+"""The abstract metadata log: a committed prefix, leader elections with epochs, and zombie ex-leaders.
+
+This is the KRaft quorum (model/quorum) seen from the controller: one log of entries tagged with the leader epoch
+they were written in, a high watermark, the current leader epoch and leader, and, per controller, the epoch it
+believes in and whether it believes it is the active controller.  What the quorum guarantees, and this abstraction
+keeps, is:
+
+- an election moves to a strictly higher epoch (KIP-595 Vote: a candidate bumps the epoch; at most one leader per
+  epoch); the new leader's log holds every committed entry and may keep any prefix of the uncommitted ones (Raft
+  leader completeness), the rest is truncated;
+- an entry enters the log only if it is tagged with the quorum's current epoch (KIP-595 Fetch/BeginQuorumEpoch:
+  voters in a newer epoch answer FENCED_LEADER_EPOCH to an older leader, so a deposed leader's appends can never
+  reach a majority; KafkaRaftClient.scheduleAtomicAppend refuses a stale epoch with NotLeaderException);
+- the high watermark only moves forward over entries of the leader's log (KIP-595 high watermark), so the committed
+  prefix never changes;
+- a deposed controller keeps believing it is active until it learns of the new epoch
+  (QuorumController.handleLeaderChange -> renounce), and may keep proposing meanwhile.
+
+The functions here are pure and generic over the entries they carry; the controller model (model/controller/actions)
+and the abstract stand-alone model ``METALOG`` (used by the refinement test against model/quorum) both use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from model.core import Context, Model
+
+
+@attrs.frozen
+class MetaLog:
+    epoch: int  # the quorum's current leader epoch (0 = no leader elected yet)
+    leader: int  # the leader of ``epoch`` (-1 = none yet)
+    log: tuple[Any, ...]  # the leader's log: entries with an ``epoch`` attribute (or (epoch, payload) tuples)
+    hw: int  # high watermark: log[:hw] is committed
+    ctrl_epoch: tuple[int, ...]  # per controller: the epoch it last claimed or learnt
+    active: tuple[bool, ...]  # per controller: believes it is the active controller in ctrl_epoch[c]
+
+
+_INTERNED: dict[Any, Any] = {}
+
+
+def intern(value: Any) -> Any:
+    """One shared object per distinct entry or log tuple: states then share them, and comparing or hashing two logs
+    mostly compares object identities (the model's hot path looks logs up in caches)."""
+    got = _INTERNED.get(value)
+    if got is None:
+        if len(_INTERNED) > 1_000_000:
+            _INTERNED.clear()
+        got = _INTERNED[value] = value
+    return got
+
+
+def initial(nodes: int) -> MetaLog:
+    return MetaLog(0, -1, (), 0, (0,) * nodes, (False,) * nodes)
+
+
+def entry_epoch(entry: Any) -> int:
+    return entry[0] if type(entry) is tuple else entry.epoch  # type: ignore[no-any-return]
+
+
+def committed(ml: MetaLog) -> tuple[Any, ...]:
+    return ml.log[: ml.hw]
+
+
+def is_leader(ml: MetaLog, c: int) -> bool:
+    """``c`` is the active controller: it leads the quorum's current epoch and knows it (QuorumController.isActive)."""
+    return ml.active[c] and ml.leader == c and ml.ctrl_epoch[c] == ml.epoch
+
+
+def is_zombie(ml: MetaLog, c: int) -> bool:
+    """``c`` still believes it is active, but the quorum has moved on (a deposed controller that has not renounced)."""
+    return ml.active[c] and not is_leader(ml, c)
+
+
+def elections(ml: MetaLog, max_epoch: int, reuse_epoch: bool = False) -> Iterator[tuple[int, int, int, MetaLog]]:
+    """Every election: (new leader, new epoch, entries kept, next).  KIP-595: the winner's epoch is above every
+    earlier epoch; its log keeps the committed prefix and any prefix of the uncommitted suffix.
+
+    ``reuse_epoch`` is the mutation in which the new controller takes over the previous epoch instead of a new one.
+    """
+    nodes = len(ml.active)
+    if reuse_epoch and ml.epoch > 0:
+        epochs: range = range(ml.epoch, ml.epoch + 1)
+    else:
+        epochs = range(ml.epoch + 1, max_epoch + 1)
+    for e in epochs:
+        for c in range(nodes):
+            if reuse_epoch and e == ml.epoch and c == ml.leader:
+                continue
+            for k in range(ml.hw, len(ml.log) + 1):
+                ce = ml.ctrl_epoch[:c] + (e,) + ml.ctrl_epoch[c + 1:]
+                act = ml.active[:c] + (True,) + ml.active[c + 1:]
+                log = ml.log if k == len(ml.log) else intern(ml.log[:k])
+                yield c, e, k, MetaLog(e, c, log, ml.hw, ce, act)
+
+
+def renounce(ml: MetaLog, c: int) -> MetaLog | None:
+    """A deposed controller learns the new epoch and steps down (QuorumController.renounce)."""
+    if not is_zombie(ml, c):
+        return None
+    ce = ml.ctrl_epoch[:c] + (ml.epoch,) + ml.ctrl_epoch[c + 1:]
+    act = ml.active[:c] + (False,) + ml.active[c + 1:]
+    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw, ce, act)
+
+
+def proposal_epoch(ml: MetaLog, c: int) -> int:
+    """The epoch controller ``c`` tags its writes with (QuorumController's curClaimEpoch)."""
+    return ml.ctrl_epoch[c]
+
+
+def append(ml: MetaLog, entry: Any, max_log: int, check_epoch: bool = True) -> tuple[MetaLog | None, bool]:
+    """Offer ``entry`` to the quorum.  Returns (next, refused): ``refused`` when the epoch check fences a stale
+    proposer (KIP-595: FENCED_LEADER_EPOCH; the entry never reaches a majority); ``(None, False)`` when the log is at
+    its bound (the model cuts the behaviour off there)."""
+    if check_epoch and entry_epoch(entry) != ml.epoch:
+        return None, True
+    if len(ml.log) >= max_log:
+        return None, False
+    log = intern(ml.log + (intern(entry),))
+    return MetaLog(ml.epoch, ml.leader, log, ml.hw, ml.ctrl_epoch, ml.active), False
+
+
+def commit(ml: MetaLog) -> MetaLog | None:
+    """The high watermark moves over the next entry of the leader's log (KIP-595: replicated on a majority)."""
+    if ml.hw >= len(ml.log) or ml.leader < 0:
+        return None
+    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw + 1, ml.ctrl_epoch, ml.active)
+
+
+# ---- the stand-alone abstraction (what model/quorum must refine) -----------------------------------------------------
+
+
+@attrs.frozen
+class AbstractBounds:
+    nodes: int = 3
+    max_epoch: int = 2
+    max_log: int = 2
+    values: int = 2  # payloads 1..values; a leader may propose any of them
+
+
+METALOG: Model[MetaLog, AbstractBounds] = Model(
+    "metalog",
+    AbstractBounds,
+    doc="the abstract metadata log the controller model runs on (committed prefix, epochs, zombie ex-leaders)",
+)
+
+
+@METALOG.init
+def _start(b: AbstractBounds) -> Iterator[MetaLog]:
+    yield initial(b.nodes)
+
+
+@METALOG.action(params=("node", "epoch", "kept"))
+def elect(ml: MetaLog, ctx: Context[AbstractBounds]) -> Iterator[tuple[tuple[int, int, int], MetaLog]]:
+    for c, e, k, nxt in elections(ml, ctx.b.max_epoch):
+        yield (c, e, k), nxt
+
+
+@METALOG.action(params=("node",))
+def step_down(ml: MetaLog, ctx: Context[AbstractBounds]) -> Iterator[tuple[tuple[int], MetaLog]]:
+    for c in range(ctx.b.nodes):
+        nxt = renounce(ml, c)
+        if nxt is not None:
+            yield (c,), nxt
+
+
+@METALOG.action(params=("node", "value"))
+def propose(ml: MetaLog, ctx: Context[AbstractBounds]) -> Iterator[tuple[tuple[int, int], MetaLog]]:
+    for c in range(ctx.b.nodes):
+        if not ml.active[c]:
+            continue
+        for v in range(1, ctx.b.values + 1):
+            nxt, _ = append(ml, (proposal_epoch(ml, c), v), ctx.b.max_log)
+            if nxt is not None:
+                yield (c, v), nxt
+
+
+@METALOG.action
+def advance_hw(ml: MetaLog, ctx: Context[AbstractBounds]) -> Iterator[MetaLog]:
+    nxt = commit(ml)
+    if nxt is not None:
+        yield nxt
+
+
+def observe(ml: MetaLog) -> tuple[int, tuple[Any, ...]]:
+    """What the controller layer may rely on: the highest elected epoch and the committed (epoch, payload) prefix."""
+    return ml.epoch, committed(ml)

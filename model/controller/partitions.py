@@ -1,0 +1,115 @@
+"""Partition state changes: leader election, ISR changes on fencing and controlled shutdown, AlterPartition.
+
+The rules of Kafka's PartitionChangeBuilder and ReplicationControlManager, reduced to one leader, one ISR, a leader
+epoch and a partition epoch per partition (every broker is a replica, preferred in id order):
+
+- a change bumps the partition epoch; it bumps the leader epoch too when the leader changes
+  (PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded; ISR shrinks do not bump it from metadata.version 3.6 on);
+- the leader is kept while it is still valid, otherwise the first replica that is in the target ISR and is an
+  acceptable leader (registered, unfenced, not in controlled shutdown) is elected, otherwise none
+  (PartitionChangeBuilder.electAnyLeader with ClusterControlManager.isActive);
+- fencing or a controlled shutdown removes the broker from every non-singleton ISR and moves its leaderships
+  (ReplicationControlManager.handleBrokerFenced / handleBrokerInControlledShutdown -> generateLeaderAndIsrUpdates);
+- unfencing a broker elects leaders for leaderless partitions (handleBrokerUnfenced);
+- AlterPartition is validated against the broker epoch, the leader epoch, the leader and the partition epoch, and
+  every replica added to the ISR must be eligible (ReplicationControlManager.alterPartition, KIP-497, KIP-841).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model.controller.image import Image, Partition, is_active
+from model.controller.state import NO_LEADER, Record, Request, part_record
+
+# AlterPartition / heartbeat error codes (Errors.*)
+NONE = "NONE"
+STALE_BROKER_EPOCH = "STALE_BROKER_EPOCH"
+FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
+INVALID_UPDATE_VERSION = "INVALID_UPDATE_VERSION"
+NOT_LEADER = "INVALID_REQUEST(not the leader)"
+INVALID_REQUEST = "INVALID_REQUEST"
+INELIGIBLE_REPLICA = "INELIGIBLE_REPLICA"
+STALE_EPOCH_ERRORS = frozenset({FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION})
+
+
+def without(img: Image, b: int) -> Image:
+    """The image in which ``b`` is no longer an acceptable leader (it is being fenced or shut down)."""
+    reg = img.regs[b]
+    if reg is None:
+        return img
+    return Image(img.regs[:b] + (attrs.evolve(reg, fenced=True),) + img.regs[b + 1:], img.parts)
+
+
+def elect_leader(img: Image, part: Partition, isr: tuple[int, ...]) -> int:
+    """PartitionChangeBuilder.electAnyLeader (clean elections only): keep a valid leader, else the first acceptable
+    replica in the target ISR, else NO_LEADER."""
+    if part.leader in isr and is_active(img, part.leader):
+        return part.leader
+    for r in isr:  # replicas in preference (id) order, restricted to the ISR
+        if is_active(img, r):
+            return r
+    return NO_LEADER
+
+
+def change(p: int, part: Partition, leader: int, isr: tuple[int, ...]) -> Record | None:
+    """The PartitionChangeRecord for a change, or None when nothing changes (PartitionChangeBuilder.build)."""
+    if leader == part.leader and isr == part.isr:
+        return None
+    le = part.le + 1 if leader != part.leader else part.le
+    return part_record(p, leader, isr, le, part.pe + 1)
+
+
+def remove_broker(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Record]:
+    """generateLeaderAndIsrUpdates(brokerToRemove=b): drop ``b`` from every non-singleton ISR and elect new leaders
+    for the partitions it led.  ``keep_fenced_leader`` is the mutation that leaves ``b`` as the leader."""
+    others = without(img, b)
+    out: list[Record] = []
+    for p, part in enumerate(img.parts):
+        if b not in part.isr and part.leader != b:
+            continue
+        isr = tuple(x for x in part.isr if x != b) if len(part.isr) > 1 else part.isr
+        leader = part.leader if keep_fenced_leader else elect_leader(others, part, isr)
+        rec = change(p, part, leader, isr)
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def elect_leaderless(img: Image) -> list[Record]:
+    """handleBrokerUnfenced: elect leaders for leaderless partitions, given the image with the broker unfenced."""
+    out: list[Record] = []
+    for p, part in enumerate(img.parts):
+        if part.leader != NO_LEADER:
+            continue
+        rec = change(p, part, elect_leader(img, part, part.isr), part.isr)
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool = False) -> tuple[Record | None, str]:
+    """Validate an AlterPartition from broker ``b`` (ReplicationControlManager.alterPartition) and return the
+    PartitionChangeRecord to write, or None and the error.
+
+    ``trust_request_epoch`` is the mutation that skips the partition-epoch check and builds the new registration
+    from the request's own (possibly stale) view."""
+    reg = img.regs[b]
+    if reg is None or reg.epoch != req.broker_epoch:
+        return None, STALE_BROKER_EPOCH  # ClusterControlManager.checkBrokerEpoch
+    part = img.parts[req.partition]
+    if req.leader_epoch != part.le:
+        return None, FENCED_LEADER_EPOCH
+    if b != part.leader:
+        return None, NOT_LEADER
+    if req.partition_epoch != part.pe and not trust_request_epoch:
+        return None, INVALID_UPDATE_VERSION
+    if b not in req.isr:
+        return None, INVALID_REQUEST  # an AlterPartition can't remove the current leader
+    if any(r not in part.isr and not is_active(img, r) for r in req.isr):
+        return None, INELIGIBLE_REPLICA  # KIP-841: only unfenced, not-shutting-down replicas may join the ISR
+    if req.isr == part.isr:
+        return None, NONE  # nothing to change
+    if trust_request_epoch:
+        return part_record(req.partition, b, req.isr, req.leader_epoch, req.partition_epoch + 1), NONE
+    return part_record(req.partition, b, req.isr, part.le, part.pe + 1), NONE

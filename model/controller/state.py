@@ -1,0 +1,174 @@
+"""State records of the controller model: bounds, metadata records, log entries, brokers.
+
+Metadata records are plain tuples (cheap to hash and encode), built by the helpers below; each names the Kafka record
+it stands for.  A log entry is one atomic batch of records written by one controller event (QuorumController appends
+a ``ControllerResult``'s records with ``scheduleAtomicAppend``), tagged with the leader epoch it was written in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+# ---- bounds ----------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Bounds:
+    """CI-small defaults: two controllers, two brokers, one partition replicated on both."""
+
+    controllers: int = 2  # controller (quorum voter) ids 0..controllers-1
+    brokers: int = 2  # broker ids 0..brokers-1; every partition is replicated on every broker, in id order
+    partitions: int = 1
+    max_epoch: int = 2  # highest controller (leader) epoch that may be elected
+    max_log: int = 5  # most entries (record batches) the metadata log may hold
+    max_starts: int = 1  # process starts per broker (a second start is a new incarnation after a crash)
+    max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
+    max_shutdowns: int = 1  # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time)
+
+
+# ---- metadata records (tuples) ---------------------------------------------------------------------------------------
+# ("reg", broker, incarnation)                   RegisterBrokerRecord (fenced=true); broker epoch = its log offset
+# ("unfence", broker, broker_epoch)              UnfenceBrokerRecord / BrokerRegistrationChangeRecord(fenced=-1)
+# ("fence", broker, broker_epoch)                FenceBrokerRecord / BrokerRegistrationChangeRecord(fenced=1)
+# ("cs", broker, broker_epoch)                   BrokerRegistrationChangeRecord(inControlledShutdown=1)
+# ("part", p, leader, isr, leader_epoch, partition_epoch)
+#     PartitionChangeRecord, carrying the resulting registration (as the AlterPartition response does)
+
+REG, UNFENCE, FENCE, CS, PART = "reg", "unfence", "fence", "cs", "part"
+NO_LEADER = -1  # LeaderConstants.NO_LEADER
+
+Record = tuple[Any, ...]
+
+
+def reg_record(broker: int, inc: int) -> Record:
+    return (REG, broker, inc)
+
+
+def unfence_record(broker: int, epoch: int) -> Record:
+    return (UNFENCE, broker, epoch)
+
+
+def fence_record(broker: int, epoch: int) -> Record:
+    return (FENCE, broker, epoch)
+
+
+def cs_record(broker: int, epoch: int) -> Record:
+    return (CS, broker, epoch)
+
+
+def part_record(p: int, leader: int, isr: tuple[int, ...], le: int, pe: int) -> Record:
+    return (PART, p, leader, isr, le, pe)
+
+
+# entry kinds: which controller event wrote the batch
+K_REGISTER = "register"  # ClusterControlManager.registerBroker
+K_UNFENCE = "unfence"  # heartbeat: FENCED -> UNFENCED (ReplicationControlManager.handleBrokerUnfenced)
+K_SHUTDOWN = "shutdown"  # heartbeat: UNFENCED -> CONTROLLED_SHUTDOWN (handleBrokerInControlledShutdown)
+K_SHUTDOWN_NOW = "shutdown-now"  # heartbeat: -> SHUTDOWN_NOW (handleBrokerFenced)
+K_TIMEOUT = "session-timeout"  # ReplicationControlManager.maybeFenceStaleBrokers
+K_ALTER = "alter-partition"  # ReplicationControlManager.alterPartition
+
+
+@attrs.frozen(cache_hash=True)
+class Entry:
+    """One batch in the metadata log: written atomically by controller ``by`` in leader epoch ``epoch``."""
+
+    epoch: int
+    by: int
+    kind: str
+    records: tuple[Record, ...]
+
+
+# ---- brokers ---------------------------------------------------------------------------------------------------------
+# KIP-500 "Broker States": Offline, Fenced, Online, Stopping (the broker process's own view of itself)
+OFFLINE, FENCED, ONLINE, STOPPING = "offline", "fenced", "online", "stopping"
+
+# broker-to-controller RPCs (BrokerLifecycleManager sends one at a time and waits for its answer)
+RQ_REGISTER, RQ_HEARTBEAT, RQ_ALTER = "BrokerRegistration", "BrokerHeartbeat", "AlterPartition"
+
+# what a heartbeat reply tells the broker (BrokerHeartbeatReply: isFenced, inControlledShutdown, shouldShutDown)
+R_FENCED, R_UNFENCED = "fenced", "unfenced"
+R_CONTROLLED_SHUTDOWN, R_SHUTDOWN_NOW = "controlled-shutdown", "shutdown-now"
+
+
+@attrs.frozen
+class Request:
+    """A broker-to-controller RPC.  ``to`` is the controller the broker believes is active."""
+
+    kind: str
+    to: int
+    broker_epoch: int = -1  # heartbeat / AlterPartition: the broker epoch the sender holds
+    inc: int = 0  # registration: the incarnation registering
+    offset: int = 0  # heartbeat: currentMetadataOffset, as a count of applied log entries
+    want_shutdown: bool = False  # heartbeat: wantShutDown
+    partition: int = 0  # AlterPartition: which partition
+    leader_epoch: int = 0  # AlterPartition: leader epoch the leader holds
+    partition_epoch: int = 0  # AlterPartition: partition epoch the leader holds
+    isr: tuple[int, ...] = ()  # AlterPartition: the proposed ISR
+
+
+@attrs.frozen
+class Pending:
+    """A handled request whose reply waits until the log entry at ``offset`` (written in ``epoch``) is committed:
+    QuorumController completes a write when its records, or everything written before it, commit
+    (ControllerPurgatory.completeUpTo); if that entry is truncated by a failover the request fails."""
+
+    kind: str
+    offset: int
+    epoch: int
+    broker_epoch: int = -1  # the epoch the request carried (a heartbeat reply is for that registration)
+    reply: str = ""  # heartbeat: the broker state the reply carries
+
+
+@attrs.frozen
+class Broker:
+    proc: str = OFFLINE  # KIP-500 broker state as the broker process sees it
+    inc: int = 0  # incarnation: number of process starts so far (0 = never started)
+    epoch: int = -1  # broker epoch from its registration reply (-1 = none yet)
+    applied: int = 0  # metadata offset: how many log entries it has applied (fetched as an observer)
+    pending: Pending | None = None  # its outstanding request, handled and waiting for the commit
+    stray: Request | None = None  # a heartbeat a previous incarnation sent that is still in the network
+
+
+# ---- the whole state -------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class State:
+    ml: Any  # metadata_log.MetaLog (typed Any here to keep state.py free of import cycles)
+    brokers: tuple[Broker, ...]
+    stale_rejected: bool = False  # history: an AlterPartition was rejected for a stale leader or partition epoch
+    zombie_fenced: bool = False  # history: a deposed controller's proposal was refused by the epoch check
+
+
+KEEP: Any = object()  # "leave this field as it is" (for fields where None is a value)
+
+
+def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epoch: int | None = None,
+                applied: int | None = None, pending: Any = KEEP, stray: Any = KEEP) -> Broker:
+    """``attrs.evolve`` for brokers, without its introspection (it is on the model's hot path)."""
+    return Broker(
+        br.proc if proc is None else proc,
+        br.inc if inc is None else inc,
+        br.epoch if epoch is None else epoch,
+        br.applied if applied is None else applied,
+        br.pending if pending is KEEP else pending,
+        br.stray if stray is KEEP else stray,
+    )
+
+
+def with_state(s: State, ml: Any = None, brokers: tuple[Broker, ...] | None = None,
+               stale_rejected: bool | None = None, zombie_fenced: bool | None = None) -> State:
+    """``attrs.evolve`` for states, without its introspection."""
+    return State(
+        s.ml if ml is None else ml,
+        s.brokers if brokers is None else brokers,
+        s.stale_rejected if stale_rejected is None else stale_rejected,
+        s.zombie_fenced if zombie_fenced is None else zombie_fenced,
+    )
+
+
+def set_at(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
+    return t[:i] + (v,) + t[i + 1:]

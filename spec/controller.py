@@ -1,0 +1,293 @@
+"""Properties of the quorum controller model (KIP-631, KIP-500; Kafka's metadata/ module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model.controller import CONTROLLER
+from model.controller import metadata_log as mlog
+from model.controller.actions import controller_image
+from model.controller.image import Image, image_of
+from model.controller.state import (
+    CS,
+    FENCE,
+    K_SHUTDOWN,
+    NO_LEADER,
+    PART,
+    UNFENCE,
+    Bounds,
+    State,
+)
+from model.core import Context
+from spec.core import Spec, action_property, invariant, reachable
+
+Step = tuple[str, tuple[Any, ...]]
+
+# ---- invariants -----------------------------------------------------------------------------------------------------
+
+
+@invariant(
+    "SingleActiveControllerPerEpoch",
+    "no two controllers act as active in the same controller epoch, and every log entry of one epoch was written by "
+    "one controller",
+    "KIP-631 'Controller epoch' / KIP-595 Vote (one leader per epoch); QuorumController.claim",
+)
+def single_active(s: State, ctx: Context[Bounds]) -> bool:
+    ml = s.ml
+    seen: set[int] = set()
+    for c, act in enumerate(ml.active):
+        if act:
+            if ml.ctrl_epoch[c] in seen:
+                return False
+            seen.add(ml.ctrl_epoch[c])
+    writer: dict[int, int] = {}
+    for e in ml.log:
+        if writer.setdefault(e.epoch, e.by) != e.by:
+            return False
+    return True
+
+
+@invariant(
+    "BrokersApplyOnlyCommitted",
+    "every broker's applied metadata is a prefix of the committed log (its metadata offset is at most the high "
+    "watermark)",
+    "KIP-500 'brokers consume metadata events from the event log'; KIP-631 'only committed records are applied' "
+    "(MetadataLoader reads up to the high watermark)",
+)
+def apply_only_committed(s: State, ctx: Context[Bounds]) -> bool:
+    hw = s.ml.hw
+    return all(br.applied <= hw for br in s.brokers)
+
+
+@invariant(
+    "PartitionEpochMonotonic",
+    "along the metadata log every partition's partition epoch strictly increases and its leader epoch never "
+    "decreases",
+    "KIP-631 PartitionChangeRecord / PartitionRegistration.partitionEpoch; PartitionChangeBuilder",
+)
+def partition_epoch_monotonic(s: State, ctx: Context[Bounds]) -> bool:
+    last: dict[int, tuple[int, int]] = {}
+    for e in s.ml.log:
+        for r in e.records:
+            if r[0] == PART:
+                p, le, pe = r[1], r[4], r[5]
+                ple, ppe = last.get(p, (0, 0))
+                if pe <= ppe or le < ple:
+                    return False
+                last[p] = (le, pe)
+    return True
+
+
+def _leader_in_isr(img: Image) -> bool:
+    return all(p.leader == NO_LEADER or p.leader in p.isr for p in img.parts)
+
+
+@invariant(
+    "LeaderInIsr",
+    "in the metadata every partition leader is a member of the partition's ISR",
+    "KIP-631 PartitionRecord (Leader, Isr); ReplicationControlManager.generateLeaderAndIsrUpdates",
+)
+def leader_in_isr(s: State, ctx: Context[Bounds]) -> bool:
+    # every prefix of the current log was once the whole log, so checking the whole log's image in every state
+    # checks every image any controller or broker ever replays
+    return _leader_in_isr(controller_image(s, ctx.b))
+
+
+@invariant(
+    "FencedBrokerLeadsNothing",
+    "no partition is led by a broker whose registration is fenced or missing",
+    "KIP-631 'Fencing' (fenced brokers are removed from leadership); ReplicationControlManager.handleBrokerFenced",
+)
+def fenced_leads_nothing(s: State, ctx: Context[Bounds]) -> bool:
+    img = controller_image(s, ctx.b)
+    for p in img.parts:
+        if p.leader != NO_LEADER:
+            reg = img.regs[p.leader]
+            if reg is None or reg.fenced:
+                return False
+    return True
+
+
+# ---- action properties ---------------------------------------------------------------------------------------
+
+
+def _seen_epoch(s: State, br: Any) -> int:
+    """The controller epoch a broker has seen: that of the last metadata entry it applied."""
+    n = min(br.applied, len(s.ml.log))
+    return s.ml.log[n - 1].epoch if n else 0
+
+
+@action_property(
+    "ControllerEpochMonotonic",
+    "the controller epoch never goes backwards: not at any controller node, not as seen by any broker, not along "
+    "the metadata log (a broker sees the epoch of the last metadata entry it applied)",
+    "KIP-631 'Controller epoch' (the leader epoch of the metadata log); KIP-595 epochs only grow",
+)
+def controller_epoch_monotonic(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    sml, tml = s.ml, t.ml
+    log_changed = tml.log is not sml.log
+    if tml is not sml:
+        if tml.epoch < sml.epoch:
+            return False
+        if tml.ctrl_epoch is not sml.ctrl_epoch and any(b < a for a, b in zip(sml.ctrl_epoch, tml.ctrl_epoch)):
+            return False
+        log = tml.log
+        if log_changed and any(log[i].epoch > log[i + 1].epoch for i in range(len(log) - 1)):
+            return False
+    if t.brokers is not s.brokers or log_changed:
+        for x, y in zip(s.brokers, t.brokers):
+            if (x is not y or log_changed) and _seen_epoch(t, y) < _seen_epoch(s, x):
+                return False
+    return True
+
+
+@action_property(
+    "StaleControllerFenced",
+    "an entry enters the quorum's log (so can ever be committed) only if its writer leads the current epoch; "
+    "nothing a deposed controller proposes is ever committed",
+    "KIP-595 FENCED_LEADER_EPOCH; KIP-631 'the controller epoch fences writes of a stale controller' "
+    "(KafkaRaftClient.scheduleAtomicAppend rejects a stale epoch)",
+)
+def stale_controller_fenced(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if len(t.ml.log) <= len(s.ml.log) or step[0] == "elect":
+        return True
+    new = t.ml.log[-1]
+    return mlog.is_leader(s.ml, new.by) and new.epoch == s.ml.epoch
+
+
+@action_property(
+    "BrokerEpochFencing",
+    "a heartbeat or AlterPartition whose broker epoch is not the broker's current registration epoch is rejected: "
+    "handling it writes nothing",
+    "KIP-631 BrokerHeartbeat/AlterPartition BrokerEpoch (STALE_BROKER_EPOCH); ClusterControlManager.checkBrokerEpoch",
+)
+def broker_epoch_fencing(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    name, params = step
+    if name == "deliver_stray":
+        req = s.brokers[params[0]].stray
+        if req is None:
+            return True
+        epoch = req.broker_epoch
+    elif name in ("heartbeat", "alter_isr"):
+        epoch = s.brokers[params[0]].epoch
+    else:
+        return True
+    to = params[-1]
+    if to < 0 or not s.ml.active[to]:
+        return True
+    reg = controller_image(s, ctx.b).regs[params[0]]
+    stale = reg is None or reg.epoch != epoch
+    return not stale or t.ml.log == s.ml.log
+
+
+@action_property(
+    "CommittedNeverLost",
+    "the committed prefix of the metadata log never changes and the high watermark never moves back",
+    "KIP-595 high watermark; Raft state machine safety (what the abstract metadata log guarantees)",
+)
+def committed_never_lost(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    return t.ml.hw >= s.ml.hw and t.ml.log[: s.ml.hw] == s.ml.log[: s.ml.hw]
+
+
+# ---- reachability targets --------------------------------------------------------------------------------------------
+
+
+def _committed(s: State) -> tuple[Any, ...]:
+    return mlog.committed(s.ml)
+
+
+@reachable(
+    "ControllerFailover",
+    "a second controller epoch takes over and commits a record after the first had committed one",
+    "KIP-631 'Controller failover'; QuorumController.handleLeaderChange",
+)
+def failover(s: State, ctx: Context[Bounds]) -> bool:
+    epochs = {e.epoch for e in _committed(s)}
+    return len(epochs) >= 2
+
+
+@reachable(
+    "DeposedControllerFenced",
+    "a deposed controller that still believes it is active proposes a record and the epoch check refuses it",
+    "KIP-595 FENCED_LEADER_EPOCH; QuorumController renounce on NotLeaderException",
+)
+def zombie_fenced(s: State, ctx: Context[Bounds]) -> bool:
+    return s.zombie_fenced
+
+
+@reachable(
+    "BrokerFencedThenUnfenced",
+    "a broker is fenced and later unfenced again, both committed",
+    "KIP-631 'Fencing' / BrokerHeartbeatManager FENCED -> UNFENCED",
+)
+def fenced_then_unfenced(s: State, ctx: Context[Bounds]) -> bool:
+    fenced: set[int] = set()
+    for e in _committed(s):
+        for r in e.records:
+            if r[0] == FENCE:
+                fenced.add(r[1])
+            elif r[0] == UNFENCE and r[1] in fenced:
+                return True
+    return False
+
+
+@reachable(
+    "ControlledShutdownMovesLeadership",
+    "a controlled shutdown moves a partition leadership to another broker (committed)",
+    "KIP-500 'Stopping'; ReplicationControlManager.handleBrokerInControlledShutdown",
+)
+def shutdown_moves_leadership(s: State, ctx: Context[Bounds]) -> bool:
+    for e in _committed(s):
+        if e.kind != K_SHUTDOWN:
+            continue
+        b = next(r[1] for r in e.records if r[0] == CS)
+        if any(r[0] == PART and r[2] not in (NO_LEADER, b) for r in e.records):
+            return True
+    return False
+
+
+@reachable(
+    "AlterPartitionRejectedStale",
+    "an AlterPartition is rejected because its leader epoch or partition epoch is stale",
+    "KIP-497 AlterPartition (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION); ReplicationControlManager.alterPartition",
+)
+def alter_rejected_stale(s: State, ctx: Context[Bounds]) -> bool:
+    return s.stale_rejected
+
+
+@reachable(
+    "StaleBrokerEpochRejected",
+    "a heartbeat from a previous incarnation, carrying a stale broker epoch, is about to reach a controller that "
+    "believes it is active (which must refuse it)",
+    "ClusterControlManager.checkBrokerEpoch (STALE_BROKER_EPOCH)",
+)
+def stale_broker_epoch_seen(s: State, ctx: Context[Bounds]) -> bool:
+    for x, br in enumerate(s.brokers):
+        req = br.stray
+        if req is not None and any(s.ml.active):
+            reg = image_of(s.ml.log, ctx.b.brokers, ctx.b.partitions).regs[x]
+            if reg is not None and reg.epoch != req.broker_epoch:
+                return True
+    return False
+
+
+SPEC = Spec(
+    CONTROLLER,
+    [
+        single_active,
+        apply_only_committed,
+        partition_epoch_monotonic,
+        leader_in_isr,
+        fenced_leads_nothing,
+        controller_epoch_monotonic,
+        stale_controller_fenced,
+        broker_epoch_fencing,
+        committed_never_lost,
+        failover,
+        zombie_fenced,
+        fenced_then_unfenced,
+        shutdown_moves_leadership,
+        alter_rejected_stale,
+        stale_broker_epoch_seen,
+    ],
+)
