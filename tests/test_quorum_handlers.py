@@ -1,0 +1,288 @@
+"""Handler-level tests of the quorum model against KIP-595's rules, on handcrafted states.
+
+Expected values come from the KIP and Kafka's raft/ code (cited per test), not from running the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from model.quorum import QUORUM, election, faults, fetch
+from model.quorum.state import (
+    BEGIN_EPOCH,
+    CANDIDATE,
+    FENCED_LEADER_EPOCH,
+    FETCH,
+    FETCH_RESP,
+    FOLLOWER,
+    LEADER,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    OK,
+    PROSPECTIVE,
+    RESIGNED,
+    UNATTACHED,
+    UNKNOWN_LEADER_EPOCH,
+    VOTE_REQ,
+    VOTE_RESP,
+    VOTED,
+    History,
+    QState,
+    Voter,
+    end_offset_for_epoch,
+    log_up_to_date,
+)
+
+
+def ctx(*variants: str, **bounds: Any) -> Any:
+    return QUORUM.context(QUORUM.make_bounds(bounds), variants)
+
+
+def voter(role: int = UNATTACHED, epoch: int = 0, voted: int = NONE, leader: int = NONE, log: Any = (), hw: int = 0,
+          ends: Any = (), votes: Any = ()) -> Voter:
+    return Voter(role, epoch, voted, leader, tuple(log), hw, tuple(ends), tuple(votes), 0)
+
+
+def state(voters: list[Voter], net: Any = (), max_epoch: int = 3) -> QState:
+    return QState(tuple(voters), tuple(sorted(net)), History((0,) * (max_epoch + 1), (), 0, 0, 0, 0, False))
+
+
+def deliver(action: Any, s: QState, c: Any, msg: Any) -> QState:
+    """The successor of delivering ``msg`` (exactly one must exist)."""
+    outs = [t for (m,), t in action(s, c) if m == msg]
+    assert len(outs) == 1
+    return outs[0]
+
+
+def responses(t: QState, kind: int) -> list[Any]:
+    return [m for m in t.net if m[0] == kind]
+
+
+# ---- ReplicatedLog helpers --------------------------------------------------------------------------------------
+def test_end_offset_for_epoch_on_handcrafted_logs() -> None:
+    # ReplicatedLog.endOffsetForEpoch: largest epoch <= requested and the end offset of that epoch
+    log = ((1, 0), (1, 1), (3, 0), (3, 2), (4, 0))
+    assert end_offset_for_epoch(log, 1) == (1, 2)
+    assert end_offset_for_epoch(log, 2) == (1, 2)   # no epoch 2: the largest smaller epoch, 1, ends at 2
+    assert end_offset_for_epoch(log, 3) == (3, 4)
+    assert end_offset_for_epoch(log, 9) == (4, 5)
+    assert end_offset_for_epoch(log, 0) == (0, 0)   # nothing at or below epoch 0
+    assert end_offset_for_epoch((), 5) == (0, 0)
+
+
+def test_diverging_epoch_answer() -> None:
+    # KIP-595 Fetch: DivergingEpoch = (largest epoch <= lastFetchedEpoch in the leader's log, its end offset)
+    leader_log = ((1, 0), (1, 1), (3, 0))
+    assert fetch.diverging(leader_log, 0, 0) is None             # an empty follower is always valid
+    assert fetch.diverging(leader_log, 2, 1) is None             # (2, epoch 1) matches
+    assert fetch.diverging(leader_log, 3, 1) == (1, 2)           # follower has a 3rd epoch-1 entry the leader lacks
+    assert fetch.diverging(leader_log, 3, 2) == (1, 2)           # follower's epoch 2 is unknown to the leader
+    assert fetch.diverging(leader_log, 3, 3) is None
+    assert fetch.diverging(leader_log, 4, 3) == (3, 3)           # follower is ahead within epoch 3
+
+
+def test_truncation_offset() -> None:
+    # ReplicatedLog.truncateToEndOffset: min(local end, leader end) for the same epoch, else the local end of the
+    # largest smaller epoch
+    c = ctx()
+    follower_log = ((1, 0), (1, 1), (2, 0))
+    assert fetch.truncation_offset(follower_log, 1, 1, c) == 1
+    assert fetch.truncation_offset(follower_log, 1, 5, c) == 2
+    assert fetch.truncation_offset(((1, 0), (3, 0)), 2, 7, c) == 1   # no local epoch 2: end of epoch 1
+    assert fetch.truncation_offset(follower_log, 0, 0, c) == 0
+    # the mutation looks one epoch too low
+    assert fetch.truncation_offset(follower_log, 1, 1, ctx("truncate-below-hw")) == 0
+
+
+def test_log_up_to_date_compares_epoch_first() -> None:
+    mine = ((1, 0), (2, 0))
+    assert log_up_to_date(3, 1, mine)        # higher last epoch wins even if shorter
+    assert log_up_to_date(2, 2, mine)        # same epoch, same length
+    assert not log_up_to_date(2, 1, mine)    # same epoch, shorter
+    assert not log_up_to_date(1, 9, mine)    # lower epoch loses even if longer
+    assert log_up_to_date(0, 0, ())
+
+
+# ---- Vote ----------------------------------------------------------------------------------------------------------
+def test_vote_granted_by_unattached_with_up_to_date_log_and_persisted() -> None:
+    c = ctx()
+    req = (VOTE_REQ, 0, 1, 2, 1, 1, False)
+    s = state([voter(CANDIDATE, 2, 0, votes=(1, -1, -1), log=((1, 0),)), voter(epoch=1, log=((1, 0),)), voter()],
+              [req])
+    t = deliver(election.receive_vote, s, c, req)
+    v = t.voters[1]
+    assert (v.role, v.epoch, v.voted) == (VOTED, 2, 0)      # higher epoch -> Unattached -> Voted, persisted
+    (resp,) = responses(t, VOTE_RESP)
+    assert resp == (VOTE_RESP, 1, 0, 2, NONE, OK, True, False)
+
+
+def test_vote_rejected_when_candidate_log_is_behind() -> None:
+    c = ctx()
+    req = (VOTE_REQ, 0, 1, 2, 0, 0, False)                  # candidate has an empty log
+    s = state([voter(CANDIDATE, 2, 0, votes=(1, -1, -1)), voter(epoch=1, log=((1, 0),)), voter()], [req])
+    t = deliver(election.receive_vote, s, c, req)
+    assert t.voters[1].role == UNATTACHED and t.voters[1].epoch == 2 and t.voters[1].voted == NONE
+    assert responses(t, VOTE_RESP)[0][6] is False
+    # the mutation skips the comparison and grants
+    t = deliver(election.receive_vote, s, ctx("skip-log-check"), req)
+    assert responses(t, VOTE_RESP)[0][6] is True
+
+
+def test_vote_from_older_epoch_is_fenced() -> None:
+    c = ctx()
+    req = (VOTE_REQ, 0, 1, 1, 0, 0, False)
+    s = state([voter(CANDIDATE, 1, 0), voter(FOLLOWER, 2, leader=2), voter(LEADER, 2, 2, 2)], [req])
+    t = deliver(election.receive_vote, s, c, req)
+    assert t.voters[1] == s.voters[1]
+    assert responses(t, VOTE_RESP) == [(VOTE_RESP, 1, 0, 2, 2, FENCED_LEADER_EPOCH, False, False)]
+
+
+@pytest.mark.parametrize("voted", [0, 2])
+def test_one_vote_per_epoch(voted: int) -> None:
+    # VotedState.canGrantVote: only the candidate it already voted for (a retry is granted again)
+    req = (VOTE_REQ, 0, 1, 1, 0, 0, False)
+    s = state([voter(CANDIDATE, 1, 0), voter(VOTED, 1, voted), voter(CANDIDATE, 1, 2)], [req])
+    t = deliver(election.receive_vote, s, ctx(), req)
+    assert responses(t, VOTE_RESP)[0][6] is (voted == 0)
+    assert t.voters[1].voted == voted
+    t = deliver(election.receive_vote, s, ctx("double-vote"), req)
+    assert responses(t, VOTE_RESP)[0][6] is True             # the mutation grants a second candidate
+    assert t.voters[1].voted == voted                        # ...without changing the persisted vote
+
+
+@pytest.mark.parametrize("role", [CANDIDATE, LEADER, FOLLOWER, RESIGNED])
+def test_no_vote_from_candidates_leaders_followers_resigned_in_same_epoch(role: int) -> None:
+    req = (VOTE_REQ, 0, 1, 1, 5, 5, False)                   # a perfectly up-to-date candidate
+    me = voter(role, 1, voted=1 if role in (CANDIDATE, LEADER, RESIGNED) else NONE,
+               leader={LEADER: 1, RESIGNED: 1, FOLLOWER: 2}.get(role, NONE))
+    s = state([voter(CANDIDATE, 1, 0), me, voter()], [req])
+    t = deliver(election.receive_vote, s, ctx(), req)
+    assert responses(t, VOTE_RESP)[0][6] is False
+
+
+def test_prevote_changes_no_state_and_followers_refuse() -> None:
+    c = ctx("prevote")
+    req = (VOTE_REQ, 0, 1, 1, 1, 1, True)
+    s = state([voter(PROSPECTIVE, 1, votes=(1, -1, -1), log=((1, 0),)), voter(VOTED, 1, 2, log=((1, 0),)), voter()],
+              [req])
+    t = deliver(election.receive_vote, s, c, req)
+    assert t.voters[1] == s.voters[1]                        # KIP-996: a pre-vote is not persisted
+    assert responses(t, VOTE_RESP)[0][6] is True             # pre-vote ignores the vote already cast
+    s2 = state([s.voters[0], voter(FOLLOWER, 1, leader=2, log=((1, 0),)), voter()], [req])
+    t2 = deliver(election.receive_vote, s2, c, req)
+    assert responses(t2, VOTE_RESP)[0][6] is False
+
+
+def test_majority_of_votes_makes_a_leader_with_a_leader_change_record() -> None:
+    c = ctx()
+    resp = (VOTE_RESP, 1, 0, 2, NONE, OK, True, False)
+    s = state([voter(CANDIDATE, 2, 0, log=((1, 0),), votes=(1, -1, -1)), voter(VOTED, 2, 0), voter()], [resp])
+    t = deliver(election.receive_vote_response, s, c, resp)
+    v = t.voters[0]
+    assert v.role == LEADER and v.leader == 0 and v.hw == 0   # the high watermark starts unknown
+    assert v.log == ((1, 0), (2, 0))                          # LeaderChange appended in the new epoch
+    assert v.ends == (2, -1, -1)
+    assert t.hist.leaders[2] == 0b001
+    assert sorted(responses(t, BEGIN_EPOCH)) == [(BEGIN_EPOCH, 0, 1, 2), (BEGIN_EPOCH, 0, 2, 2)]
+
+
+def test_response_with_newer_epoch_and_leader_makes_a_follower() -> None:
+    # KafkaRaftClient.maybeHandleCommonResponse / maybeTransition
+    resp = (VOTE_RESP, 1, 0, 3, 2, FENCED_LEADER_EPOCH, False, False)
+    s = state([voter(CANDIDATE, 2, 0, votes=(1, -1, -1)), voter(), voter()], [resp])
+    t = deliver(election.receive_vote_response, s, ctx(), resp)
+    assert (t.voters[0].role, t.voters[0].epoch, t.voters[0].leader, t.voters[0].voted) == (FOLLOWER, 3, 2, NONE)
+
+
+def test_timeout_starts_an_election_in_the_next_epoch_within_the_bound() -> None:
+    c = ctx(max_epoch=2)
+    s = state([voter(FOLLOWER, 1, leader=2), voter(FOLLOWER, 2, leader=2), voter(LEADER, 2, 2, 2, ends=(0, 0, 0))])
+    outs = dict(election.timeout(s, c))
+    assert set(outs) == {(0,)}                               # voter 1 is at the bound, the leader has no timer
+    v = outs[(0,)].voters[0]
+    assert (v.role, v.epoch, v.voted, v.votes) == (CANDIDATE, 2, 0, (1, -1, -1))
+
+
+# ---- Fetch and the high watermark ---------------------------------------------------------------------------------
+def test_fetch_errors() -> None:
+    # KafkaRaftClient.validateLeaderOnlyRequest
+    lead = voter(LEADER, 2, 0, 0, log=((2, 0),), ends=(1, -1, -1))
+    assert fetch.fetch_error(lead, 1) == FENCED_LEADER_EPOCH
+    assert fetch.fetch_error(lead, 3) == UNKNOWN_LEADER_EPOCH
+    assert fetch.fetch_error(voter(FOLLOWER, 2, leader=1), 2) == NOT_LEADER_OR_FOLLOWER
+    assert fetch.fetch_error(lead, 2) == OK
+
+
+def test_high_watermark_needs_an_entry_of_the_leaders_epoch_on_a_majority() -> None:
+    c = ctx()
+    # leader of epoch 3; offsets 0-1 are epoch-1 entries, offset 2 is its LeaderChange
+    log = ((1, 0), (1, 1), (3, 0))
+    lead = voter(LEADER, 3, 0, 0, log=log, ends=(3, 2, -1))
+    assert fetch.leader_high_watermark(lead, c) == 0       # a majority holds 2 entries, none of epoch 3
+    assert fetch.leader_high_watermark(lead, ctx("hw-old-epoch")) == 2   # Raft figure 8 mutation
+    lead = voter(LEADER, 3, 0, 0, log=log, ends=(3, 3, 1))
+    assert fetch.leader_high_watermark(lead, c) == 3       # the LeaderChange is on a majority
+    lead = voter(LEADER, 3, 0, 0, log=log, hw=3, ends=(3, 0, 1))
+    assert fetch.leader_high_watermark(lead, c) == 3       # never moves down
+
+
+def test_valid_fetch_updates_end_offset_and_high_watermark() -> None:
+    c = ctx()
+    req = (FETCH, 1, 0, 2, 1, 2)
+    lead = voter(LEADER, 2, 0, 0, log=((2, 0), (2, 1)), ends=(2, 0, -1))
+    s = state([lead, voter(FOLLOWER, 2, 0, 0, log=((2, 0),)), voter()], [req])
+    t = deliver(fetch.receive_fetch, s, c, req)
+    v = t.voters[0]
+    assert v.ends == (2, 1, -1) and v.hw == 1
+    assert t.hist.committed == ((0, 2, 0, 2),)
+    (resp,) = responses(t, FETCH_RESP)
+    assert resp == (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 1, ((2, 1),), 1)
+
+
+def test_follower_appends_takes_min_high_watermark_and_fetches_again() -> None:
+    c = ctx()
+    resp = (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 1, ((2, 1),), 5)
+    s = state([voter(LEADER, 2, 0, 0, log=((2, 0), (2, 1), (2, 2)), ends=(3, 1, -1)),
+               voter(FOLLOWER, 2, leader=0, log=((2, 0),)), voter()], [resp])
+    t = deliver(fetch.receive_fetch_response, s, c, resp)
+    assert t.voters[1].log == ((2, 0), (2, 1)) and t.voters[1].hw == 2   # min(leader hw 5, own end 2)
+    assert t.net == ((FETCH, 1, 0, 2, 2, 2),)
+
+
+def test_diverging_answer_truncates_but_never_below_the_high_watermark() -> None:
+    c = ctx()
+    resp = (FETCH_RESP, 2, 0, 2, 2, OK, 1, 1, NONE, (), NONE)
+    old = voter(FOLLOWER, 2, leader=2, log=((1, 0), (1, 1)), hw=1)
+    s = state([old, voter(FOLLOWER, 2, leader=2), voter(LEADER, 2, 2, 2, log=((1, 0), (2, 0)), ends=(-1, 0, 2))],
+              [resp])
+    t = deliver(fetch.receive_fetch_response, s, c, resp)
+    assert t.voters[0].log == ((1, 0),) and t.hist.truncated
+    # an answer below the high watermark is refused (Kafka raises)
+    s = state([old._replace(hw=2), s.voters[1], s.voters[2]], [resp])
+    t = deliver(fetch.receive_fetch_response, s, c, resp)
+    assert t.voters[0].log == old.log and not t.hist.truncated
+
+
+# ---- faults --------------------------------------------------------------------------------------------------------
+def test_restart_rules() -> None:
+    # QuorumState.initialize: a former leader comes back Resigned (KAFKA-10527); votes and leaders are persisted
+    c = ctx()
+    lead = voter(LEADER, 2, 0, 0, log=((2, 0),), hw=1, ends=(1, 1, 1))
+    assert faults.restarted(lead, 0, c) == voter(RESIGNED, 2, 0, 0, log=((2, 0),))
+    assert faults.restarted(lead, 0, ctx("restart-as-leader")) == voter(LEADER, 2, 0, 0, log=((2, 0),),
+                                                                         ends=(1, -1, -1))
+    assert faults.restarted(voter(CANDIDATE, 2, 1, votes=(0, 1, 1)), 1, c).votes == (-1, 1, -1)
+    assert faults.restarted(voter(FOLLOWER, 2, 1, 0, hw=3), 2, c) == voter(FOLLOWER, 2, 1, 0)
+    assert faults.restarted(voter(VOTED, 2, 1), 2, c) == voter(VOTED, 2, 1)
+
+
+def test_restart_drops_messages_to_the_node_only() -> None:
+    c = ctx(max_restarts=1)
+    to0, from0 = (FETCH, 1, 0, 1, 0, 0), (FETCH, 0, 1, 1, 0, 0)
+    s = state([voter(FOLLOWER, 1, leader=1), voter(LEADER, 1, 1, 1, log=((1, 0),), ends=(-1, 1, -1)), voter()],
+              [to0, from0])
+    t = dict(faults.restart(s, c))[(0,)]
+    assert t.net == (from0,) and t.hist.restarts == 1
+    assert not list(faults.restart(t, c))                    # the bound is used up

@@ -1,0 +1,72 @@
+"""Hypothesis stateful test: random action sequences of the quorum model, every property checked after every step.
+
+Bounds are larger than the exhaustive check's (more epochs, values, messages, and every fault switched on), so the
+random runs reach states the default BFS does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from model.quorum import QUORUM
+from model.quorum.state import LEADER
+from spec.quorum import SPEC
+
+BOUNDS = {"max_epoch": 4, "max_values": 2, "max_msgs": 4, "fetch_max": 1, "loss": True, "max_dups": 2,
+          "max_restarts": 2, "max_resigns": 1}
+
+INVARIANTS = SPEC.of_kind("invariant")
+ACTION_PROPS = SPEC.of_kind("action")
+
+
+def machine(variants: tuple[str, ...]) -> type[RuleBasedStateMachine]:
+    ctx = QUORUM.context(QUORUM.make_bounds(BOUNDS), variants)
+
+    class QuorumRun(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.state: Any = QUORUM.initial_states(ctx)[0]
+            self.steps = 0
+
+        @rule(data=st.data())
+        def step(self, data: st.DataObject) -> None:
+            succ = list(QUORUM.successors(self.state, ctx))
+            assert succ, "no successor: the model deadlocked"
+            action, values, nxt = succ[data.draw(st.integers(0, len(succ) - 1), label="successor")]
+            for p in ACTION_PROPS:
+                assert p.pred(self.state, (action.name, values), nxt, ctx), (p.name, action.name, values)
+            self.state = nxt
+            self.steps += 1
+
+        @invariant()
+        def properties_hold(self) -> None:
+            for p in INVARIANTS:
+                assert p.pred(self.state, ctx), p.name
+
+        @invariant()
+        def records_are_well_formed(self) -> None:
+            s = self.state
+            assert len(s.net) <= BOUNDS["max_msgs"]
+            for i, v in enumerate(s.voters):
+                assert 0 <= v.hw <= len(v.log)
+                assert all(e <= v.epoch for e, _ in v.log)            # no entry from a future epoch
+                assert (v.role == LEADER) == bool(v.ends)
+                if v.role == LEADER:
+                    assert v.leader == i and v.ends[i] == len(v.log)
+
+    return QuorumRun
+
+
+_settings = settings(max_examples=60, stateful_step_count=60, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow])
+
+TestQuorumFaults = machine(()).TestCase
+TestQuorumFaults.settings = _settings
+TestQuorumPrevote = machine(("prevote",)).TestCase
+TestQuorumPrevote.settings = _settings
+TestQuorumCheckQuorum = machine(("check-quorum",)).TestCase
+TestQuorumCheckQuorum.settings = _settings

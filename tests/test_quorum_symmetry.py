@@ -1,0 +1,108 @@
+"""The voter-id symmetry reduction, the encoding and the view of the quorum model.
+
+A renaming written here independently of model/quorum/symmetry.py is applied to states met on seeded random walks:
+every renaming of a state must have the same canonical form, and canonical forms must be fixed points.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from typing import Any
+
+from model.quorum import QUORUM
+from model.quorum.state import MESSAGE_ID_FIELD, History, QState, Voter
+from model.quorum.symmetry import encode, view
+
+
+def rename(s: QState, p: tuple[int, ...]) -> QState:
+    """Rename voter id i to p[i] everywhere."""
+    def rid(x: int) -> int:
+        return p[x] if x >= 0 else x
+
+    def rmask(mask: int) -> int:
+        return sum(1 << p[j] for j in range(len(p)) if mask >> j & 1)
+
+    def rseq(seq: tuple[int, ...]) -> tuple[int, ...]:
+        if not seq:
+            return seq
+        out = [0] * len(seq)
+        for j, x in enumerate(seq):
+            out[p[j]] = x
+        return tuple(out)
+
+    voters: list[Any] = [None] * len(s.voters)
+    for i, v in enumerate(s.voters):
+        voters[p[i]] = Voter(v.role, v.epoch, rid(v.voted), rid(v.leader), v.log, v.hw, rseq(v.ends), rseq(v.votes),
+                             rmask(v.heard))
+    net = []
+    for m in s.net:
+        r = list(m)
+        r[1], r[2] = rid(m[1]), rid(m[2])
+        if m[0] in MESSAGE_ID_FIELD:
+            r[MESSAGE_ID_FIELD[m[0]]] = rid(m[MESSAGE_ID_FIELD[m[0]]])
+        net.append(tuple(r))
+    h = s.hist
+    hist = History(tuple(rmask(x) for x in h.leaders), h.committed, h.values, h.restarts, h.dups, h.resigns,
+                   h.truncated)
+    return QState(tuple(voters), tuple(sorted(net)), hist)
+
+
+def walk_states(variants: tuple[str, ...], bounds: dict[str, Any], walks: int, depth: int, seed: int) -> list[Any]:
+    ctx = QUORUM.context(QUORUM.make_bounds(bounds), variants)
+    rng = random.Random(seed)
+    out = []
+    for _ in range(walks):
+        s = QUORUM.initial_states(ctx)[0]
+        for _ in range(depth):
+            succ = [t for _, _, t in QUORUM.successors(s, ctx)]
+            if not succ:
+                break
+            s = rng.choice(succ)
+            out.append(s)
+    return out
+
+
+BIG = {"max_epoch": 3, "max_values": 2, "max_msgs": 4, "loss": True, "max_dups": 1, "max_restarts": 1,
+       "max_resigns": 1}
+
+
+def test_canonical_form_is_the_same_for_every_renaming() -> None:
+    b = QUORUM.make_bounds(BIG)
+    canon = QUORUM.symmetry
+    assert canon is not None
+    states = walk_states(("check-quorum",), BIG, 30, 40, 1) + walk_states(("prevote",), BIG, 30, 40, 2)
+    perms = list(itertools.permutations(range(3)))
+    distinct_classes = set()
+    for s in states:
+        c = canon(s, b)
+        assert canon(c, b) == c
+        enc = encode(c)
+        distinct_classes.add(enc)
+        for p in perms:
+            r = rename(s, p)
+            assert encode(canon(r, b)) == enc, (s, p)
+    assert len(distinct_classes) > 200  # the walks did reach many different states
+
+
+def test_symmetry_actually_merges_renamings() -> None:
+    b = QUORUM.make_bounds(BIG)
+    canon = QUORUM.symmetry
+    assert canon is not None
+    s = walk_states((), BIG, 1, 25, 3)[-1]
+    renamings = {rename(s, p) for p in itertools.permutations(range(3))}
+    assert len(renamings) > 1
+    assert len({encode(canon(r, b)) for r in renamings}) == 1
+
+
+def test_encoding_separates_states_and_view_is_json() -> None:
+    states = walk_states((), BIG, 20, 30, 4)
+    by_enc: dict[bytes, Any] = {}
+    for s in states:
+        e = encode(s)
+        assert by_enc.setdefault(e, s) == s      # equal encodings only for equal states
+        v = view(s)
+        json.dumps(v)
+        assert set(v) == {"voters", "net", "history"}
+    assert len(by_enc) > 100
