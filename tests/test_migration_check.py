@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from checker.api import check
+from checker.api import check, replay_trace
+from checker.itf import to_itf
 from checker.trace_text import render
 from model.migration import MIGRATION
 from model.migration.state import canonical_key
@@ -70,7 +71,8 @@ def test_mutation_found_with_its_property_at_its_shortest_length(name: str) -> N
 def test_kafka_epoch_check_fences_even_without_the_migration_check() -> None:
     # KafkaZkClient checks /controller_epoch in every migration write: with it, the stale write of the
     # no-migration-check counterexample fails too, and the first violation (if any) is no longer at its length
-    r = check("migration", variants=["kafka-epoch-check", "no-migration-check"], max_depth=MUTATIONS[WORKED_VARIANT]["length"])
+    depth = MUTATIONS[WORKED_VARIANT]["length"]
+    r = check("migration", variants=["kafka-epoch-check", "no-migration-check"], max_depth=depth)
     assert r.violated_property is None
 
 
@@ -84,6 +86,16 @@ def test_worked_example_is_the_rendered_counterexample() -> None:
     assert (before.action, before.params) == ("claim", {"c": 1})
     assert (last.action, last.params) == ("sync_to_zk", {"c": 0})
     assert "violation: SingleZkWriterPerEpoch" in text
+
+
+def test_counterexample_replays_from_its_itf_file(tmp_path: Path) -> None:
+    r = check("migration", variants=[WORKED_VARIANT])
+    assert r.trace is not None
+    path = tmp_path / "worked.itf.json"
+    path.write_text(json.dumps(to_itf(r.trace, MIGRATION)))
+    replayed = replay_trace("migration", path)
+    assert (replayed.verdict, replayed.violated_property, replayed.step) == (
+        "violation", "SingleZkWriterPerEpoch", MUTATIONS[WORKED_VARIANT]["length"])
 
 
 def worked_example_text(trace: Any) -> str:
@@ -100,8 +112,9 @@ def worked_example_text(trace: Any) -> str:
     return render(trace, MIGRATION, title=title)
 
 
-REDUCTION_BOUNDS = {"max_epoch": 2, "max_client_writes": 1, "max_reconfigs": 2, "incompatible_brokers": 0,
-                    "max_outages": 0}
+REDUCTION_BOUNDS: dict[str, str | int | bool] = {
+    "max_epoch": 2, "max_client_writes": 1, "max_reconfigs": 2, "incompatible_brokers": 0, "max_outages": 0,
+}
 
 
 def test_state_reduction_is_exact_on_a_small_configuration() -> None:
