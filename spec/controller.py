@@ -7,12 +7,13 @@ from typing import Any
 from model.controller import CONTROLLER
 from model.controller import metadata_log as mlog
 from model.controller.actions import controller_image
-from model.controller.image import Image, image_of
+from model.controller.image import Image
 from model.controller.state import (
     CS,
     FENCE,
     K_SHUTDOWN,
     NO_LEADER,
+    OFFLINE,
     PART,
     UNFENCE,
     Bounds,
@@ -120,7 +121,7 @@ def _seen_epoch(s: State, br: Any) -> int:
 @action_property(
     "ControllerEpochMonotonic",
     "the controller epoch never goes backwards: not at any controller node, not as seen by any broker, not along "
-    "the metadata log (a broker sees the epoch of the last metadata entry it applied)",
+    "the metadata log (a running broker sees the epoch of the last metadata entry it applied)",
     "KIP-631 'Controller epoch' (the leader epoch of the metadata log); KIP-595 epochs only grow",
 )
 def controller_epoch_monotonic(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
@@ -136,7 +137,7 @@ def controller_epoch_monotonic(s: State, step: Step, t: State, ctx: Context[Boun
             return False
     if t.brokers is not s.brokers or log_changed:
         for x, y in zip(s.brokers, t.brokers):
-            if (x is not y or log_changed) and _seen_epoch(t, y) < _seen_epoch(s, x):
+            if (x is not y or log_changed) and y.proc != OFFLINE and _seen_epoch(t, y) < _seen_epoch(s, x):
                 return False
     return True
 
@@ -255,22 +256,6 @@ def alter_rejected_stale(s: State, ctx: Context[Bounds]) -> bool:
     return s.stale_rejected
 
 
-@reachable(
-    "StaleBrokerEpochRejected",
-    "a heartbeat from a previous incarnation, carrying a stale broker epoch, is about to reach a controller that "
-    "believes it is active (which must refuse it)",
-    "ClusterControlManager.checkBrokerEpoch (STALE_BROKER_EPOCH)",
-)
-def stale_broker_epoch_seen(s: State, ctx: Context[Bounds]) -> bool:
-    for x, br in enumerate(s.brokers):
-        req = br.stray
-        if req is not None and any(s.ml.active):
-            reg = image_of(s.ml.log, ctx.b.brokers, ctx.b.partitions).regs[x]
-            if reg is not None and reg.epoch != req.broker_epoch:
-                return True
-    return False
-
-
 SPEC = Spec(
     CONTROLLER,
     [
@@ -288,6 +273,5 @@ SPEC = Spec(
         fenced_then_unfenced,
         shutdown_moves_leadership,
         alter_rejected_stale,
-        stale_broker_epoch_seen,
     ],
 )

@@ -107,7 +107,7 @@ def apply_reply(br: Broker, p: Pending) -> Broker:
         if p.reply == R_FENCED and br.proc == ONLINE:
             return with_broker(br, pending=None, proc=FENCED)
         if p.reply == R_SHUTDOWN_NOW and br.proc == STOPPING:
-            return with_broker(br, pending=None, proc=OFFLINE, epoch=-1)
+            return with_broker(br, pending=None, proc=OFFLINE, epoch=-1, applied=0)
     return br if br.pending is None else with_broker(br, pending=None)
 
 
@@ -154,17 +154,21 @@ def commit(s: State, ctx: Context[Bounds]) -> Iterator[State]:
 
 def session_timeout(s: State, ctx: Context[Bounds]) -> Succ:
     """A controller that believes it is active fences a broker whose session it considers expired
-    (maybeFenceStaleBrokers); time is abstracted, so any live broker may miss its session, up to
-    ``max_session_expiries`` expiries in the log."""
+    (maybeFenceStaleBrokers).  Time is abstracted: a broker process that is gone, or that is not the incarnation
+    registered, always may miss its session; a live broker may, up to ``max_session_expiries`` such faults in the
+    log."""
     b = ctx.b
-    if sum(1 for e in s.ml.log if e.kind == K_TIMEOUT) >= b.max_session_expiries:
-        return
+    budget = sum(1 for e in s.ml.log if e.kind == K_TIMEOUT) < b.max_session_expiries
     img: Image | None = None
     for c in range(b.controllers):
         if not s.ml.active[c]:
             continue
         img = img or controller_image(s, b)
         for x in range(b.brokers):
+            reg, br = img.regs[x], s.brokers[x]
+            gone = reg is not None and (br.proc == OFFLINE or reg.inc != br.inc)
+            if not (budget or gone):
+                continue
             records, kind = session_expired(img, x, keep_fenced_leader=ctx.on(V_FENCED_LEADER))
             if records is not None:
                 t = propose(s, c, kind, records, ctx)[0]
@@ -236,15 +240,17 @@ def start(s: State, ctx: Context[Bounds]) -> Succ:
 
 def crash(s: State, ctx: Context[Bounds]) -> Succ:
     """A broker process dies (only one that may start again: a crash it never comes back from adds states but
-    nothing observable).  Its local metadata log survives; its broker epoch and pending request do not, but a
-    heartbeat it had just sent may still be in the network (``with_stray``)."""
+    nothing observable).  Its broker epoch, pending request and metadata cache are lost (a stopped broker is
+    modelled as reloading its metadata from the log when it starts again), but a heartbeat it had just sent may
+    still be in the network (``with_stray``)."""
     for x, br in enumerate(s.brokers):
         if br.proc == OFFLINE or br.inc >= ctx.b.max_starts:
             continue
-        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None)
+        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0)
         yield (x, False), _with(s, x, dead)
         if br.epoch >= 0:
-            hb = Request(RQ_HEARTBEAT, -1, broker_epoch=br.epoch, offset=br.applied)
+            hb = Request(RQ_HEARTBEAT, -1, broker_epoch=br.epoch, offset=br.applied,
+                         want_shutdown=br.proc == STOPPING)
             yield (x, True), _with(s, x, with_broker(dead, stray=hb))
 
 
@@ -332,10 +338,18 @@ def begin_shutdown(s: State, ctx: Context[Bounds]) -> Succ:
 
 def idle(s: State, ctx: Context[Bounds]) -> Iterator[State]:
     """A stutter step where the model ends on purpose, so that the end is not reported as a deadlock: every broker
-    is offline for good (no starts left), or the log is at its bound and fully committed.  (Steps that change
-    nothing, such as a heartbeat that writes nothing, are not generated at all.)"""
+    is offline for good (no starts left), or the log is at its bound, committed, fetched by every broker, and no
+    election or renouncement is left.  (Steps that change nothing, such as a heartbeat that writes nothing, are not
+    generated at all; this step may be offered where some other step is still possible, which is harmless.)"""
     ml = s.ml
-    if (len(ml.log) >= ctx.b.max_log and ml.hw == len(ml.log)) or all(
-        br.proc == OFFLINE and br.inc >= ctx.b.max_starts for br in s.brokers
+    b = ctx.b
+    if all(br.proc == OFFLINE and br.inc >= b.max_starts for br in s.brokers):
+        yield s
+    elif (
+        len(ml.log) >= b.max_log
+        and ml.hw == len(ml.log)
+        and ml.epoch >= b.max_epoch
+        and all(br.proc == OFFLINE or br.applied >= ml.hw for br in s.brokers)
+        and not any(mlog.is_zombie(ml, c) for c in range(b.controllers))
     ):
         yield s

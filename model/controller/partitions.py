@@ -108,8 +108,9 @@ def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool 
         return None, INVALID_REQUEST  # an AlterPartition can't remove the current leader
     if any(r not in part.isr and not is_active(img, r) for r in req.isr):
         return None, INELIGIBLE_REPLICA  # KIP-841: only unfenced, not-shutting-down replicas may join the ISR
+    if trust_request_epoch and req.partition_epoch != part.pe:
+        # the mutated controller takes the request's view as the partition's: its ISR, and its epoch plus one
+        return part_record(req.partition, b, req.isr, req.leader_epoch, req.partition_epoch + 1), NONE
     if req.isr == part.isr:
         return None, NONE  # nothing to change
-    if trust_request_epoch:
-        return part_record(req.partition, b, req.isr, req.leader_epoch, req.partition_epoch + 1), NONE
     return part_record(req.partition, b, req.isr, part.le, part.pe + 1), NONE

@@ -22,7 +22,7 @@ class Bounds:
     brokers: int = 2  # broker ids 0..brokers-1; every partition is replicated on every broker, in id order
     partitions: int = 1
     max_epoch: int = 2  # highest controller (leader) epoch that may be elected
-    max_log: int = 5  # most entries (record batches) the metadata log may hold
+    max_log: int = 5  # most entries (record batches) the metadata log may hold (5: the controlled-shutdown target)
     max_starts: int = 1  # process starts per broker (a second start is a new incarnation after a crash)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
     max_shutdowns: int = 1  # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time)

@@ -47,15 +47,18 @@ class _LogInfo:
         self.text: dict[tuple[Any, ...], str] = {}
 
 
-_LOGS: dict[tuple[Entry, ...], _LogInfo] = {}
+_LOGS: dict[tuple[int, int], dict[tuple[Entry, ...], _LogInfo]] = {}  # (controllers, brokers) -> log -> info
 
 
 def _info(log: tuple[Entry, ...], controllers: int, brokers: int) -> _LogInfo:
-    info = _LOGS.get(log)
+    cache = _LOGS.get((controllers, brokers))
+    if cache is None:
+        cache = _LOGS[(controllers, brokers)] = {}
+    info = cache.get(log)
     if info is None:
-        if len(_LOGS) > 200_000:
-            _LOGS.clear()
-        info = _LOGS[log] = _LogInfo(log, controllers, brokers)
+        if len(cache) > 200_000:
+            cache.clear()
+        info = cache[log] = _LogInfo(log, controllers, brokers)
     return info
 
 
@@ -73,30 +76,32 @@ def _log_text(log: tuple[Entry, ...], info: _LogInfo, cp: tuple[int, ...] | None
     return text
 
 
-def _broker_flat(b: Any) -> tuple[Any, ...]:
+def _broker_text(b: Any) -> str:
     p, st = b.pending, b.stray
-    return (b.proc, b.inc, b.epoch, b.applied,
-            None if p is None else (p.kind, p.offset, p.epoch, p.broker_epoch, p.reply),
-            None if st is None else (st.broker_epoch, st.offset))
+    return repr((b.proc, b.inc, b.epoch, b.applied,
+                 None if p is None else (p.kind, p.offset, p.epoch, p.broker_epoch, p.reply),
+                 None if st is None else (st.broker_epoch, st.offset, st.want_shutdown)))
+
+
+def _head(s: State, cp: tuple[int, ...] | None) -> str:
+    ml = s.ml
+    if cp is None:
+        return repr((ml.epoch, ml.leader, ml.hw, ml.ctrl_epoch, ml.active, s.stale_rejected, s.zombie_fenced))
+    leader = cp[ml.leader] if ml.leader >= 0 else -1
+    inv = sorted(range(len(cp)), key=cp.__getitem__)  # inv[new id] = old id
+    ce = tuple(ml.ctrl_epoch[o] for o in inv)
+    act = tuple(ml.active[o] for o in inv)
+    return repr((ml.epoch, leader, ml.hw, ce, act, s.stale_rejected, s.zombie_fenced))
 
 
 def key(s: State, cp: tuple[int, ...] | None = None, bp: tuple[int, ...] | None = None) -> str:
     """The state as text, with controller ``c`` renamed ``cp[c]`` and broker ``x`` renamed ``bp[x]``."""
     ml = s.ml
     info = _info(ml.log, len(ml.active), len(s.brokers))
-    if cp is None:
-        leader, ce, act = ml.leader, ml.ctrl_epoch, ml.active
-    else:
-        leader = cp[ml.leader] if ml.leader >= 0 else -1
-        inv = sorted(range(len(cp)), key=cp.__getitem__)  # inv[new id] = old id
-        ce = tuple(ml.ctrl_epoch[o] for o in inv)
-        act = tuple(ml.active[o] for o in inv)
     brokers = s.brokers
     if bp is not None:
         brokers = tuple(brokers[o] for o in sorted(range(len(bp)), key=bp.__getitem__))
-    rest = (ml.epoch, leader, ml.hw, ce, act, tuple(_broker_flat(b) for b in brokers), s.stale_rejected,
-            s.zombie_fenced)
-    return repr(rest) + _log_text(ml.log, info, cp, bp)
+    return _head(s, cp) + "|".join(_broker_text(b) for b in brokers) + _log_text(ml.log, info, cp, bp)
 
 
 def encode(x: Any) -> bytes:
@@ -111,10 +116,12 @@ def _controller_order(s: State, info: _LogInfo) -> tuple[int, ...]:
     wrote in the log, their epoch and activity.  Two controllers that tie on all of these appear nowhere else and
     hold the same values, so either order gives the same encoding."""
     ml = s.ml
-    n = len(ml.active)
     first = info.first_by
-    order = sorted(range(n), key=lambda c: (c != ml.leader, first[c], ml.ctrl_epoch[c], ml.active[c]))
-    cp = [0] * n
+    keys = [(c != ml.leader, first[c], ml.ctrl_epoch[c], ml.active[c]) for c in range(len(first))]
+    if len(keys) == 2:
+        return (0, 1) if keys[0] <= keys[1] else (1, 0)
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    cp = [0] * len(keys)
     for new, old in enumerate(order):
         cp[old] = new
     return tuple(cp)
@@ -124,18 +131,20 @@ def canonical(s: State, b: Bounds) -> str:
     """The key of the state's symmetry class (``encode`` turns it into bytes): controllers renamed by
     ``_controller_order``; with two brokers, the broker that first occurs in the log (then by its own fields) comes
     first, and when they tie the smaller of the two encodings is taken."""
-    info = _info(s.ml.log, b.controllers, b.brokers)
+    ml = s.ml
+    info = _info(ml.log, b.controllers, b.brokers)
     cp = _controller_order(s, info)
+    head = _head(s, cp)
     if b.brokers != 2:
-        return key(s, cp, None)
-    k0 = (info.first_broker[0], _broker_flat(s.brokers[0]))
-    k1 = (info.first_broker[1], _broker_flat(s.brokers[1]))
-    r0, r1 = repr(k0), repr(k1)
-    if r0 < r1:
-        return key(s, cp, (0, 1))
-    if r1 < r0:
-        return key(s, cp, (1, 0))
-    return min(key(s, cp, (0, 1)), key(s, cp, (1, 0)))
+        return head + "|".join(_broker_text(x) for x in s.brokers) + _log_text(ml.log, info, cp, None)
+    t0, t1 = _broker_text(s.brokers[0]), _broker_text(s.brokers[1])
+    k0, k1 = (info.first_broker[0], t0), (info.first_broker[1], t1)
+    if k0 < k1:
+        return head + t0 + "|" + t1 + _log_text(ml.log, info, cp, (0, 1))
+    if k1 < k0:
+        return head + t1 + "|" + t0 + _log_text(ml.log, info, cp, (1, 0))
+    return min(head + t0 + "|" + t1 + _log_text(ml.log, info, cp, (0, 1)),
+               head + t1 + "|" + t0 + _log_text(ml.log, info, cp, (1, 0)))
 
 
 def brute_canonical(s: State, b: Bounds) -> str:
