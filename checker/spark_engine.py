@@ -203,7 +203,7 @@ def _task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
             rows = (payload[1], payload[2])
         elif kind == CAND:
             cands.append(payload)
-    report: dict[str, Any] = {"time": {"read": time.perf_counter() - t0}}
+    report: dict[str, Any] = {"time": {"read": time.process_time() - c0}}
     out: list[Any] = []
     try:
         run = job.ref.load_run()
@@ -278,7 +278,8 @@ def order_keys(prank: np.ndarray, a: np.ndarray, y: np.ndarray, A: int, state_ma
 
 
 def _lap(report: dict[str, Any], phase: str, since: float) -> float:
-    now = time.perf_counter()
+    """Add the CPU time since ``since`` to a phase (CPU, not wall: meaningful on a busy machine too)."""
+    now = time.process_time()
     times = report["time"]
     times[phase] = times.get(phase, 0.0) + now - since
     return now
@@ -288,7 +289,7 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
            rows: tuple[np.ndarray, np.ndarray] | None, cands: list[tuple[Any, ...]],
            report: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, list[Any], np.ndarray, np.ndarray]:
     """Drop known candidates, keep each new state's first occurrence, judge the new states (in BFS order)."""
-    t = time.perf_counter()
+    t = time.process_time()
     ranks = job.ranks
     assert ranks is not None
     nb = max(1, -(-len(ranks) // BATCH))
@@ -329,12 +330,18 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
     if len(prank) and (prank.max() >= len(ranks) or not np.array_equal(ranks[prank], pkeys)):
         raise RuntimeError("a candidate's parent key is not in the previous level (engine bug)")
     keys = order_keys(prank.astype(I64), occ_a, occ_y, A, bool(run.action_props))
-    order = np.argsort(keys, kind="stable")
-    _, first = np.unique(fps[order], return_index=True)
-    c = order[np.sort(first)]  # one occurrence per fingerprint, the first in BFS order, in BFS order
+    # per fingerprint, the occurrence with the smallest order key (keys are unique): group by fingerprint, take the
+    # minimum key of each group
+    by_fp = np.argsort(fps)
+    fs = fps[by_fp]
+    starts = np.flatnonzero(np.concatenate(([True], fs[1:] != fs[:-1])))
+    ko = keys[by_fp]
+    least = np.minimum.reduceat(ko, starts)
+    c = by_fp[ko == np.repeat(least, np.diff(np.append(starts, len(fs))))]  # one per fingerprint, by fingerprint
     if len(shard_f):
         at = np.minimum(np.searchsorted(shard_f, fps[c]), len(shard_f) - 1)
         c = c[shard_f[at] != fps[c]]
+    c = c[np.argsort(keys[c])]  # in BFS order
     if job.mode == "probe":
         report["probe_min_pos"] = int(prank[c].min()) if len(c) else None
         return empty
@@ -402,7 +409,7 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
 def _expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states: list[Any],
             shard_f: np.ndarray, report: dict[str, Any]) -> list[Any]:
     """Successors of this partition's level, shipped to their owners as one blob per destination."""
-    t = time.perf_counter()
+    t = time.process_time()
     check = not job.expand_all
     if check and run.action_props:
         cand, matrix, occ_p, occ_a, occ_y, event = _expand_checked(run, keys, fps, states)
@@ -424,18 +431,7 @@ def _expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, state
         raise ModelError(f"model {run.model.name}: an action yields more than {(1 << YBITS) - 1} successors of a state")
     P = job.partitions
     dest = (cfps % U64(P)).astype(I64)
-    keep = np.arange(len(cand))
-    if len(shard_f):  # own candidates that are already visited need not travel
-        own = np.flatnonzero(dest == q)
-        if len(own):
-            f = cfps[own]
-            at = np.minimum(np.searchsorted(shard_f, f), len(shard_f) - 1)
-            drop = own[shard_f[at] == f]
-            if len(drop):
-                mask = np.ones(len(cand), dtype=bool)
-                mask[drop] = False
-                keep = np.flatnonzero(mask)
-    by_dest = keep[np.argsort(dest[keep], kind="stable")]
+    by_dest = np.argsort(dest, kind="stable")
     cuts = np.flatnonzero(np.diff(dest[by_dest])) + 1
     for idx in np.split(by_dest, cuts):
         if not len(idx):
@@ -443,7 +439,17 @@ def _expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, state
         d = int(dest[idx[0]])
         # each distinct state travels once; every occurrence travels as numbers (the owner picks the first)
         uf, first, inv = np.unique(cfps[idx], return_index=True, return_inverse=True)
-        blob = pickle.dumps([cand[i] for i in idx[first].tolist()], 5)
+        reps = idx[first]  # the candidate carrying each distinct state
+        if d == q and len(shard_f):  # own states already visited need not travel
+            at = np.minimum(np.searchsorted(shard_f, uf), len(shard_f) - 1)
+            fresh = shard_f[at] != uf
+            if not fresh.all():
+                keep = fresh[inv]
+                idx, inv = idx[keep], (np.cumsum(fresh) - 1)[inv[keep]]
+                uf, reps = uf[fresh], reps[fresh]
+                if not len(idx):
+                    continue
+        blob = pickle.dumps([cand[i] for i in reps.tolist()], 5)
         par = occ_p[idx]
         out.append((d, (CAND, uf, blob, inv.astype(np.int32), keys[par], occ_a[idx], occ_y[idx], fps[par])))
     _lap(report, "ship", t)
@@ -558,6 +564,85 @@ def _shard_of(records: Iterable[Any]) -> Iterator[tuple[np.ndarray, np.ndarray]]
         yield found
 
 
+# ---- one map stage per level -----------------------------------------------------------------------------------------
+def _emit(task: Any, q: int, records: Iterable[Any]) -> Iterator[bytes]:
+    """The task's records as PySpark's shuffle writer expects them: a partition number, then a pickled chunk."""
+    from pyspark.serializers import CPickleSerializer, pack_long
+
+    dumps = CPickleSerializer().dumps
+    by_dest: dict[int, list[Any]] = {}
+    for d, payload in task(q, records):
+        by_dest.setdefault(d, []).append((d, payload))
+    for d, chunk in by_dest.items():
+        yield pack_long(d)
+        yield dumps(chunk)
+
+
+class _Stages:
+    """Builds each level's stage: a Python function over the previous level's shuffle, writing the next shuffle.
+
+    PySpark's public route (``mapPartitionsWithIndex(...).partitionBy(...)``) makes about forty py4j calls a level,
+    which on a busy driver costs more than the stage itself; this builds the same JVM objects (PythonRDD ->
+    PairwiseRDD -> partitionBy -> valueOfPair) with a dozen, reusing the converted environment and partitioner.  If
+    this PySpark's internals differ, it falls back to the public route.
+    """
+
+    def __init__(self, sc: Any, partitions: int) -> None:
+        self.sc = sc
+        self.P = partitions
+        self.fast = True
+        try:
+            from py4j.java_collections import ListConverter, MapConverter
+
+            jvm, client = sc._jvm, sc._gateway._gateway_client
+            self.PythonRDD = jvm.PythonRDD
+            self.Function = jvm.SimplePythonFunction
+            self.Pairwise = jvm.PairwiseRDD
+            self.partitioner = jvm.PythonPartitioner(partitions, id(_owner))
+            self.threshold = int(jvm.PythonUtils.getBroadcastThreshold(sc._jsc))
+            self.env = MapConverter().convert(sc.environment, client)
+            self.includes = ListConverter().convert(list(sc._python_includes), client)
+            self.no_broadcasts = ListConverter().convert([], client)
+            self.jsc = sc._jsc.sc()
+        except Exception:
+            self.fast = False
+
+    def next_stage(self, prev: Any, task: Any) -> tuple[Any, Any]:
+        """(the next level's input RDD, the shuffle dependency whose map stage runs ``task``)."""
+        if self.fast:
+            try:
+                return self._fast(prev, task)
+            except Exception:
+                self.fast = False
+        rdd = prev.mapPartitionsWithIndex(task).partitionBy(self.P, _owner)
+        return rdd, rdd._jrdd.rdd().dependencies().head().rdd().dependencies().head()
+
+    def _fast(self, prev: Any, task: Any) -> tuple[Any, Any]:
+        from pyspark.core.rdd import RDD
+        from pyspark.serializers import BatchedSerializer, CloudPickleSerializer, CPickleSerializer, NoOpSerializer
+
+        sc = self.sc
+        ser = CloudPickleSerializer()
+        command = ser.dumps((partial(_emit, task), None, prev._jrdd_deserializer, NoOpSerializer()))
+        broadcasts = self.no_broadcasts
+        if len(command) > self.threshold:
+            from py4j.java_collections import ListConverter
+
+            b = sc.broadcast(command)
+            command = ser.dumps(b)
+            broadcasts = ListConverter().convert([b._jbroadcast], sc._gateway._gateway_client)
+            sc._pickled_broadcast_vars.clear()
+        func = self.Function(bytearray(command), self.env, self.includes, sc.pythonExec, sc.pythonVer, broadcasts,
+                             sc._javaAccumulator)
+        python_rdd = self.PythonRDD(prev._jrdd.rdd(), func, False, False)
+        shuffled = self.Pairwise(python_rdd).asJavaPairRDD().partitionBy(self.partitioner)
+        values = self.PythonRDD.valueOfPair(shuffled)
+        return RDD(values, sc, BatchedSerializer(CPickleSerializer())), shuffled.rdd().dependencies().head()
+
+    def run(self, dep: Any) -> None:
+        (self.jsc if self.fast else self.sc._jsc.sc()).submitMapStage(dep).get()
+
+
 # ---- the driver -----------------------------------------------------------------------------------------------------
 def check_spark(
     run: Run,
@@ -621,6 +706,7 @@ class _Search:
         self.xev: tuple[int, int, dict[str, Any]] | None = None  # first expansion event of that level: (pos, j, ev)
         self.local_events: list[dict[str, Any]] = []
         self.rdd: Any = None
+        self.stages = _Stages(sc, partitions)
         self.levels = 0
         self.resumed_from: int | None = None
         self.task_time: dict[str, float] = {}  # summed over tasks, by phase
@@ -631,10 +717,9 @@ class _Search:
         started = time.perf_counter()
         acc = self.sc.accumulator({}, _Reports())
         job.acc = acc
-        rdd = prev.mapPartitionsWithIndex(partial(_task, job)).partitionBy(self.P, _owner)
-        dep = rdd._jrdd.rdd().dependencies().head().rdd().dependencies().head()
+        rdd, dep = self.stages.next_stage(prev, partial(_task, job))
         try:
-            self.sc._jsc.sc().submitMapStage(dep).get()
+            self.stages.run(dep)
         except Exception as exc:
             text = str(exc).strip().splitlines()
             detail = next((ln for ln in text if "Error" in ln or "Exception" in ln), text[0] if text else "")
@@ -658,7 +743,7 @@ class _Search:
         return reports
 
     def _start_rdd(self) -> Any:
-        return self.sc.parallelize([(q, (NOOP,)) for q in range(self.P)], self.P)
+        return self.sc.parallelize([(q, (NOOP,)) for q in range(self.P)], self.P).partitionBy(self.P, _owner)
 
     def _job(self, level: int, mode: str, **kw: Any) -> Job:
         return Job(self.ref, level, self.P, mode, checkpoint=str(self.checkpoint.root) if self.checkpoint else None,
@@ -945,6 +1030,7 @@ class _Search:
             "checkpoint_dir": str(self.checkpoint.root) if self.checkpoint else None,
             "resumed_from_level": self.resumed_from,
             "spark_job_seconds": round(self.job_seconds, 3),
+            # summed over tasks: CPU seconds by phase, plus "cpu" (all) and "wall" (tasks' elapsed time)
             "task_seconds": {k: round(v, 3) for k, v in sorted(self.task_time.items())},
         }
 

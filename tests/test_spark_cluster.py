@@ -68,7 +68,8 @@ def standalone(tmp_path: Path) -> Iterator[str]:
 
     home = Path(pyspark.__file__).parent
     env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
-               PYSPARK_PYTHON=sys.executable, SPARK_LOG_DIR=str(tmp_path), SPARK_WORKER_DIR=str(tmp_path / "work"))
+               PYSPARK_PYTHON=sys.executable, SPARK_LOG_DIR=str(tmp_path), SPARK_WORKER_DIR=str(tmp_path / "work"),
+               SPARK_DAEMON_JAVA_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     spark_class = str(home / "bin" / "spark-class")
     port = _free_port()
     procs: list[subprocess.Popen[bytes]] = []
@@ -81,7 +82,7 @@ def standalone(tmp_path: Path) -> Iterator[str]:
         url = f"spark://127.0.0.1:{port}"
         with open(tmp_path / "worker.log", "wb") as log:
             procs.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
+                [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
                  "--memory", "2g", "--webui-port", str(_free_port()), "--work-dir", str(tmp_path / "work")],
                 stdout=log, stderr=subprocess.STDOUT, env=env))
         yield url
@@ -96,7 +97,8 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
 
     inproc = check("quorum", ["double-vote"])
     spec = resolve("quorum")
-    spark = check_spark(Run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone)
+    spark = check_spark(Run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone,
+                        partitions=2)
     sc = spark_session.context(standalone)
     assert sc.master == standalone
     assert sc._jsc.sc().getExecutorMemoryStatus().size() > 1  # an executor of the worker, besides the driver

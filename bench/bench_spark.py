@@ -1,0 +1,196 @@
+"""Spark engine benchmark: in-process BFS on one core against Spark ``local[1]`` and ``local[2]``.
+
+Usage: ``python bench/bench_spark.py [--bits 20]`` (the hypercube model below: 2**bits distinct states, depth bits,
+about bits/2 successors a state), or ``--model NAME|file.py [--set k=v ...] [--variant V ...]`` for another model.
+Each engine runs in a fresh process.  Throughput is distinct states per second of search; Spark's session start is
+shown apart.  CPU seconds are counted for the whole process tree (Spark: the driver JVM and its Python workers), so
+the figures stay readable on a machine shared with other work; the load average is printed too.
+
+Targets (issue 6): ``local[2]`` >= 1.0x the in-process 1-core throughput; ``local[2]`` / ``local[1]`` >= 1.8x.
+
+The hypercube model is defined in this file and loaded by path, so the Spark runs also ship a user's model file to
+the executors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from model import Context, Model
+from spec import Spec, invariant, reachable
+
+
+# ---- the benchmark model -------------------------------------------------------------------------------------------
+@attrs.frozen
+class CubeBounds:
+    bits: int = 20
+
+
+cube: Model[int, CubeBounds] = Model("hypercube", CubeBounds, doc="n switches, each turned on once: 2**n states")
+
+
+@cube.init
+def _start(b: CubeBounds) -> Iterator[int]:
+    yield 0
+
+
+@cube.action(params=("i",))
+def switch_on(s: int, ctx: Context[CubeBounds]) -> Iterator[Any]:
+    for i in range(ctx.b.bits):
+        if not s >> i & 1:
+            yield (i,), s | 1 << i
+
+
+@cube.action
+def idle(s: int, ctx: Context[CubeBounds]) -> Iterator[int]:
+    """All switches on: the system stays there (no deadlock)."""
+    if s == (1 << ctx.b.bits) - 1:
+        yield s
+
+
+@invariant("InRange", "the state is a set of the n switches", "bench")
+def _in_range(s: int, ctx: Context[CubeBounds]) -> bool:
+    return 0 <= s < 1 << ctx.b.bits
+
+
+@reachable("AllOn", "every switch is on at some point", "bench")
+def _all_on(s: int, ctx: Context[CubeBounds]) -> bool:
+    return s == (1 << ctx.b.bits) - 1
+
+
+SPEC = Spec(cube, [_in_range, _all_on], family="example")
+
+
+# ---- measuring -----------------------------------------------------------------------------------------------------
+INPROCESS = r"""
+import json, resource, sys, time
+from checker.api import check
+model, variants, bounds = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+t = time.perf_counter()
+r = check(model, variants, bounds, progress=False)
+wall = time.perf_counter() - t
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"states": r.distinct_states, "transitions": r.transitions, "depth": r.depth, "verdict": r.verdict,
+                  "seconds": wall, "cpu": ru.ru_utime + ru.ru_stime}))
+"""
+
+SPARK = r"""
+import json, os, sys, time
+from checker import spark_session
+from checker.api import make_context, resolve
+from checker.run import Run
+from checker.spark_engine import check_spark
+
+def tree_cpu(root):
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                f = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parent[int(d)] = int(f[1])
+            cpu[int(d)] = sum(int(x) for x in f[11:15]) / tick  # utime stime cutime cstime
+    total, todo = 0.0, [root]
+    while todo:
+        p = todo.pop()
+        total += cpu.get(p, 0.0)
+        todo += [c for c, pp in parent.items() if pp == p]
+    return total, cpu.get(root, 0.0)
+
+model, variants, bounds, master = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+t = time.perf_counter()
+sc = spark_session.context(master)
+spec = resolve(model)
+# warm-up (counted as start-up): the JVM's JIT and the Python workers (imports, model loading), on a tiny search
+check_spark(Run(spec, make_context(spec, variants, bounds), "spark", "bfs"), master=master, max_depth=2)
+start = time.perf_counter() - t
+jvm = sc._gateway.proc.pid
+tree0, jvm0 = tree_cpu(jvm)
+drv0 = time.process_time()
+run = Run(spec, make_context(spec, variants, bounds), "spark", "bfs")
+t = time.perf_counter()
+r = check_spark(run, master=master)
+wall = time.perf_counter() - t
+tree1, jvm1 = tree_cpu(jvm)
+print(json.dumps({"states": r.distinct_states, "transitions": r.transitions, "depth": r.depth, "verdict": r.verdict,
+                  "seconds": wall, "start": start, "cpu_tree": tree1 - tree0, "cpu_jvm": jvm1 - jvm0,
+                  "cpu_driver": time.process_time() - drv0, "levels": r.manifest["levels"],
+                  "partitions": r.manifest["partitions"], "job_seconds": r.manifest["spark_job_seconds"],
+                  "tasks": r.manifest["task_seconds"]}))
+"""
+
+
+def _child(code: str, args: list[str], pin: str | None = None) -> dict[str, Any]:
+    cmd = [sys.executable, "-c", code, *args]
+    if pin and sys.platform.startswith("linux"):
+        cmd = ["taskset", "-c", pin, *cmd]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parent.parent)
+    if out.returncode != 0:
+        raise SystemExit(f"benchmark child failed ({' '.join(cmd[:4])} ...):\n{out.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bits", type=int, default=20, help="hypercube size: 2**bits states (default 20: 1,048,576)")
+    ap.add_argument("--model", default=str(Path(__file__).resolve()), help="another model: name, file.py, mod:ATTR")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="bounds of --model")
+    ap.add_argument("--variant", action="append", default=[], metavar="V")
+    ap.add_argument("--masters", default="local[1],local[2]")
+    args = ap.parse_args()
+    own = Path(args.model).resolve() == Path(__file__).resolve()
+    bounds: dict[str, Any] = {"bits": args.bits} if own else dict(kv.split("=", 1) for kv in args.set)
+    argv = [args.model, json.dumps(args.variant), json.dumps(bounds)]
+    load = os.getloadavg()
+
+    inproc = _child(INPROCESS, argv, pin="0")
+    n = inproc["states"]
+    name = "hypercube" if own else args.model
+    print(f"{name} {bounds}: {n:,} distinct states, {inproc['transitions']:,} transitions, depth {inproc['depth']}, "
+          f"verdict {inproc['verdict']}")
+    print(f"load average at start: {load[0]:.1f} (this machine has {os.cpu_count()} cores)")
+    base = n / inproc["seconds"]
+    print(f"  in-process, 1 core : {inproc['seconds']:7.1f} s  {base:10,.0f} states/s   CPU {inproc['cpu']:6.1f} s")
+    runs: dict[str, dict[str, Any]] = {}
+    for master in args.masters.split(","):
+        r = _child(SPARK, [*argv, master])
+        runs[master] = r
+        if (r["states"], r["depth"], r["verdict"]) != (n, inproc["depth"], inproc["verdict"]):
+            raise SystemExit(f"{master} disagrees with the in-process run: {r}")
+        tasks = r["tasks"]
+        py_cpu = r["cpu_tree"] - r["cpu_jvm"]
+        print(f"  spark {master:<13}: {r['seconds']:7.1f} s  {n / r['seconds']:10,.0f} states/s   "
+              f"CPU {r['cpu_tree']:6.1f} s (JVM {r['cpu_jvm']:.1f}, Python workers {py_cpu:.1f}, of which the "
+              f"engine's task code {tasks.get('cpu', 0):.1f}); session start with warm-up {r['start']:.1f} s, "
+              f"{r['levels']} levels, {r['partitions']} partitions")
+        phases = sorted(((k, v) for k, v in tasks.items() if k not in ("cpu", "wall")), key=lambda x: -x[1])
+        print("      task CPU by phase: " + ", ".join(f"{k} {v:.1f}" for k, v in phases))
+    if "local[1]" in runs and "local[2]" in runs:
+        one, two = runs["local[1]"], runs["local[2]"]
+        vs_inproc = inproc["seconds"] / two["seconds"]
+        scaling = one["seconds"] / two["seconds"]
+        print(f"  local[2] / in-process 1 core : {vs_inproc:.2f}x   (target >= 1.0x)")
+        print(f"  local[2] / local[1]          : {scaling:.2f}x   (target >= 1.8x)")
+        cpu_ratio = two["cpu_tree"] / inproc["cpu"]
+        per_level = two["seconds"] / max(1, two["levels"])
+        print(f"  limits: Spark spends {cpu_ratio:.2f}x the in-process CPU for the same search (JVM "
+              f"{two['cpu_jvm'] / two['cpu_tree']:.0%} of it), so two cores can give at most "
+              f"{2 / cpu_ratio:.2f}x; {per_level:.2f} s a level of wall time ({two['levels']} levels), of which the "
+              f"driver waits on Spark jobs {two['job_seconds'] / max(1, two['levels']):.2f} s")
+
+
+if __name__ == "__main__":
+    main()
