@@ -139,7 +139,7 @@ class AbstractBounds:
     nodes: int = 3
     max_epoch: int = 2
     max_log: int = 2
-    values: int = 2  # payloads 1..values; a leader may propose any of them
+    values: int = 2  # payloads 0..values (0: a LeaderChange control record); a leader may propose any of them
 
 
 METALOG: Model[MetaLog, AbstractBounds] = Model(
@@ -173,7 +173,7 @@ def propose(ml: MetaLog, ctx: Context[AbstractBounds]) -> Iterator[tuple[tuple[i
     for c in range(ctx.b.nodes):
         if not ml.active[c]:
             continue
-        for v in range(1, ctx.b.values + 1):
+        for v in range(ctx.b.values + 1):
             nxt, _ = append(ml, (proposal_epoch(ml, c), v), ctx.b.max_log)
             if nxt is not None:
                 yield (c, v), nxt
