@@ -145,13 +145,13 @@ def test_refinement_check_catches_a_broken_quorum(mutation: str) -> None:
 
 
 def test_abstraction_fences_a_zombie_and_keeps_the_committed_prefix() -> None:
-    ml = mlog.initial(2)
-    _, _, _, ml = next(x for x in mlog.elections(ml, 2) if x[0] == 0 and x[1] == 1)
-    ml, refused = mlog.append(ml, (1, 7), max_log=3)
-    assert ml is not None and not refused
-    ml = mlog.commit(ml)
-    assert ml is not None and mlog.committed(ml) == ((1, 7),)
-    _, _, _, ml = next(x for x in mlog.elections(ml, 2) if x[0] == 1 and x[2] == 1)
+    ml0 = mlog.initial(2)
+    _, _, _, ml1 = next(x for x in mlog.elections(ml0, 2) if x[0] == 0 and x[1] == 1)
+    ml2, refused = mlog.append(ml1, (1, 7), max_log=3)
+    assert ml2 is not None and not refused
+    ml3 = mlog.commit(ml2)
+    assert ml3 is not None and mlog.committed(ml3) == ((1, 7),)
+    _, _, _, ml = next(x for x in mlog.elections(ml3, 2) if x[0] == 1 and x[2] == 1)
     assert mlog.is_zombie(ml, 0) and mlog.is_leader(ml, 1)
     nxt, refused = mlog.append(ml, (mlog.proposal_epoch(ml, 0), 8), max_log=3)
     assert nxt is None and refused  # the deposed controller's write is fenced by its epoch
