@@ -16,7 +16,7 @@ from model.quorum import QUORUM
 from model.quorum.state import LEADER
 from spec.quorum import SPEC
 
-BOUNDS = {"max_epoch": 4, "max_values": 2, "max_msgs": 4, "fetch_max": 1, "loss": True, "max_dups": 2,
+BOUNDS: dict[str, Any] = {"max_epoch": 4, "max_values": 2, "max_msgs": 4, "fetch_max": 1, "loss": True, "max_dups": 2,
           "max_restarts": 2, "max_resigns": 1}
 
 INVARIANTS = SPEC.of_kind("invariant")

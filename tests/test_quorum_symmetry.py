@@ -64,7 +64,7 @@ def walk_states(variants: tuple[str, ...], bounds: dict[str, Any], walks: int, d
     return out
 
 
-BIG = {"max_epoch": 3, "max_values": 2, "max_msgs": 4, "loss": True, "max_dups": 1, "max_restarts": 1,
+BIG: dict[str, Any] = {"max_epoch": 3, "max_values": 2, "max_msgs": 4, "loss": True, "max_dups": 1, "max_restarts": 1,
        "max_resigns": 1}
 
 
