@@ -1,0 +1,267 @@
+"""Handler-level tests of the controller model's rules (KIP-631, Kafka's metadata/ module).
+
+Each expected value comes from the rule as Kafka states it (comments name the class), not from the model's output.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model.controller import CONTROLLER
+from model.controller import actions as A
+from model.controller import metadata_log as mlog
+from model.controller.brokers import DUPLICATE_BROKER_REGISTRATION, handle_heartbeat, handle_registration
+from model.controller.image import Image, Partition, Registration, bootstrap, image_of
+from model.controller.partitions import (
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_UPDATE_VERSION,
+    NONE,
+    STALE_BROKER_EPOCH,
+    alter_partition,
+    elect_leaderless,
+    remove_broker,
+)
+from model.controller.state import (
+    CS,
+    FENCE,
+    FENCED,
+    K_REGISTER,
+    K_SHUTDOWN,
+    K_SHUTDOWN_NOW,
+    K_UNFENCE,
+    NO_LEADER,
+    OFFLINE,
+    ONLINE,
+    PART,
+    R_UNFENCED,
+    RQ_ALTER,
+    RQ_HEARTBEAT,
+    STOPPING,
+    Bounds,
+    Broker,
+    Entry,
+    Pending,
+    Request,
+    State,
+    part_record,
+    reg_record,
+)
+from spec.controller import SPEC
+
+B = Bounds()
+CTX = CONTROLLER.context(B)
+
+
+def img(regs: tuple[Registration | None, ...], part: Partition) -> Image:
+    return Image(regs, (part,))
+
+
+LIVE0 = Registration(epoch=0, inc=1, fenced=False)
+LIVE1 = Registration(epoch=1, inc=1, fenced=False)
+
+
+def hb(epoch: int, offset: int = 5, shutdown: bool = False) -> Request:
+    return Request(RQ_HEARTBEAT, 0, broker_epoch=epoch, offset=offset, want_shutdown=shutdown)
+
+
+# ---- registration and broker epochs -----------------------------------------------------------------------------
+
+
+def test_broker_epoch_is_the_offset_of_its_register_broker_record() -> None:
+    # ClusterControlManager.replay(RegisterBrokerRecord, offset): the epoch is where the record sits in the log
+    log = (Entry(1, 0, K_REGISTER, (reg_record(1, 1),)), Entry(1, 0, K_REGISTER, (reg_record(0, 1),)),
+           Entry(1, 0, K_REGISTER, (reg_record(1, 1),)))
+    image = image_of(log, 2, 1)
+    assert image.regs[0] is not None and image.regs[0].epoch == 1
+    assert image.regs[1] is not None and image.regs[1].epoch == 2  # a re-registration gets a new epoch
+    assert image.regs[1].fenced  # RegisterBrokerRecord registers fenced
+
+
+def test_registration_reply_carries_the_offset_once_committed() -> None:
+    s = State(mlog.initial(2), (Broker(proc=FENCED, inc=1),) * 2)
+    s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 0)
+    _, s = next(iter(A.register(s, CTX)))  # broker 0 registers with controller 0
+    assert s.brokers[0].epoch == -1 and s.brokers[0].pending is not None  # no reply before the commit
+    s = next(iter(A.commit(s, CTX)))
+    assert s.brokers[0].epoch == 0 and s.brokers[0].pending is None
+
+
+def test_new_incarnation_cannot_take_over_a_live_registration() -> None:
+    image = img((LIVE0, None), Partition(0, (0, 1), 1, 1))
+    assert handle_registration(image, 0, inc=2) == (None, DUPLICATE_BROKER_REGISTRATION)
+    fenced = attrs.evolve(LIVE0, fenced=True)
+    records, kind = handle_registration(img((fenced, None), Partition(NO_LEADER, (0, 1), 2, 2)), 0, inc=2)
+    assert kind == K_REGISTER and records == [reg_record(0, 2)]
+
+
+# ---- heartbeats (BrokerHeartbeatManager.calculateNextBrokerState) -----------------------------------------------
+
+
+def test_heartbeat_with_stale_broker_epoch_is_rejected() -> None:
+    image = img((LIVE0, None), Partition(0, (0, 1), 1, 1))
+    assert handle_heartbeat(image, 0, hb(epoch=3)) == (None, STALE_BROKER_EPOCH, "")
+    records, kind, _ = handle_heartbeat(image, 0, hb(epoch=3, shutdown=True), ignore_broker_epoch=True)
+    assert records  # the mutation would act on it
+
+
+def test_fenced_broker_is_unfenced_only_once_caught_up_with_its_registration() -> None:
+    reg = Registration(epoch=2, inc=1)  # fenced, RegisterBrokerRecord at offset 2
+    image = img((None, None, reg), Partition(NO_LEADER, (2,), 1, 1))
+    image = Image(image.regs[:2] + (reg,), image.parts)
+    req = Request(RQ_HEARTBEAT, 0, broker_epoch=2, offset=2)  # has applied offsets 0..1 only
+    assert handle_heartbeat(image, 2, req)[0] is None
+    records, kind, reply = handle_heartbeat(image, 2, attrs.evolve(req, offset=3))
+    assert kind == K_UNFENCE and reply == R_UNFENCED
+    assert records is not None and records[0] == ("unfence", 2, 2)
+    # handleBrokerUnfenced elects it for the leaderless partition whose ISR it is in: leader and both epochs bump
+    assert records[1] == part_record(0, 2, (2,), 2, 2)
+
+
+def test_controlled_shutdown_moves_leadership_then_lets_the_broker_go() -> None:
+    image = img((LIVE0, LIVE1), Partition(0, (0, 1), 1, 1))
+    records, kind, _ = handle_heartbeat(image, 0, hb(0, shutdown=True))
+    # handleBrokerInControlledShutdown: the registration change first, then leader 0 -> 1 and 0 leaves the ISR
+    assert kind == K_SHUTDOWN and records == [(CS, 0, 0), part_record(0, 1, (1,), 2, 2)]
+    after = Image((attrs.evolve(LIVE0, in_cs=True), LIVE1), (Partition(1, (1,), 2, 2),))
+    records, kind, _ = handle_heartbeat(after, 0, hb(0, shutdown=True))
+    assert kind == K_SHUTDOWN_NOW and records == [(FENCE, 0, 0)]  # leads nothing: SHUTDOWN_NOW fences it
+
+
+def test_shutdown_of_a_broker_that_leads_nothing_is_immediate() -> None:
+    image = img((LIVE0, LIVE1), Partition(1, (0, 1), 1, 1))
+    records, kind, _ = handle_heartbeat(image, 0, hb(0, shutdown=True))
+    assert kind == K_SHUTDOWN_NOW and records == [part_record(0, 1, (1,), 1, 2), (FENCE, 0, 0)]
+
+
+# ---- fencing and partition changes (PartitionChangeBuilder) -----------------------------------------------------
+
+
+def test_fencing_removes_the_broker_from_the_isr_and_moves_leadership() -> None:
+    image = img((LIVE0, LIVE1), Partition(0, (0, 1), 3, 7))
+    assert remove_broker(image, 0) == [part_record(0, 1, (1,), 4, 8)]
+    # a follower leaving the ISR: partition epoch bumps, leader epoch does not
+    assert remove_broker(image, 1) == [part_record(0, 0, (0,), 3, 8)]
+
+
+def test_fencing_the_last_isr_member_leaves_the_partition_leaderless() -> None:
+    image = img((LIVE0, LIVE1), Partition(0, (0,), 3, 7))
+    assert remove_broker(image, 0) == [part_record(0, NO_LEADER, (0,), 4, 8)]  # the ISR never becomes empty
+    fenced1 = attrs.evolve(LIVE1, fenced=True)
+    image = img((LIVE0, fenced1), Partition(0, (0, 1), 3, 7))
+    assert remove_broker(image, 0) == [part_record(0, NO_LEADER, (1,), 4, 8)]  # no acceptable leader left
+
+
+def test_fenced_leader_kept_mutation_breaks_leader_in_isr() -> None:
+    image = img((LIVE0, LIVE1), Partition(0, (0, 1), 3, 7))
+    rec = remove_broker(image, 0, keep_fenced_leader=True)[0]
+    assert rec[0] == PART and rec[2] == 0 and 0 not in rec[3]
+
+
+def test_unfencing_elects_only_leaderless_partitions() -> None:
+    led = img((LIVE0, LIVE1), Partition(1, (0, 1), 2, 2))
+    assert elect_leaderless(led) == []
+    leaderless = img((LIVE0, None), Partition(NO_LEADER, (0, 1), 2, 2))
+    assert elect_leaderless(leaderless) == [part_record(0, 0, (0, 1), 3, 3)]
+
+
+# ---- AlterPartition (ReplicationControlManager.alterPartition) ----------------------------------------------------
+
+
+def ap(epoch: int = 0, le: int = 3, pe: int = 7, isr: tuple[int, ...] = (0,)) -> Request:
+    return Request(RQ_ALTER, 0, broker_epoch=epoch, leader_epoch=le, partition_epoch=pe, isr=isr)
+
+
+def test_alter_partition_stale_epochs_are_rejected() -> None:
+    image = img((LIVE0, LIVE1), Partition(0, (0, 1), 3, 7))
+    assert alter_partition(image, 0, ap(epoch=9)) == (None, STALE_BROKER_EPOCH)
+    assert alter_partition(image, 0, ap(le=2)) == (None, FENCED_LEADER_EPOCH)
+    assert alter_partition(image, 0, ap(pe=6)) == (None, INVALID_UPDATE_VERSION)
+    assert alter_partition(image, 0, ap()) == (part_record(0, 0, (0,), 3, 8), NONE)
+
+
+def test_stale_partition_epoch_mutation_writes_an_older_partition_epoch() -> None:
+    image = img((LIVE0, LIVE1), Partition(0, (0,), 3, 7))
+    rec, _ = alter_partition(image, 0, ap(pe=6), trust_request_epoch=True)
+    assert rec is not None and rec[5] == 7  # not above the current partition epoch 7
+
+
+def test_alter_partition_cannot_add_a_fenced_replica() -> None:
+    fenced1 = attrs.evolve(LIVE1, fenced=True)
+    image = img((LIVE0, fenced1), Partition(0, (0,), 3, 7))
+    assert alter_partition(image, 0, ap(isr=(0, 1))) == (None, INELIGIBLE_REPLICA)  # KIP-841
+
+
+# ---- failover and the metadata log ------------------------------------------------------------------------------
+
+
+def _registered_broker_state() -> State:
+    s = State(mlog.initial(2), (Broker(proc=FENCED, inc=1),) * 2)
+    s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 0)
+    _, s = next(iter(A.register(s, CTX)))
+    return s
+
+
+def test_deposed_controller_write_is_refused_and_it_renounces() -> None:
+    s = _registered_broker_state()
+    s = next(iter(A.commit(s, CTX)))
+    s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and e == 2)
+    assert mlog.is_zombie(s.ml, 0)
+    t, written = A.propose(s, 0, K_REGISTER, [reg_record(1, 1)], CTX)
+    assert not written and t.ml.log == s.ml.log and t.zombie_fenced and not t.ml.active[0]
+    t, written = A.propose(s, 1, K_REGISTER, [reg_record(1, 1)], CTX)
+    assert written and t.ml.log[-1].epoch == 2 and t.ml.log[-1].by == 1
+
+
+def test_request_whose_entry_is_truncated_fails_and_the_broker_retries() -> None:
+    s = _registered_broker_state()  # registration written by controller 0, not committed
+    s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and k == 0)  # new leader drops it
+    assert s.ml.log == () and s.brokers[0].pending is None and s.brokers[0].epoch == -1
+
+
+def test_broker_applies_only_committed_entries() -> None:
+    s = _registered_broker_state()
+    assert list(A.fetch(s, CTX)) == []  # nothing committed yet
+    mutated = CONTROLLER.context(B, [A.V_APPLY_UNCOMMITTED])
+    t = next(t for (x,), t in A.fetch(s, mutated) if x == 0)
+    assert t.brokers[0].applied == 1 > t.ml.hw
+    assert not SPEC.property_named("BrokersApplyOnlyCommitted").pred(t, mutated)  # type: ignore[union-attr]
+
+
+def test_heartbeat_reply_moves_the_broker_online_after_commit() -> None:
+    s = _registered_broker_state()
+    s = next(iter(A.commit(s, CTX)))
+    s = next(t for (x,), t in A.fetch(s, CTX) if x == 0)
+    hb_steps = [t for (x, c), t in A.heartbeat(s, CTX) if x == 0]
+    assert len(hb_steps) == 1
+    s = hb_steps[0]
+    assert s.brokers[0].proc == FENCED and s.ml.log[-1].kind == K_UNFENCE
+    s = next(iter(A.commit(s, CTX)))
+    assert s.brokers[0].proc == ONLINE
+
+
+def test_stopping_broker_goes_offline_when_granted() -> None:
+    br = Broker(proc=STOPPING, inc=1, epoch=0, applied=3)
+    gone = A.apply_reply(br, Pending(RQ_HEARTBEAT, 2, 1, broker_epoch=0, reply="shutdown-now"))
+    assert gone.proc == OFFLINE and gone.epoch == -1
+    stale = A.apply_reply(br, Pending(RQ_HEARTBEAT, 2, 1, broker_epoch=7, reply="shutdown-now"))
+    assert stale.proc == STOPPING  # a reply for another registration is ignored
+
+
+# ---- the properties can fail ------------------------------------------------------------------------------------
+
+
+def test_invariants_reject_bad_states() -> None:
+    good = _registered_broker_state()
+    bad_part = Entry(1, 0, "alter-partition", (part_record(0, 1, (0,), 1, 1),))
+    bad = attrs.evolve(good, ml=attrs.evolve(good.ml, log=good.ml.log + (bad_part,)))
+    leader_in_isr = SPEC.property_named("LeaderInIsr")
+    single = SPEC.property_named("SingleActiveControllerPerEpoch")
+    assert leader_in_isr is not None and single is not None
+    assert leader_in_isr.pred(good, CTX) and not leader_in_isr.pred(bad, CTX)
+    two = attrs.evolve(good, ml=attrs.evolve(good.ml, active=(True, True), ctrl_epoch=(1, 1)))
+    assert single.pred(good, CTX) and not single.pred(two, CTX)
+
+
+def test_bootstrap_image_is_leaderless_with_every_replica_in_sync() -> None:
+    assert bootstrap(2, 1) == Image((None, None), (Partition(NO_LEADER, (0, 1), 0, 0),))
