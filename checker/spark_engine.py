@@ -411,7 +411,8 @@ def _expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, state
     """Successors of this partition's level, shipped to their owners as one blob per destination."""
     t = time.process_time()
     check = not job.expand_all
-    if check and run.action_props:
+    checked = bool(check and run.action_props)
+    if checked:
         cand, matrix, occ_p, occ_a, occ_y, event = _expand_checked(run, keys, fps, states)
     else:
         cand, matrix, occ_p, occ_a, occ_y, event = _expand_fast(run, keys, fps, states, check and run.deadlock)
@@ -429,29 +430,47 @@ def _expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, state
     t = _lap(report, "fingerprint", t)
     if len(occ_y) and int(occ_y.max()) >= 1 << YBITS:
         raise ModelError(f"model {run.model.name}: an action yields more than {(1 << YBITS) - 1} successors of a state")
+    # Only occurrences that can be a state's first (in the in-process order) need to travel.  State by state
+    # (checked expansion) that is the first occurrence of each fingerprint; action by action it is the first of each
+    # (fingerprint, action), since the batch of a parent, which comes before the action in the order, is not known
+    # here (generation order within one action is parent key, then yield index).
+    if checked:
+        _, keep = np.unique(cfps, return_index=True)
+    else:
+        parts = []
+        for a in np.unique(occ_a).tolist():
+            sel = np.flatnonzero(occ_a == a)
+            parts.append(sel[np.unique(cfps[sel], return_index=True)[1]])
+        keep = np.concatenate(parts)
+    uf, first, inv = np.unique(cfps[keep], return_index=True, return_inverse=True)
     P = job.partitions
-    dest = (cfps % U64(P)).astype(I64)
-    by_dest = np.argsort(dest, kind="stable")
-    cuts = np.flatnonzero(np.diff(dest[by_dest])) + 1
-    for idx in np.split(by_dest, cuts):
-        if not len(idx):
+    dest_u = (uf % U64(P)).astype(I64)
+    reps = keep[first]  # the candidate carrying each distinct state
+    if len(shard_f):  # own states already visited need not travel
+        own = np.flatnonzero(dest_u == q)
+        at = np.minimum(np.searchsorted(shard_f, uf[own]), len(shard_f) - 1)
+        seen = np.zeros(len(uf), dtype=bool)
+        seen[own[shard_f[at] == uf[own]]] = True
+        if seen.any():
+            occ_keep = ~seen[inv]
+            keep, inv = keep[occ_keep], (np.cumsum(~seen) - 1)[inv[occ_keep]]
+            uf, reps, dest_u = uf[~seen], reps[~seen], dest_u[~seen]
+    u_order = np.argsort(dest_u, kind="stable")
+    local = np.empty(len(uf), dtype=np.int32)  # index of a distinct state within its destination's list
+    dest_o = dest_u[inv]
+    o_order = np.argsort(dest_o, kind="stable")
+    u_cuts = np.searchsorted(dest_u[u_order], np.arange(P + 1))
+    o_cuts = np.searchsorted(dest_o[o_order], np.arange(P + 1))
+    for d in range(P):
+        us = u_order[u_cuts[d]:u_cuts[d + 1]]
+        if not len(us):
             continue
-        d = int(dest[idx[0]])
-        # each distinct state travels once; every occurrence travels as numbers (the owner picks the first)
-        uf, first, inv = np.unique(cfps[idx], return_index=True, return_inverse=True)
-        reps = idx[first]  # the candidate carrying each distinct state
-        if d == q and len(shard_f):  # own states already visited need not travel
-            at = np.minimum(np.searchsorted(shard_f, uf), len(shard_f) - 1)
-            fresh = shard_f[at] != uf
-            if not fresh.all():
-                keep = fresh[inv]
-                idx, inv = idx[keep], (np.cumsum(fresh) - 1)[inv[keep]]
-                uf, reps = uf[fresh], reps[fresh]
-                if not len(idx):
-                    continue
-        blob = pickle.dumps([cand[i] for i in reps.tolist()], 5)
-        par = occ_p[idx]
-        out.append((d, (CAND, uf, blob, inv.astype(np.int32), keys[par], occ_a[idx], occ_y[idx], fps[par])))
+        local[us] = np.arange(len(us), dtype=np.int32)
+        occ = o_order[o_cuts[d]:o_cuts[d + 1]]
+        ci = keep[occ]  # candidate indices of these occurrences
+        par = occ_p[ci]
+        blob = pickle.dumps([cand[i] for i in reps[us].tolist()], 5)
+        out.append((d, (CAND, uf[us], blob, local[inv[occ]], keys[par], occ_a[ci], occ_y[ci], fps[par])))
     _lap(report, "ship", t)
     return out
 
