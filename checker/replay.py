@@ -14,7 +14,6 @@ import attrs
 from checker.itf import ItfTrace, state_vars
 from checker.run import Run
 from checker.trace import Step, Trace
-from model.encoding import to_view
 
 
 @attrs.define
@@ -62,7 +61,7 @@ def replay(run: Run, itf: ItfTrace) -> ReplayResult:
         same_params = []
         for values, nxt in action.successors(state, run.ctx):
             named = action.named_params(values)
-            if _norm({k: to_view(v) for k, v in named.items()}) == _norm(params):
+            if _norm({k: model.view(v) for k, v in named.items()}) == _norm(params):  # as to_itf writes them
                 same_params.append((values, named, nxt))
         match = next((m for m in same_params if view(m[2]) == want), None)
         if match is None:

@@ -1,10 +1,14 @@
 """Readable text traces: the initial state in full, then at each step only what changed.
 
 Nested views are flattened to paths (``voters[1].role``); sets and maps are shown whole, compactly, on one line.
+A model may name view paths that hold a bag (a multiset, such as a network of messages in flight) in its ``bags``
+attribute: a bag is diffed as a multiset, one line per element added or removed, so a message that is received and
+answered reads as ``- Fetch(...)`` and ``+ FetchResponse(...)`` instead of positional churn.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from checker.trace import Trace
@@ -17,6 +21,8 @@ def show(value: Any) -> str:
             return "{" + ", ".join(show(v) for v in value["#set"]) + "}"
         if set(value) == {"#map"}:
             return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in value["#map"]) + "}"
+        if isinstance(value.get("kind"), str):  # a message or event record reads as Kind(field=value, ...)
+            return value["kind"] + "(" + ", ".join(f"{k}={show(v)}" for k, v in value.items() if k != "kind") + ")"
         return "(" + ", ".join(f"{k}={show(v)}" for k, v in value.items()) + ")"
     if isinstance(value, list):
         return "[" + ", ".join(show(v) for v in value) + "]"
@@ -25,26 +31,43 @@ def show(value: Any) -> str:
     return repr(value) if not isinstance(value, bool) else str(value).lower()
 
 
-def flatten(view: Any, prefix: str = "") -> dict[str, Any]:
-    """Path -> leaf value; sets, maps, scalars and lists of scalars are leaves."""
+def _scalars(values: list[Any]) -> bool:
+    return not any(isinstance(v, (dict, list)) for v in values)
+
+
+def flatten(view: Any, prefix: str = "", bags: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Path -> leaf value; sets, maps, scalars, lists of scalars or of tuples of scalars (a log of entries), and the
+    paths named in ``bags`` are leaves."""
+    if prefix in bags:
+        return {prefix: view}
     if isinstance(view, dict) and not (set(view) <= {"#set", "#map"} and view):
         out: dict[str, Any] = {}
         for k, v in view.items():
-            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k), bags))
         return out or {prefix or "state": view}
-    if isinstance(view, list) and any(isinstance(v, (dict, list)) for v in view):
+    if isinstance(view, list) and any(isinstance(v, dict) or (isinstance(v, list) and not _scalars(v)) for v in view):
         out = {}
         for i, v in enumerate(view):
-            out.update(flatten(v, f"{prefix}[{i}]"))
+            out.update(flatten(v, f"{prefix}[{i}]", bags))
         return out or {prefix or "state": view}
     return {prefix or "state": view}
 
 
-def diff(before: Any, after: Any) -> list[str]:
-    a, b = flatten(before), flatten(after)
+def bag_diff(path: str, before: Any, after: Any) -> list[str]:
+    """The elements a bag lost and gained, one per line (a repeated element once per copy)."""
+    shown_a = Counter(show(v) for v in (before if isinstance(before, list) else []))
+    shown_b = Counter(show(v) for v in (after if isinstance(after, list) else []))
+    lines = [f"  - {path}: {text}" for text in (shown_a - shown_b).elements()]
+    return lines + [f"  + {path}: {text}" for text in (shown_b - shown_a).elements()]
+
+
+def diff(before: Any, after: Any, bags: frozenset[str] = frozenset()) -> list[str]:
+    a, b = flatten(before, bags=bags), flatten(after, bags=bags)
     lines = []
     for path in list(a) + [p for p in b if p not in a]:
-        if path not in b:
+        if path in bags:
+            lines.extend(bag_diff(path, a.get(path), b.get(path)))
+        elif path not in b:
             lines.append(f"  - {path} (was {show(a[path])})")
         elif path not in a:
             lines.append(f"  + {path} = {show(b[path])}")
@@ -56,6 +79,7 @@ def diff(before: Any, after: Any) -> list[str]:
 def render(trace: Trace, model: Any, title: str | None = None) -> str:
     """The whole trace as text; ``model`` supplies the human view of a state."""
     views = [model.view(s) for s in trace.states()]
+    bags = frozenset(getattr(model, "bags", ()))
     out = []
     if title:
         out.append(title)
@@ -68,10 +92,13 @@ def render(trace: Trace, model: Any, title: str | None = None) -> str:
     if trace.violation:
         out.append(f"violation: {trace.violation}" + (f" -- {trace.note}" if trace.note else ""))
     out.append("State 0 (initial):")
-    for path, value in flatten(views[0]).items():
-        out.append(f"    {path} = {show(value)}")
+    for path, value in flatten(views[0], bags=bags).items():
+        if path in bags and isinstance(value, list):
+            out.append(f"    {path} = " + ("{}" if not value else "{" + ", ".join(show(v) for v in value) + "}"))
+        else:
+            out.append(f"    {path} = {show(value)}")
     for i, step in enumerate(trace.steps, start=1):
         params = ", ".join(f"{k}={show(model.view(v))}" for k, v in step.params.items())
         out.append(f"Step {i}: {step.action}({params})")
-        out.extend(diff(views[i - 1], views[i]))
+        out.extend(diff(views[i - 1], views[i], bags))
     return "\n".join(out) + "\n"

@@ -98,6 +98,7 @@ class Model(Generic[S, B]):
         doc: str = "",
         encode: Callable[[Any], bytes] = stable_encode,
         view: Callable[[Any], Any] = to_view,
+        bags: tuple[str, ...] = (),
     ) -> None:
         if not attrs.has(bounds):  # the bounds record is an attrs class: typed fields with defaults
             raise TypeError("bounds must be an attrs class whose fields all have defaults")
@@ -106,6 +107,7 @@ class Model(Generic[S, B]):
         self.doc = doc
         self.encode = encode
         self.view = view
+        self.bags = bags  # view paths that hold a multiset (messages in flight): traces diff them as bags
         self.actions: list[Action] = []
         self.variants: dict[str, Variant] = {}
         self.symmetry: Callable[[Any, Any], Any] | None = None
