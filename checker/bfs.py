@@ -8,7 +8,7 @@ is at the smallest depth, and the counterexample (rebuilt from parent fingerprin
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -141,29 +141,25 @@ def bfs(
                     counts.append(len(cand) - start)
                 if has_aprops:
                     parents = np.repeat(np.array(batch_fps, dtype=U64), counts)
-                cand_fps = list(map(fingerprint, cand))
+                cand_fps = np.fromiter(map(fingerprint, cand), dtype=U64, count=len(cand))
             except ModelError:
                 raise
             except Exception as exc:
                 raise run.action_error(ai, exc) from exc
             transitions += len(cand)
-            mask = visited.insert_batch(np.array(cand_fps, dtype=U64), parents)
-            fresh = np.flatnonzero(mask).tolist()
-            fresh_states = [cand[i] for i in fresh]
+            mask = visited.insert_batch(cand_fps, parents)
+            fresh = np.flatnonzero(mask)
+            fresh_states = list(map(cand.__getitem__, fresh.tolist()))
+            fresh_fps: list[int] = cand_fps[fresh].tolist()
             try:
                 for _name, pred in invariants:
-                    for j, t in enumerate(fresh_states):
-                        if not pred(t, ctx):
-                            bad = run.broken_invariant(t)
-                            return run.result(
-                                "violation",
-                                len(visited),
-                                transitions,
-                                depth + 1,
-                                bad,
-                                trace_to(cand_fps[fresh[j]]),
-                                extra=extra,
-                            )
+                    if all(map(pred, fresh_states, repeat(ctx))):  # the common case, in one C-level loop
+                        continue
+                    j = next(j for j, t in enumerate(fresh_states) if not pred(t, ctx))
+                    bad = run.broken_invariant(fresh_states[j])
+                    return run.result(
+                        "violation", len(visited), transitions, depth + 1, bad, trace_to(fresh_fps[j]), extra=extra
+                    )
             except ModelError:
                 raise
             except Exception:
@@ -171,10 +167,10 @@ def bfs(
                     run.broken_invariant(t)  # re-raises as a ModelError naming the invariant
                 raise
             for name, pred in list(run.targets.items()):
-                if any(pred(t, ctx) for t in fresh_states):
+                if any(map(pred, fresh_states, repeat(ctx))):
                     del run.targets[name]
             next_frontier.extend(fresh_states)
-            next_fps.extend([cand_fps[i] for i in fresh])
+            next_fps.extend(fresh_fps)
             run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)
             if max_states is not None and len(visited) >= max_states:
                 return run.result("limit", len(visited), transitions, depth + 1, extra=extra)
