@@ -111,6 +111,7 @@ class Model(Generic[S, B]):
         self.actions: list[Action] = []
         self.variants: dict[str, Variant] = {}
         self.symmetry: Callable[[Any, Any], Any] | None = None
+        self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
         self._init: Callable[[B], Iterable[S]] | None = None
 
@@ -142,9 +143,15 @@ class Model(Generic[S, B]):
         self.variants[name] = v
         return v
 
-    def symmetric(self, fn: Callable[[S, B], S]) -> Callable[[S, B], S]:
-        """Decorator: ``fn(state, bounds)`` returns the canonical representative of the state's symmetry class."""
+    def symmetric(
+        self, fn: Callable[[S, B], S], encoding: Callable[[S, B], bytes] | None = None
+    ) -> Callable[[S, B], S]:
+        """Decorator: ``fn(state, bounds)`` returns the canonical representative of the state's symmetry class.
+
+        ``encoding(state, bounds)``, if given, must equal ``encode(fn(state, bounds))``: fingerprints then use it and
+        skip building the representative, which engines never look at."""
         self.symmetry = fn
+        self.symmetry_encoding = encoding
         return fn
 
     def bounds_check(self, fn: Callable[[B], str | None]) -> Callable[[B], str | None]:
@@ -210,6 +217,13 @@ class Model(Generic[S, B]):
                 return xxh(encode(s)) or 1  # the same value as fingerprint_of(encode, s), one call fewer
 
             return fingerprint
+        sym_encode = self.symmetry_encoding
+        if sym_encode is not None:
+
+            def sym_fingerprint(s: Any) -> int:
+                return xxh(sym_encode(s, b)) or 1  # == fingerprint_of(encode, sym(s, b))
+
+            return sym_fingerprint
         return lambda s: fingerprint_of(encode, sym(s, b))
 
 

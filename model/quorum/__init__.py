@@ -30,7 +30,7 @@ from model.core import Model
 from model.quorum import election, faults, fetch
 from model.quorum.bounds import Bounds, bounds_problem
 from model.quorum.state import NONE, UNATTACHED, History, QState, Voter
-from model.quorum.symmetry import canonical, encode, view
+from model.quorum.symmetry import canonical, canonical_encoding, encode, view
 
 QUORUM: Model[QState, Bounds] = Model(
     "quorum",
@@ -91,6 +91,6 @@ QUORUM.action(faults.lose, params=("msg",))
 QUORUM.action(faults.duplicate, params=("msg",))
 QUORUM.action(faults.restart, params=("node",))
 
-QUORUM.symmetric(canonical)
+QUORUM.symmetric(canonical, encoding=canonical_encoding)
 
 __all__ = ["QUORUM", "Bounds", "QState", "Voter", "History"]

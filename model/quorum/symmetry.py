@@ -31,7 +31,7 @@ from model.quorum.state import (
 )
 
 _dumps = marshal.dumps
-_CACHE_LIMIT = 400_000
+_CACHE_SLOTS = 2_400_000  # renamings memoised per voter count (n! per entry)
 
 
 # ---- encoding ----------------------------------------------------------------------------------------------------
@@ -47,49 +47,109 @@ def encode(s: QState) -> bytes:
 
 
 # ---- renaming voter ids --------------------------------------------------------------------------------------------
-def _perm_tables(n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """For every permutation p (p[old id] = new id): (p, bitmask table) with table[mask] = renamed mask."""
-    out = []
-    for p in itertools.permutations(range(n)):
-        table = []
-        for mask in range(1 << n):
-            r = 0
-            for j in range(n):
-                if mask >> j & 1:
-                    r |= 1 << p[j]
-            table.append(r)
-        out.append((tuple(p), tuple(table)))
-    return out
+VoterEntry = tuple[tuple[Any, ...], list[bytes], list[Any], Voter]  # (signature by position, bytes, record by k, v)
+PartEntry = tuple[list[bytes], list[Any], Any]                     # (bytes by k, renamed value by k, the value)
 
 
-_TABLES: dict[int, list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
-_ORDERS: dict[int, dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]]] = {}
-_msg_cache: dict[Any, Msg] = {}
-_hist_cache: dict[Any, tuple[History, bytes]] = {}
+class _Perms:
+    """Everything about the renamings of ``n`` voter ids that does not depend on a state, and the per-part memos.
+
+    ``perms[k]`` is the k-th permutation in ``itertools.permutations`` order (``p[old id] = new id``), ``tables[k]``
+    renames bitmasks, ``orders[k]`` lists the old ids by new position (the inverse), ``by_order`` maps an order back
+    to k.  Voter records, networks and histories recur in many states (a few hundred voters, a few thousand networks
+    at the default bounds), so each is kept with its renamings, filled in per k on first use: ``voters[v]`` is
+    (signature of ``v`` at each position, encoding by k, renamed record by k), ``nets[net]`` and ``hists[h]`` are
+    (encoding by k, renamed value by k).  The canonical encoding of a state is then a join of memoised bytes."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.perms = [tuple(p) for p in itertools.permutations(range(n))]
+        self.tables = [tuple(_rename_mask(mask, p) for mask in range(1 << n)) for p in self.perms]
+        self.orders = [tuple(sorted(range(n), key=p.__getitem__)) for p in self.perms]
+        self.by_order = {order: k for k, order in enumerate(self.orders)}
+        self.tied: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self.limit = max(1000, _CACHE_SLOTS // len(self.perms))  # entries per memo (each has n! slots)
+        self.voters: dict[Voter, VoterEntry] = {}
+        self.nets: dict[tuple[Msg, ...], PartEntry] = {}
+        self.hists: dict[History, PartEntry] = {}
+
+    # ---- memo entries (created on first sight, renamings filled in by k on first use) --------------------------
+    def voter(self, v: Voter) -> VoterEntry:
+        # the id-free signature the canonical order sorts by: (role, epoch, log, high watermark, voted for itself,
+        # leads itself); the last two depend on the voter's position i
+        sigs = tuple((v[0], v[1], v[4], v[5], v[2] == i, v[3] == i) for i in range(self.n))
+        hit = (sigs, [b""] * len(self.perms), [None] * len(self.perms), v)
+        self._remember(self.voters, v, hit)
+        return hit
+
+    def net(self, net: tuple[Msg, ...]) -> PartEntry:
+        hit = ([b""] * len(self.perms), [None] * len(self.perms), net)
+        self._remember(self.nets, net, hit)
+        return hit
+
+    def hist(self, h: History) -> PartEntry:
+        hit = ([b""] * len(self.perms), [None] * len(self.perms), h)
+        self._remember(self.hists, h, hit)
+        return hit
+
+    def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> None:
+        if len(cache) > self.limit:
+            cache.clear()
+        cache[key] = value
+
+    def voter_bytes(self, e: VoterEntry, k: int) -> bytes:
+        w = _renamed_voter(e[3], self.perms[k], self.tables[k])
+        e[2][k] = w
+        enc = e[1][k] = _dumps(tuple(w), 2)
+        return enc
+
+    def net_bytes(self, e: PartEntry, k: int) -> bytes:
+        net, p = e[2], self.perms[k]
+        r = tuple(sorted([_rename_msg(m, p) for m in net])) if net else net
+        e[1][k] = r
+        enc = e[0][k] = _dumps(r, 2)
+        return enc
+
+    def hist_bytes(self, e: PartEntry, k: int) -> bytes:
+        h, t = e[2], self.tables[k]
+        g = History(tuple([t[x] for x in h.leaders]), h.committed, h.values, h.restarts, h.dups, h.resigns,
+                    h.truncated)
+        e[1][k] = g
+        enc = e[0][k] = _dumps(tuple(g), 2)
+        return enc
+
+    def encoding(self, entries: list[VoterEntry], ne: PartEntry, he: PartEntry, k: int) -> bytes:
+        """The encoding of the state renamed by permutation k."""
+        return (b"".join([entries[i][1][k] or self.voter_bytes(entries[i], k) for i in self.orders[k]])
+                + (ne[0][k] or self.net_bytes(ne, k)) + (he[0][k] or self.hist_bytes(he, k)))
+
+    def tie_candidates(self, rank: tuple[int, ...]) -> tuple[int, ...]:
+        """The renamings that keep every voter within its group of equal signatures (``rank[i]``: the first position
+        of voter i's group), in ``itertools.permutations`` order."""
+        hit = self.tied.get(rank)
+        if hit is None:
+            size = [rank.count(r) for r in rank]
+            hit = self.tied[rank] = tuple(
+                k for k, p in enumerate(self.perms) if all(rank[i] <= p[i] < rank[i] + size[i] for i in range(self.n)))
+        return hit
 
 
-def _tables(n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    tables = _TABLES.get(n)
-    if tables is None:
-        tables = _TABLES[n] = _perm_tables(n)
-        # sorted order of old ids -> the renaming that lists them in that order
-        _ORDERS[n] = {tuple(sorted(range(n), key=p.__getitem__)): (p, t) for p, t in tables}
-    return tables
+def _rename_mask(mask: int, p: tuple[int, ...]) -> int:
+    r = 0
+    for j in range(len(p)):
+        if mask >> j & 1:
+            r |= 1 << p[j]
+    return r
 
 
-_voter_cache: dict[Any, tuple[Voter, bytes]] = {}
+_PERMS: dict[int, _Perms] = {}
 
 
-def _rename_voter(v: Voter, p: tuple[int, ...], table: tuple[int, ...]) -> tuple[Voter, bytes]:
-    key = (v, p)
-    hit = _voter_cache.get(key)
-    if hit is None:
-        w = _renamed_voter(v, p, table)
-        hit = (w, _dumps(tuple(w), 2))
-        if len(_voter_cache) > _CACHE_LIMIT:
-            _voter_cache.clear()
-        _voter_cache[key] = hit
-    return hit
+def _perms(n: int) -> _Perms:
+    g = _PERMS.get(n)
+    if g is None:
+        g = _PERMS[n] = _Perms(n)
+    return g
 
 
 def _renamed_voter(v: Voter, p: tuple[int, ...], table: tuple[int, ...]) -> Voter:
@@ -110,79 +170,59 @@ def _renamed_voter(v: Voter, p: tuple[int, ...], table: tuple[int, ...]) -> Vote
 
 
 def _rename_msg(m: Msg, p: tuple[int, ...]) -> Msg:
-    key = (m, p)
-    hit = _msg_cache.get(key)
-    if hit is None:
-        r = list(m)
-        r[1] = p[m[1]]
-        r[2] = p[m[2]]
-        k = MESSAGE_ID_FIELD.get(m[0])
-        if k is not None and m[k] >= 0:
-            r[k] = p[m[k]]
-        hit = tuple(r)
-        if len(_msg_cache) > _CACHE_LIMIT:
-            _msg_cache.clear()
-        _msg_cache[key] = hit
-    return hit
+    r = list(m)
+    r[1] = p[m[1]]
+    r[2] = p[m[2]]
+    k = MESSAGE_ID_FIELD.get(m[0])
+    if k is not None and m[k] >= 0:
+        r[k] = p[m[k]]
+    return tuple(r)
 
 
-def _rename_hist(h: History, p: tuple[int, ...], table: tuple[int, ...]) -> tuple[History, bytes]:
-    key = (h, p)
-    hit = _hist_cache.get(key)
-    if hit is None:
-        g = History(tuple([table[x] for x in h.leaders]), h.committed, h.values, h.restarts, h.dups, h.resigns,
-                    h.truncated)
-        hit = (g, _dumps(tuple(g), 2))
-        if len(_hist_cache) > _CACHE_LIMIT:
-            _hist_cache.clear()
-        _hist_cache[key] = hit
-    return hit
-
-
-def _renamed(s: QState, p: tuple[int, ...], table: tuple[int, ...]) -> tuple[QState, bytes]:
+def _choose(s: QState) -> tuple[_Perms, list[VoterEntry], PartEntry, PartEntry, int, bytes]:
+    """The renaming k that makes ``s`` canonical, the memo entries of its parts and the canonical encoding.  Voters are
+    listed in the order of their signatures; among voters with equal signatures every order is tried and the
+    smallest encoding wins."""
     voters, net, hist = s
-    renamed: list[Any] = list(voters)
-    parts: list[bytes] = [b""] * len(voters)
-    for i, v in enumerate(voters):
-        w, wb = _rename_voter(v, p, table)
-        renamed[p[i]] = w
-        parts[p[i]] = wb
-    rnet = tuple(sorted([_rename_msg(m, p) for m in net])) if net else net
-    rh, hb = _rename_hist(hist, p, table)
-    parts.append(_dumps(rnet, 2))
-    parts.append(hb)
-    return QState(tuple(renamed), rnet, rh), b"".join(parts)
+    n = len(voters)
+    g = _PERMS.get(n) or _perms(n)
+    vget = g.voters.get
+    entries = [vget(v) or g.voter(v) for v in voters]
+    ne = g.nets.get(net) or g.net(net)
+    he = g.hists.get(hist) or g.hist(hist)
+    sigs = [e[0][i] for i, e in enumerate(entries)]
+    order = sorted(range(n), key=sigs.__getitem__)
+    for a in range(n - 1):
+        if sigs[order[a]] == sigs[order[a + 1]]:
+            break
+    else:
+        k = g.by_order[tuple(order)]
+        return g, entries, ne, he, k, g.encoding(entries, ne, he, k)
+    rank = [0] * n
+    r = 0
+    for a in range(n):
+        if a and sigs[order[a]] != sigs[order[a - 1]]:
+            r = a
+        rank[order[a]] = r
+    best, k = b"", -1
+    for c in g.tie_candidates(tuple(rank)):
+        enc = g.encoding(entries, ne, he, c)
+        if k < 0 or enc < best:
+            best, k = enc, c
+    return g, entries, ne, he, k, best
+
+
+def canonical_encoding(s: QState, b: Bounds) -> bytes:
+    """``encode(canonical(s, b))`` without building the representative: what fingerprints are computed from."""
+    return _choose(s)[5]
 
 
 def canonical(s: QState, b: Bounds) -> QState:
     """The representative of ``s``'s symmetry class: rename voters so that they are listed in the order of an id-free
     signature (role, epoch, log, high watermark, whether it voted for / leads itself); among voters with equal
     signatures every order is tried and the smallest encoding wins."""
-    voters = s[0]
-    n = len(voters)
-    tables = _tables(n)
-    sigs = [(v[0], v[1], v[4], v[5], v[2] == i, v[3] == i) for i, v in enumerate(voters)]
-    order = sorted(range(n), key=sigs.__getitem__)
-    ties = any(sigs[order[k]] == sigs[order[k + 1]] for k in range(n - 1))
-    if not ties:
-        p, table = _ORDERS[n][tuple(order)]
-        state, enc = _renamed(s, p, table)
-    else:
-        rank = [0] * n
-        r = 0
-        for k in range(n):
-            if k and sigs[order[k]] != sigs[order[k - 1]]:
-                r = k
-            rank[order[k]] = r
-        best: tuple[QState, bytes] | None = None
-        for p, table in tables:
-            # p must put each voter within its group's range of positions
-            if all(rank[i] <= p[i] < rank[i] + sum(1 for x in rank if x == rank[i]) for i in range(n)):
-                cand = _renamed(s, p, table)
-                if best is None or cand[1] < best[1]:
-                    best = cand
-        assert best is not None
-        state, enc = best
+    g, entries, ne, he, k, enc = _choose(s)
+    state = QState(tuple([entries[i][2][k] for i in g.orders[k]]), ne[1][k], he[1][k])
     _last[0], _last[1] = state, enc
     return state
 
