@@ -8,6 +8,8 @@ is at the smallest depth, and the counterexample (rebuilt from parent fingerprin
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Callable
 from itertools import chain, repeat
 from typing import Any
 
@@ -40,6 +42,31 @@ def bfs(
     visited_kind: str = "compact",
     max_states: int | None = None,
     max_depth: int | None = None,
+) -> Result:
+    """Explore with the cyclic garbage collector kept off what was alive at the last batch boundary.
+
+    States are acyclic and freed by reference counting, yet the collector walks every live container each time
+    enough were allocated, and BFS allocates millions: 15% of the quorum model's time went to collections.  Freezing
+    at each batch boundary (``gc.freeze``) leaves it only the objects of the current batch; everything is unfrozen at
+    the end.  Skipped when the caller froze objects itself or turned the collector off."""
+    freeze = gc.isenabled() and not gc.get_freeze_count()
+    try:
+        return _bfs(run, visited_kind, max_states, max_depth, gc.freeze if freeze else _no_op)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _no_op() -> None:
+    pass
+
+
+def _bfs(
+    run: Run,
+    visited_kind: str,
+    max_states: int | None,
+    max_depth: int | None,
+    at_batch: Callable[[], None],
 ) -> Result:
     ctx, fingerprint = run.ctx, run.fingerprint
     visited = make_visited(visited_kind)
@@ -74,6 +101,7 @@ def bfs(
         next_frontier: list[Any] = []
         next_fps: list[int] = []
         for lo in range(0, len(frontier), BATCH):
+            at_batch()
             batch, batch_fps = frontier[lo : lo + BATCH], frontier_fps[lo : lo + BATCH]
             cand: list[Any] = []
             counts: list[int] = []
@@ -103,9 +131,12 @@ def bfs(
                     start = len(cand)
                     for ai in range(len(actions)):
                         name, fn, has_params = actions[ai]
+                        succ = fn(s, ctx)
+                        if not succ:  # an empty list (never a generator, which is true): nothing enabled
+                            continue
                         before = len(cand)
                         if has_params:
-                            for values, t in fn(s, ctx):
+                            for values, t in succ:
                                 cand.append(t)
                                 if has_aprops:
                                     bad = run.broken_action_property(s, (name, values), t)
@@ -125,7 +156,7 @@ def bfs(
                                             trace_to,
                                         )
                         else:
-                            for t in fn(s, ctx):
+                            for t in succ:
                                 cand.append(t)
                                 if has_aprops:
                                     bad = run.broken_action_property(s, (name, ()), t)

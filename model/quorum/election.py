@@ -7,7 +7,6 @@ over-approximates every timing a real cluster can show.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from model.core import Context
@@ -44,7 +43,7 @@ from model.quorum.state import (
 )
 
 Ctx = Context[Bounds]
-Succ = Iterator[tuple[tuple[Any, ...], QState]]
+Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
 
 # roles whose election (or fetch) timer can expire (QuorumState: Unattached, Voted, Follower, Candidate, Resigned)
 _TIMEOUT_ROLES = frozenset((UNATTACHED, VOTED, FOLLOWER, CANDIDATE, RESIGNED))
@@ -126,6 +125,7 @@ def prospective_fallback(v: Voter) -> Voter:
 def timeout(s: QState, ctx: Ctx) -> Succ:
     """Election timeout (Unattached, Voted, Candidate, Resigned) or fetch timeout (Follower) expires: start an election
     in epoch + 1 (QuorumState transitions); under ``prevote`` first become Prospective (KIP-996)."""
+    out: Succ = []
     prevote = ctx.on("prevote")
     for me, v in enumerate(s.voters):
         role = v.role
@@ -137,7 +137,8 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
         elif role in _TIMEOUT_ROLES:
             nxt = become_candidate(s, me, v, ctx)
         if nxt is not None:
-            yield (me,), nxt
+            out.append(((me,), nxt))
+    return out
 
 
 def epoch_bound(s: QState, ctx: Ctx) -> Succ:
@@ -145,21 +146,24 @@ def epoch_bound(s: QState, ctx: Ctx) -> Succ:
     protocol deadlock, so the step leaves the state unchanged (a stutter, as in TLA+).  Only offered when nothing is
     in flight (otherwise a delivery is always enabled), so deadlock detection still reports states where the
     protocol itself is stuck."""
+    out: Succ = []
     if s.net:
-        return
+        return out
     top = ctx.b.max_epoch
     for me, v in enumerate(s.voters):
         if v.epoch >= top and (v.role in _TIMEOUT_ROLES or v.role == PROSPECTIVE):
-            yield (me,), s
-            return
+            out.append(((me,), s))
+            return out
+    return out
 
 
 def send_vote(s: QState, ctx: Ctx) -> Succ:
     """A Candidate (or Prospective) re-sends Vote to a voter that has not answered, one request outstanding per voter
     (RequestManager): the retry after a lost request or response."""
+    out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
-        return
+        return out
     for me, v in enumerate(s.voters):
         if v.role != CANDIDATE and v.role != PROSPECTIVE:
             continue
@@ -174,7 +178,8 @@ def send_vote(s: QState, ctx: Ctx) -> Succ:
                     break
             if not busy:
                 req = (VOTE_REQ, me, j, v.epoch, last_epoch(v.log), len(v.log), prevote)
-                yield (me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)
+                out.append(((me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)))
+    return out
 
 
 # ---- Vote ----------------------------------------------------------------------------------------------------------
@@ -204,6 +209,7 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
     FENCED_LEADER_EPOCH; a newer one first moves the voter to Unattached in that epoch; then the vote is granted or
     not (``grant``).  A pre-vote (KIP-996) changes no state: it is granted when the log is up to date and the voter
     is not following, leading or resigned."""
+    out: Succ = []
     net = s.net
     for i, m in enumerate(net):
         if m[0] != VOTE_REQ or (i and m == net[i - 1]):
@@ -212,20 +218,21 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
         v = s.voters[me]
         if epoch < v.epoch:
             resp = (VOTE_RESP, me, c, v.epoch, v.leader, FENCED_LEADER_EPOCH, False, prevote)
-            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
             continue
         up_to_date = log_up_to_date(le, lo, v.log)
         if prevote:
             ok = (up_to_date or ctx.on("skip-log-check")) and v.role not in (FOLLOWER, LEADER, RESIGNED)
             resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, ok, True)
-            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
             continue
         if epoch > v.epoch:
             v = Voter(UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0)
         granted, v = grant(v, c, up_to_date, ctx)
         resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, False)
         voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)
-        yield (m,), QState(voters, respond(net, i, resp), s.hist)
+        out.append(((m,), QState(voters, respond(net, i, resp), s.hist)))
+    return out
 
 
 def common_response(v: Voter, me: int, epoch: int, leader: int, error: int) -> Voter | None:
@@ -246,6 +253,7 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
     Prospective (KIP-996) becomes Candidate on a majority of pre-votes and falls back on a majority of rejections.
     A response meant for an earlier role (pre-vote vs vote) is ignored, as Kafka ignores responses whose correlation
     id it no longer expects."""
+    out: Succ = []
     net = s.net
     n = ctx.b.voters
     for i, m in enumerate(net):
@@ -257,11 +265,11 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
         w = common_response(v, me, epoch, leader, error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            yield (m,), QState(voters, rest, s.hist)
+            out.append(((m,), QState(voters, rest, s.hist)))
             continue
         want = PROSPECTIVE if prevote else CANDIDATE
         if v.role != want or error != OK:
-            yield (m,), QState(s.voters, rest, s.hist)
+            out.append(((m,), QState(s.voters, rest, s.hist)))
             continue
         votes = v.votes[:src] + (1 if granted else 0,) + v.votes[src + 1:]
         w = Voter(v.role, v.epoch, v.voted, v.leader, v.log, v.hw, (), votes, 0)
@@ -271,21 +279,23 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
                 nxt = become_candidate(s2, me, w, ctx)
                 if nxt is None:  # the epoch bound stops the election: stay Prospective
                     nxt = s2
-                yield (m,), nxt
+                out.append(((m,), nxt))
             else:
-                yield (m,), become_leader(s2, me, w, ctx)
+                out.append(((m,), become_leader(s2, me, w, ctx)))
         elif prevote and _count(votes, 0) >= majority(n):
-            yield (m,), QState(replace_voter(s.voters, me, prospective_fallback(w)), rest, s.hist)
+            out.append(((m,), QState(replace_voter(s.voters, me, prospective_fallback(w)), rest, s.hist)))
         else:
-            yield (m,), s2
+            out.append(((m,), s2))
+    return out
 
 
 # ---- BeginQuorumEpoch ----------------------------------------------------------------------------------------------
 def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
     """The leader re-sends BeginQuorumEpoch to a voter that has not acknowledged it (neither answered nor fetched),
     one request outstanding per voter (LeaderState.nonAcknowledgingVoters, beginQuorumEpochTimer)."""
+    out: Succ = []
     if len(s.net) >= ctx.b.max_msgs:
-        return
+        return out
     for me, v in enumerate(s.voters):
         if v.role != LEADER:
             continue
@@ -300,12 +310,14 @@ def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
                     break
             if not busy:
                 req = (BEGIN_EPOCH, me, j, v.epoch)
-                yield (me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)
+                out.append(((me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)))
+    return out
 
 
 def receive_begin_epoch(s: QState, ctx: Ctx) -> Succ:
     """KafkaRaftClient.handleBeginQuorumEpochRequest: an older epoch is answered FENCED_LEADER_EPOCH; otherwise the
     voter becomes a follower of the sender in that epoch (KIP-595 BeginQuorumEpoch)."""
+    out: Succ = []
     net = s.net
     for i, m in enumerate(net):
         if m[0] != BEGIN_EPOCH or (i and m == net[i - 1]):
@@ -314,17 +326,19 @@ def receive_begin_epoch(s: QState, ctx: Ctx) -> Succ:
         v = s.voters[me]
         if epoch < v.epoch:
             resp = (BEGIN_EPOCH_RESP, me, ldr, v.epoch, v.leader, FENCED_LEADER_EPOCH)
-            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
             continue
         w = maybe_transition(v, me, ldr, epoch)
         resp = (BEGIN_EPOCH_RESP, me, ldr, w.epoch, w.leader, OK)
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        yield (m,), QState(voters, respond(net, i, resp), s.hist)
+        out.append(((m,), QState(voters, respond(net, i, resp), s.hist)))
+    return out
 
 
 def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
     """KafkaRaftClient.handleBeginQuorumEpochResponse: the leader records the acknowledgement
     (LeaderState.addAcknowledgementFrom); an error from a newer epoch moves the old leader on."""
+    out: Succ = []
     net = s.net
     for i, m in enumerate(net):
         if m[0] != BEGIN_EPOCH_RESP or (i and m == net[i - 1]):
@@ -339,7 +353,8 @@ def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
                 ends = v.ends[:src] + (0,) + v.ends[src + 1:]
                 w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), v.heard)
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        yield (m,), QState(voters, rest, s.hist)
+        out.append(((m,), QState(voters, rest, s.hist)))
+    return out
 
 
 # ---- EndQuorumEpoch (graceful resignation) and check quorum ---------------------------------------------------------
@@ -356,22 +371,26 @@ def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
 
 def resign(s: QState, ctx: Ctx) -> Succ:
     """A leader shuts down gracefully: it resigns and sends EndQuorumEpoch (KIP-595 EndQuorumEpoch)."""
+    out: Succ = []
     if s.hist.resigns >= ctx.b.max_resigns:
-        return
+        return out
     for me, v in enumerate(s.voters):
         if v.role == LEADER:
-            yield (me,), _resign(s, me, v, ctx, True)
+            out.append(((me,), _resign(s, me, v, ctx, True)))
+    return out
 
 
 def check_quorum(s: QState, ctx: Ctx) -> Succ:
     """KAFKA-15489 (``check-quorum``): when the check-quorum timer (1.5 x fetch timeout) expires before a majority of
     voters fetched in the window (the leader counts itself), the leader resigns."""
+    out: Succ = []
     if not ctx.on("check-quorum"):
-        return
+        return out
     need = majority(ctx.b.voters)
     for me, v in enumerate(s.voters):
         if v.role == LEADER and bin(v.heard | (1 << me)).count("1") < need:
-            yield (me,), _resign(s, me, v, ctx, False)
+            out.append(((me,), _resign(s, me, v, ctx, False)))
+    return out
 
 
 def receive_end_epoch(s: QState, ctx: Ctx) -> Succ:
@@ -379,6 +398,7 @@ def receive_end_epoch(s: QState, ctx: Ctx) -> Succ:
     then skips the rest of its fetch timeout, which the model covers since timeouts may expire at any moment.  The
     response only stops the resigned leader's retries, so it is left out; an EndQuorumEpoch from an older epoch is
     dropped (Kafka answers FENCED_LEADER_EPOCH, which the resigned node does not act on)."""
+    out: Succ = []
     net = s.net
     for i, m in enumerate(net):
         if m[0] != END_EPOCH or (i and m == net[i - 1]):
@@ -388,4 +408,5 @@ def receive_end_epoch(s: QState, ctx: Ctx) -> Succ:
         rest = net[:i] + net[i + 1:]
         w = maybe_transition(v, me, ldr, epoch) if epoch >= v.epoch else v
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        yield (m,), QState(voters, rest, s.hist)
+        out.append(((m,), QState(voters, rest, s.hist)))
+    return out

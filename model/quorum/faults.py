@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from model.core import Context
@@ -22,31 +21,35 @@ from model.quorum.state import (
 )
 
 Ctx = Context[Bounds]
-Succ = Iterator[tuple[tuple[Any, ...], QState]]
+Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
 
 
 def lose(s: QState, ctx: Ctx) -> Succ:
     """The network drops a message (the network is a bag: loss, and reordering by delivering in any order)."""
+    out: Succ = []
     if not ctx.b.loss:
-        return
+        return out
     net = s.net
     for i, m in enumerate(net):
         if i and m == net[i - 1]:
             continue
-        yield (m,), QState(s.voters, net[:i] + net[i + 1:], s.hist)
+        out.append(((m,), QState(s.voters, net[:i] + net[i + 1:], s.hist)))
+    return out
 
 
 def duplicate(s: QState, ctx: Ctx) -> Succ:
     """The network delivers a message twice: one more copy goes in flight (``max_dups`` over a run)."""
+    out: Succ = []
     h = s.hist
     if h.dups >= ctx.b.max_dups or len(s.net) >= ctx.b.max_msgs:
-        return
+        return out
     hist = History(h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated)
     net = s.net
     for i, m in enumerate(net):
         if i and m == net[i - 1]:
             continue
-        yield (m,), QState(s.voters, tuple(sorted(net + (m,))), hist)
+        out.append(((m,), QState(s.voters, tuple(sorted(net + (m,))), hist)))
+    return out
 
 
 def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
@@ -73,10 +76,12 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
 def restart(s: QState, ctx: Ctx) -> Succ:
     """A voter crashes and restarts (``max_restarts`` over a run).  Its connections are gone, so the messages in
     flight to it are lost; what it sent before the crash may still arrive."""
+    out: Succ = []
     h = s.hist
     if h.restarts >= ctx.b.max_restarts:
-        return
+        return out
     hist = History(h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated)
     for me, v in enumerate(s.voters):
         net = tuple(m for m in s.net if m[2] != me)
-        yield (me,), QState(replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist)
+        out.append(((me,), QState(replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist)))
+    return out

@@ -3,7 +3,6 @@ the follower's truncation and append, the high watermark, and client appends at 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from model.core import Context
@@ -31,7 +30,7 @@ from model.quorum.state import (
 )
 
 Ctx = Context[Bounds]
-Succ = Iterator[tuple[tuple[Any, ...], QState]]
+Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
 
 
 # ---- the high watermark (LeaderState.maybeUpdateHighWatermark) ------------------------------------------------------
@@ -73,9 +72,10 @@ def commit(hist: History, log: Log, old_hw: int, new_hw: int, epoch: int) -> His
 def client_request(s: QState, ctx: Ctx) -> Succ:
     """The leader appends a client record in its epoch (KafkaRaftClient.appendBatch, flushed before it counts its own
     end offset) and recomputes the high watermark (LeaderState.updateLocalState)."""
+    out: Succ = []
     h = s.hist
     if h.values >= ctx.b.max_values:
-        return
+        return out
     for me, v in enumerate(s.voters):
         if v.role != LEADER:
             continue
@@ -87,15 +87,17 @@ def client_request(s: QState, ctx: Ctx) -> Succ:
         if hw != w.hw:
             hist = commit(hist, log, w.hw, hw, v.epoch)
             w = Voter(LEADER, v.epoch, v.voted, v.leader, log, hw, ends, (), v.heard)
-        yield (me,), QState(replace_voter(s.voters, me, w), s.net, hist)
+        out.append(((me,), QState(replace_voter(s.voters, me, w), s.net, hist)))
+    return out
 
 
 # ---- Fetch -----------------------------------------------------------------------------------------------------------
 def send_fetch(s: QState, ctx: Ctx) -> Succ:
     """A follower fetches from its leader: Fetch(currentLeaderEpoch, fetchOffset = log end, lastFetchedEpoch), one
     request outstanding at a time (KafkaRaftClient.buildFetchRequest, RequestManager)."""
+    out: Succ = []
     if len(s.net) >= ctx.b.max_msgs:
-        return
+        return out
     for me, v in enumerate(s.voters):
         if v.role != FOLLOWER:
             continue
@@ -106,7 +108,8 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
                 break
         if not busy:
             req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log))
-            yield (me,), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)
+            out.append(((me,), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)))
+    return out
 
 
 def diverging(log: Log, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
@@ -137,6 +140,7 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
     diverging position gets DivergingEpoch and no records; a valid one updates the follower's end offset at the
     leader (LeaderState.updateReplicaState), may advance the high watermark, and returns up to ``fetch_max`` entries
     from fetchOffset with the (new) high watermark."""
+    out: Succ = []
     net = s.net
     b = ctx.b
     for i, m in enumerate(net):
@@ -147,13 +151,13 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
         err = fetch_error(v, epoch)
         if err != OK:
             resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, NONE, (), NONE)
-            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
             continue
         div = diverging(v.log, off, lfe)
         if div is not None:
             # Kafka also sends its high watermark here; the follower only truncates, so the model leaves it out
             resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE)
-            yield (m,), QState(s.voters, respond(net, i, resp), s.hist)
+            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
             continue
         ends = v.ends[:f] + (off,) + v.ends[f + 1:]
         heard = v.heard
@@ -168,7 +172,8 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
             hist = commit(hist, v.log, v.hw, hw, v.epoch)
             w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, hw, ends, (), heard)
         resp = (FETCH_RESP, me, f, v.epoch, me, OK, NONE, NONE, off, v.log[off:off + b.fetch_max], hw)
-        yield (m,), QState(replace_voter(s.voters, me, w), respond(net, i, resp), hist)
+        out.append(((m,), QState(replace_voter(s.voters, me, w), respond(net, i, resp), hist)))
+    return out
 
 
 def truncation_offset(log: Log, div_epoch: int, div_end: int, ctx: Ctx) -> int:
@@ -189,6 +194,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
     ``truncate-below-hw`` skips that check); records are appended (and flushed) and the high watermark becomes
     min(leader's high watermark, own log end), never moving down (FollowerState.updateHighWatermark).  The follower
     then sends its next Fetch at once (KafkaRaftClient.pollFollower), so the response slot is reused."""
+    out: Succ = []
     net = s.net
     for i, m in enumerate(net):
         if m[0] != FETCH_RESP or (i and m == net[i - 1]):
@@ -199,11 +205,11 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
         w = common_response(v, me, epoch, leader, error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            yield (m,), QState(voters, rest, s.hist)
+            out.append(((m,), QState(voters, rest, s.hist)))
             continue
         if v.role != FOLLOWER or v.leader != src or error != OK:
             # a response to a request this voter no longer expects (Kafka matches correlation ids)
-            yield (m,), QState(s.voters, rest, s.hist)
+            out.append(((m,), QState(s.voters, rest, s.hist)))
             continue
         hist = s.hist
         log = v.log
@@ -220,7 +226,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             w = Voter(FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), 0)
         else:
             if off != len(log):  # a duplicated response: these records are already appended
-                yield (m,), QState(s.voters, rest, s.hist)
+                out.append(((m,), QState(s.voters, rest, s.hist)))
                 continue
             log = log + entries
             new_hw = v.hw
@@ -230,4 +236,5 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
         voters = s.voters if w == v else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
         nxt = (FETCH, me, w.leader, w.epoch, len(w.log), last_epoch(w.log))
-        yield (m,), QState(voters, tuple(sorted(rest + (nxt,))), hist)
+        out.append(((m,), QState(voters, tuple(sorted(rest + (nxt,))), hist)))
+    return out
