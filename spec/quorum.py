@@ -47,7 +47,21 @@ def _matching(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     "them'; validateOffsetAndEpoch relies on it (Raft Log Matching)",
 )
 def log_matching(s: QState, ctx: Ctx) -> bool:
-    logs = [v.log for v in s.voters]
+    # memoised by the voters' logs: few combinations of logs recur in very many states (they differ in the network)
+    logs = tuple([v[4] for v in s[0]])
+    ok = _LOGS_MATCH.get(logs)
+    if ok is None:
+        ok = _logs_match(logs)
+        if len(_LOGS_MATCH) > 100_000:
+            _LOGS_MATCH.clear()
+        _LOGS_MATCH[logs] = ok
+    return ok
+
+
+_LOGS_MATCH: dict[tuple[Any, ...], bool] = {}
+
+
+def _logs_match(logs: tuple[Any, ...]) -> bool:
     for i in range(len(logs)):
         for j in range(i + 1, len(logs)):
             if logs[i] and logs[j] and logs[i] is not logs[j] and not _matching(logs[i], logs[j]):

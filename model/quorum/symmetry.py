@@ -32,6 +32,7 @@ from model.quorum.state import (
 
 _dumps = marshal.dumps
 _CACHE_SLOTS = 2_400_000  # renamings memoised per voter count (n! per entry)
+_ID_LIMIT = 200_000  # entries of each identity / serial-number memo
 
 
 # ---- encoding ----------------------------------------------------------------------------------------------------
@@ -72,6 +73,17 @@ class _Perms:
         self.voters: dict[Voter, VoterEntry] = {}
         self.nets: dict[tuple[Msg, ...], PartEntry] = {}
         self.hists: dict[History, PartEntry] = {}
+        # the fast path of canonical_encoding: successors share most voter and history objects with their parent, so
+        # these are also found by identity (id -> serial number of the voter's value / history entry; ``alive`` holds
+        # the objects so that no id is reused while its entry is here), and the sorting of a state's voters is
+        # memoised by the serial numbers of its voters (``trios``: no tie -> (k, the voters' bytes); ties ->
+        # (-1, ((candidate k, the voters' bytes), ...)))
+        self.serial: dict[Voter, int] = {}
+        self.serials = itertools.count(1)
+        self.voter_ids: dict[int, int] = {}
+        self.hist_ids: dict[int, PartEntry] = {}
+        self.alive: list[Any] = []
+        self.trios: dict[tuple[int, ...], tuple[int, Any]] = {}
 
     # ---- memo entries (created on first sight, renamings filled in by k on first use) --------------------------
     def voter(self, v: Voter) -> VoterEntry:
@@ -122,6 +134,51 @@ class _Perms:
         """The encoding of the state renamed by permutation k."""
         return (b"".join([entries[i][1][k] or self.voter_bytes(entries[i], k) for i in self.orders[k]])
                 + (ne[0][k] or self.net_bytes(ne, k)) + (he[0][k] or self.hist_bytes(he, k)))
+
+    # ---- the fast path's memos ----------------------------------------------------------------------------------
+    def voter_serial(self, v: Voter) -> int:
+        """The serial number of ``v``'s value (equal voters share one; never reused), remembered for ``v``'s id."""
+        serial = self.serial.get(v)
+        if serial is None:
+            if len(self.serial) > _ID_LIMIT:
+                self.serial.clear()
+            serial = self.serial[v] = next(self.serials)
+        self._keep(v)
+        self.voter_ids[id(v)] = serial
+        return serial
+
+    def hist_entry(self, h: History) -> PartEntry:
+        e = self.hists.get(h) or self.hist(h)
+        self._keep(h)
+        self.hist_ids[id(h)] = e
+        return e
+
+    def _keep(self, x: Any) -> None:
+        if len(self.alive) > _ID_LIMIT:
+            self.voter_ids.clear()
+            self.hist_ids.clear()
+            self.alive.clear()
+        self.alive.append(x)
+
+    def trio(self, voters: tuple[Voter, ...], key: tuple[int, ...]) -> tuple[int, Any]:
+        """How the voters of a state sort (see ``_choose``), memoised by their serial numbers: the renaming k and
+        the voters' part of the encoding, or every candidate renaming with its voters' part when signatures tie."""
+        vget = self.voters.get
+        entries = [vget(v) or self.voter(v) for v in voters]
+        sigs = [e[0][i] for i, e in enumerate(entries)]
+        rank = _ranks(sigs)
+        if rank is None:
+            k = self.by_order[tuple(sorted(range(self.n), key=sigs.__getitem__))]
+            hit: tuple[int, Any] = (k, self.voters_bytes(entries, k))
+        else:
+            hit = (-1, tuple((c, self.voters_bytes(entries, c)) for c in self.tie_candidates(rank)))
+        if len(self.trios) > _ID_LIMIT:
+            self.trios.clear()
+        self.trios[key] = hit
+        return hit
+
+    def voters_bytes(self, entries: list[VoterEntry], k: int) -> bytes:
+        return b"".join([entries[i][1][k] or self.voter_bytes(entries[i], k) for i in self.orders[k]])
 
     def tie_candidates(self, rank: tuple[int, ...]) -> tuple[int, ...]:
         """The renamings that keep every voter within its group of equal signatures (``rank[i]``: the first position
@@ -179,6 +236,24 @@ def _rename_msg(m: Msg, p: tuple[int, ...]) -> Msg:
     return tuple(r)
 
 
+def _ranks(sigs: list[Any]) -> tuple[int, ...] | None:
+    """None when all signatures differ; else, per voter, the first position of its group of equal signatures."""
+    n = len(sigs)
+    order = sorted(range(n), key=sigs.__getitem__)
+    for a in range(n - 1):
+        if sigs[order[a]] == sigs[order[a + 1]]:
+            break
+    else:
+        return None
+    rank = [0] * n
+    r = 0
+    for a in range(n):
+        if a and sigs[order[a]] != sigs[order[a - 1]]:
+            r = a
+        rank[order[a]] = r
+    return tuple(rank)
+
+
 def _choose(s: QState) -> tuple[_Perms, list[VoterEntry], PartEntry, PartEntry, int, bytes]:
     """The renaming k that makes ``s`` canonical, the memo entries of its parts and the canonical encoding.  Voters are
     listed in the order of their signatures; among voters with equal signatures every order is tried and the
@@ -191,21 +266,12 @@ def _choose(s: QState) -> tuple[_Perms, list[VoterEntry], PartEntry, PartEntry, 
     ne = g.nets.get(net) or g.net(net)
     he = g.hists.get(hist) or g.hist(hist)
     sigs = [e[0][i] for i, e in enumerate(entries)]
-    order = sorted(range(n), key=sigs.__getitem__)
-    for a in range(n - 1):
-        if sigs[order[a]] == sigs[order[a + 1]]:
-            break
-    else:
-        k = g.by_order[tuple(order)]
+    rank = _ranks(sigs)
+    if rank is None:
+        k = g.by_order[tuple(sorted(range(n), key=sigs.__getitem__))]
         return g, entries, ne, he, k, g.encoding(entries, ne, he, k)
-    rank = [0] * n
-    r = 0
-    for a in range(n):
-        if a and sigs[order[a]] != sigs[order[a - 1]]:
-            r = a
-        rank[order[a]] = r
     best, k = b"", -1
-    for c in g.tie_candidates(tuple(rank)):
+    for c in g.tie_candidates(rank):
         enc = g.encoding(entries, ne, he, c)
         if k < 0 or enc < best:
             best, k = enc, c
@@ -213,8 +279,25 @@ def _choose(s: QState) -> tuple[_Perms, list[VoterEntry], PartEntry, PartEntry, 
 
 
 def canonical_encoding(s: QState, b: Bounds) -> bytes:
-    """``encode(canonical(s, b))`` without building the representative: what fingerprints are computed from."""
-    return _choose(s)[5]
+    """``encode(canonical(s, b))`` without building the representative: what fingerprints are computed from.  The
+    same choice as ``_choose``, found through the identity and serial-number memos of ``_Perms``."""
+    voters, net, hist = s
+    g = _PERMS.get(len(voters)) or _perms(len(voters))
+    ids = g.voter_ids.get
+    key = tuple([ids(id(v)) or g.voter_serial(v) for v in voters])
+    trio = g.trios.get(key) or g.trio(voters, key)
+    ne = g.nets.get(net) or g.net(net)
+    he = g.hist_ids.get(id(hist)) or g.hist_entry(hist)
+    k = trio[0]
+    if k >= 0:
+        enc: bytes = trio[1] + (ne[0][k] or g.net_bytes(ne, k)) + (he[0][k] or g.hist_bytes(he, k))
+        return enc
+    best = b""
+    for c, part in trio[1]:
+        enc = part + (ne[0][c] or g.net_bytes(ne, c)) + (he[0][c] or g.hist_bytes(he, c))
+        if not best or enc < best:
+            best = enc
+    return best
 
 
 def canonical(s: QState, b: Bounds) -> QState:
