@@ -38,6 +38,7 @@ from model.quorum.state import (
     log_up_to_date,
     majority,
     maybe_transition,
+    new,
     replace_voter,
     respond,
 )
@@ -67,11 +68,7 @@ def _vote_requests(v: Voter, me: int, n: int, prevote: bool) -> list[Msg]:
 
 
 def _nominee_votes(me: int, n: int) -> tuple[int, ...]:
-    return tuple(1 if j == me else -1 for j in range(n))
-
-
-def _count(votes: tuple[int, ...], answer: int) -> int:
-    return sum(1 for x in votes if x == answer)
+    return (-1,) * me + (1,) + (-1,) * (n - me - 1)
 
 
 def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
@@ -80,13 +77,13 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     old one) and send BeginQuorumEpoch to the other voters (LeaderState.nonAcknowledgingVoters)."""
     n = ctx.b.voters
     log = v.log + ((v.epoch, LEADER_CHANGE),)
-    ends = tuple(len(log) if j == me else -1 for j in range(n))
-    leader = Voter(LEADER, v.epoch, me, me, log, 0, ends, (), 0)
+    ends = (-1,) * me + (len(log),) + (-1,) * (n - me - 1)
+    leader = new(Voter, (LEADER, v.epoch, me, me, log, 0, ends, (), 0))
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
-    hist = History(leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated)
+    hist = new(History, (leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated))
     net = _bulk(s.net, [(BEGIN_EPOCH, me, j, v.epoch) for j in range(n) if j != me], ctx.b)
-    return QState(replace_voter(s.voters, me, leader), net, hist)
+    return new(QState, (replace_voter(s.voters, me, leader), net, hist))
 
 
 def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
@@ -96,29 +93,29 @@ def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     if epoch > ctx.b.max_epoch:
         return None
     n = ctx.b.voters
-    cand = Voter(CANDIDATE, epoch, me, NONE, v.log, v.hw, (), _nominee_votes(me, n), 0)
+    cand = new(Voter, (CANDIDATE, epoch, me, NONE, v.log, v.hw, (), _nominee_votes(me, n), 0))
     if majority(n) <= 1:
         return become_leader(s, me, cand, ctx)
     net = _bulk(s.net, _vote_requests(cand, me, n, False), ctx.b)
-    return QState(replace_voter(s.voters, me, cand), net, s.hist)
+    return new(QState, (replace_voter(s.voters, me, cand), net, s.hist))
 
 
 def become_prospective(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     """KIP-996: on timeout a voter first becomes Prospective in its current epoch (nothing persisted, leader and vote
     kept) and asks for pre-votes; only a majority of pre-votes lets it bump the epoch."""
     n = ctx.b.voters
-    pros = Voter(PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), _nominee_votes(me, n), 0)
+    pros = new(Voter, (PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), _nominee_votes(me, n), 0))
     if majority(n) <= 1:
         return become_candidate(s, me, pros, ctx)
     net = _bulk(s.net, _vote_requests(pros, me, n, True), ctx.b)
-    return QState(replace_voter(s.voters, me, pros), net, s.hist)
+    return new(QState, (replace_voter(s.voters, me, pros), net, s.hist))
 
 
 def prospective_fallback(v: Voter) -> Voter:
     """ProspectiveState: a lost pre-vote election returns to Follower if the leader is known, else Unattached (with
     its vote, i.e. Voted, if it had voted in this epoch)."""
     role = FOLLOWER if v.leader != NONE else (VOTED if v.voted != NONE else UNATTACHED)
-    return Voter(role, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0)
+    return new(Voter, (role, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0))
 
 
 # ---- timeouts ------------------------------------------------------------------------------------------------------
@@ -126,15 +123,16 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
     """Election timeout (Unattached, Voted, Candidate, Resigned) or fetch timeout (Follower) expires: start an election
     in epoch + 1 (QuorumState transitions); under ``prevote`` first become Prospective (KIP-996)."""
     out: Succ = []
-    prevote = ctx.on("prevote")
+    prevote = "prevote" in ctx.variants
+    top = ctx.b.max_epoch
     for me, v in enumerate(s.voters):
         role = v.role
         nxt: QState | None = None
         if prevote and role in _PREVOTE_FROM:
             nxt = become_prospective(s, me, v, ctx)
         elif prevote and role == PROSPECTIVE:
-            nxt = QState(replace_voter(s.voters, me, prospective_fallback(v)), s.net, s.hist)
-        elif role in _TIMEOUT_ROLES:
+            nxt = new(QState, (replace_voter(s.voters, me, prospective_fallback(v)), s.net, s.hist))
+        elif role in _TIMEOUT_ROLES and v.epoch < top:  # at the epoch bound become_candidate gives None
             nxt = become_candidate(s, me, v, ctx)
         if nxt is not None:
             out.append(((me,), nxt))
@@ -178,7 +176,7 @@ def send_vote(s: QState, ctx: Ctx) -> Succ:
                     break
             if not busy:
                 req = (VOTE_REQ, me, j, v.epoch, last_epoch(v.log), len(v.log), prevote)
-                out.append(((me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)))
+                out.append(((me, j), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
     return out
 
 
@@ -189,18 +187,18 @@ def grant(v: Voter, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]
     Unattached grants a candidate whose log is at least as up to date; Voted grants only the candidate it voted for;
     Prospective behaves as Unattached or Voted depending on its kept vote; Candidate, Leader, Follower and Resigned
     never grant (they voted for themselves or know the leader of the epoch)."""
-    if ctx.on("skip-log-check"):  # mutation: the voter does not compare logs
+    if "skip-log-check" in ctx.variants:  # mutation: the voter does not compare logs
         up_to_date = True
     role = v.role
     if role == UNATTACHED or (role == PROSPECTIVE and v.voted == NONE and v.leader == NONE):
         if up_to_date:
-            return True, Voter(VOTED, v.epoch, cand, NONE, v.log, v.hw, (), (), 0)
+            return True, new(Voter, (VOTED, v.epoch, cand, NONE, v.log, v.hw, (), (), 0))
         return False, v
     if role == VOTED or (role == PROSPECTIVE and v.voted != NONE):
         if v.voted == cand:
             return True, v
         # mutation double-vote: VotedState grants any up-to-date candidate (the persisted vote stays as it was)
-        return (ctx.on("double-vote") and up_to_date), v
+        return ("double-vote" in ctx.variants and up_to_date), v
     return False, v
 
 
@@ -218,20 +216,20 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
         v = s.voters[me]
         if epoch < v.epoch:
             resp = (VOTE_RESP, me, c, v.epoch, v.leader, FENCED_LEADER_EPOCH, False, prevote)
-            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
+            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         up_to_date = log_up_to_date(le, lo, v.log)
         if prevote:
-            ok = (up_to_date or ctx.on("skip-log-check")) and v.role not in (FOLLOWER, LEADER, RESIGNED)
+            ok = (up_to_date or "skip-log-check" in ctx.variants) and v.role not in (FOLLOWER, LEADER, RESIGNED)
             resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, ok, True)
-            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
+            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         if epoch > v.epoch:
-            v = Voter(UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0)
+            v = new(Voter, (UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0))
         granted, v = grant(v, c, up_to_date, ctx)
         resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, False)
         voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)
-        out.append(((m,), QState(voters, respond(net, i, resp), s.hist)))
+        out.append(((m,), new(QState, (voters, respond(net, i, resp), s.hist))))
     return out
 
 
@@ -265,16 +263,16 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
         w = common_response(v, me, epoch, leader, error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            out.append(((m,), QState(voters, rest, s.hist)))
+            out.append(((m,), new(QState, (voters, rest, s.hist))))
             continue
         want = PROSPECTIVE if prevote else CANDIDATE
         if v.role != want or error != OK:
-            out.append(((m,), QState(s.voters, rest, s.hist)))
+            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
             continue
         votes = v.votes[:src] + (1 if granted else 0,) + v.votes[src + 1:]
-        w = Voter(v.role, v.epoch, v.voted, v.leader, v.log, v.hw, (), votes, 0)
-        s2 = QState(replace_voter(s.voters, me, w), rest, s.hist)
-        if _count(votes, 1) >= majority(n):
+        w = new(Voter, (v.role, v.epoch, v.voted, v.leader, v.log, v.hw, (), votes, 0))
+        s2 = new(QState, (replace_voter(s.voters, me, w), rest, s.hist))
+        if votes.count(1) >= majority(n):
             if prevote:
                 nxt = become_candidate(s2, me, w, ctx)
                 if nxt is None:  # the epoch bound stops the election: stay Prospective
@@ -282,8 +280,8 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
                 out.append(((m,), nxt))
             else:
                 out.append(((m,), become_leader(s2, me, w, ctx)))
-        elif prevote and _count(votes, 0) >= majority(n):
-            out.append(((m,), QState(replace_voter(s.voters, me, prospective_fallback(w)), rest, s.hist)))
+        elif prevote and votes.count(0) >= majority(n):
+            out.append(((m,), new(QState, (replace_voter(s.voters, me, prospective_fallback(w)), rest, s.hist))))
         else:
             out.append(((m,), s2))
     return out
@@ -310,7 +308,7 @@ def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
                     break
             if not busy:
                 req = (BEGIN_EPOCH, me, j, v.epoch)
-                out.append(((me, j), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)))
+                out.append(((me, j), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
     return out
 
 
@@ -326,12 +324,12 @@ def receive_begin_epoch(s: QState, ctx: Ctx) -> Succ:
         v = s.voters[me]
         if epoch < v.epoch:
             resp = (BEGIN_EPOCH_RESP, me, ldr, v.epoch, v.leader, FENCED_LEADER_EPOCH)
-            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
+            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         w = maybe_transition(v, me, ldr, epoch)
         resp = (BEGIN_EPOCH_RESP, me, ldr, w.epoch, w.leader, OK)
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), QState(voters, respond(net, i, resp), s.hist)))
+        out.append(((m,), new(QState, (voters, respond(net, i, resp), s.hist))))
     return out
 
 
@@ -351,9 +349,9 @@ def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
             w = v
             if v.role == LEADER and error == OK and v.ends[src] < 0:
                 ends = v.ends[:src] + (0,) + v.ends[src + 1:]
-                w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), v.heard)
+                w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), v.heard))
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), QState(voters, rest, s.hist)))
+        out.append(((m,), new(QState, (voters, rest, s.hist))))
     return out
 
 
@@ -361,12 +359,12 @@ def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
 def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
     """QuorumState.transitionToResigned: the leader stays in its epoch as Resigned (it will never lead or vote in it
     again) and sends EndQuorumEpoch to the other voters so that they start an election at once."""
-    res = Voter(RESIGNED, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0)
+    res = new(Voter, (RESIGNED, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0))
     h = s.hist
-    hist = h if not graceful else History(h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
-                                          h.truncated)
+    hist = h if not graceful else new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
+                                          h.truncated))
     net = _bulk(s.net, [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me], ctx.b)
-    return QState(replace_voter(s.voters, me, res), net, hist)
+    return new(QState, (replace_voter(s.voters, me, res), net, hist))
 
 
 def resign(s: QState, ctx: Ctx) -> Succ:
@@ -384,7 +382,7 @@ def check_quorum(s: QState, ctx: Ctx) -> Succ:
     """KAFKA-15489 (``check-quorum``): when the check-quorum timer (1.5 x fetch timeout) expires before a majority of
     voters fetched in the window (the leader counts itself), the leader resigns."""
     out: Succ = []
-    if not ctx.on("check-quorum"):
+    if "check-quorum" not in ctx.variants:
         return out
     need = majority(ctx.b.voters)
     for me, v in enumerate(s.voters):
@@ -408,5 +406,5 @@ def receive_end_epoch(s: QState, ctx: Ctx) -> Succ:
         rest = net[:i] + net[i + 1:]
         w = maybe_transition(v, me, ldr, epoch) if epoch >= v.epoch else v
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), QState(voters, rest, s.hist)))
+        out.append(((m,), new(QState, (voters, rest, s.hist))))
     return out

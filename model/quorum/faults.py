@@ -17,6 +17,7 @@ from model.quorum.state import (
     History,
     QState,
     Voter,
+    new,
     replace_voter,
 )
 
@@ -33,7 +34,7 @@ def lose(s: QState, ctx: Ctx) -> Succ:
     for i, m in enumerate(net):
         if i and m == net[i - 1]:
             continue
-        out.append(((m,), QState(s.voters, net[:i] + net[i + 1:], s.hist)))
+        out.append(((m,), new(QState, (s.voters, net[:i] + net[i + 1:], s.hist))))
     return out
 
 
@@ -43,12 +44,12 @@ def duplicate(s: QState, ctx: Ctx) -> Succ:
     h = s.hist
     if h.dups >= ctx.b.max_dups or len(s.net) >= ctx.b.max_msgs:
         return out
-    hist = History(h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated)
+    hist = new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated))
     net = s.net
     for i, m in enumerate(net):
         if i and m == net[i - 1]:
             continue
-        out.append(((m,), QState(s.voters, tuple(sorted(net + (m,))), hist)))
+        out.append(((m,), new(QState, (s.voters, tuple(sorted(net + (m,))), hist))))
     return out
 
 
@@ -59,18 +60,18 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
     ``restart-as-leader`` brings it back as Leader of the same epoch instead (with fresh LeaderState)."""
     n = ctx.b.voters
     if v.leader == me:
-        if ctx.on("restart-as-leader"):
+        if "restart-as-leader" in ctx.variants:
             ends = tuple(len(v.log) if j == me else -1 for j in range(n))
-            return Voter(LEADER, v.epoch, v.voted, me, v.log, 0, ends, (), 0)
-        return Voter(RESIGNED, v.epoch, v.voted, me, v.log, 0, (), (), 0)
+            return new(Voter, (LEADER, v.epoch, v.voted, me, v.log, 0, ends, (), 0))
+        return new(Voter, (RESIGNED, v.epoch, v.voted, me, v.log, 0, (), (), 0))
     if v.leader != NONE:
-        return Voter(FOLLOWER, v.epoch, v.voted, v.leader, v.log, 0, (), (), 0)
+        return new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, v.log, 0, (), (), 0))
     if v.voted == me:
         votes = tuple(1 if j == me else -1 for j in range(n))
-        return Voter(CANDIDATE, v.epoch, me, NONE, v.log, 0, (), votes, 0)
+        return new(Voter, (CANDIDATE, v.epoch, me, NONE, v.log, 0, (), votes, 0))
     if v.voted != NONE:
-        return Voter(VOTED, v.epoch, v.voted, NONE, v.log, 0, (), (), 0)
-    return Voter(UNATTACHED, v.epoch, NONE, NONE, v.log, 0, (), (), 0)
+        return new(Voter, (VOTED, v.epoch, v.voted, NONE, v.log, 0, (), (), 0))
+    return new(Voter, (UNATTACHED, v.epoch, NONE, NONE, v.log, 0, (), (), 0))
 
 
 def restart(s: QState, ctx: Ctx) -> Succ:
@@ -80,8 +81,8 @@ def restart(s: QState, ctx: Ctx) -> Succ:
     h = s.hist
     if h.restarts >= ctx.b.max_restarts:
         return out
-    hist = History(h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated)
+    hist = new(History, (h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated))
     for me, v in enumerate(s.voters):
         net = tuple(m for m in s.net if m[2] != me)
-        out.append(((me,), QState(replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist)))
+        out.append(((me,), new(QState, (replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist))))
     return out

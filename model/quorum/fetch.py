@@ -25,6 +25,7 @@ from model.quorum.state import (
     end_offset_for_epoch,
     last_epoch,
     majority,
+    new,
     replace_voter,
     respond,
 )
@@ -50,7 +51,7 @@ def leader_high_watermark(v: Voter, ctx: Ctx) -> int:
     candidate = ends[len(ends) // 2]
     if candidate <= v.hw:
         return v.hw
-    if not ctx.on("hw-old-epoch") and candidate <= epoch_start_offset(v.log, v.epoch):
+    if "hw-old-epoch" not in ctx.variants and candidate <= epoch_start_offset(v.log, v.epoch):
         return v.hw
     return candidate
 
@@ -65,7 +66,7 @@ def commit(hist: History, log: Log, old_hw: int, new_hw: int, epoch: int) -> His
     if not added:
         return hist
     committed = tuple(sorted(hist.committed + tuple(added)))
-    return History(hist.leaders, committed, hist.values, hist.restarts, hist.dups, hist.resigns, hist.truncated)
+    return new(History, (hist.leaders, committed, hist.values, hist.restarts, hist.dups, hist.resigns, hist.truncated))
 
 
 # ---- client requests at the leader -----------------------------------------------------------------------------------
@@ -81,13 +82,13 @@ def client_request(s: QState, ctx: Ctx) -> Succ:
             continue
         log = v.log + ((v.epoch, h.values + 1),)
         ends = v.ends[:me] + (len(log),) + v.ends[me + 1:]
-        w = Voter(LEADER, v.epoch, v.voted, v.leader, log, v.hw, ends, (), v.heard)
+        w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, log, v.hw, ends, (), v.heard))
         hw = leader_high_watermark(w, ctx)
-        hist = History(h.leaders, h.committed, h.values + 1, h.restarts, h.dups, h.resigns, h.truncated)
+        hist = new(History, (h.leaders, h.committed, h.values + 1, h.restarts, h.dups, h.resigns, h.truncated))
         if hw != w.hw:
             hist = commit(hist, log, w.hw, hw, v.epoch)
-            w = Voter(LEADER, v.epoch, v.voted, v.leader, log, hw, ends, (), v.heard)
-        out.append(((me,), QState(replace_voter(s.voters, me, w), s.net, hist)))
+            w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, log, hw, ends, (), v.heard))
+        out.append(((me,), new(QState, (replace_voter(s.voters, me, w), s.net, hist))))
     return out
 
 
@@ -108,7 +109,7 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
                 break
         if not busy:
             req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log))
-            out.append(((me,), QState(s.voters, tuple(sorted(s.net + (req,))), s.hist)))
+            out.append(((me,), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
     return out
 
 
@@ -151,28 +152,30 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
         err = fetch_error(v, epoch)
         if err != OK:
             resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, NONE, (), NONE)
-            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
+            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         div = diverging(v.log, off, lfe)
         if div is not None:
             # Kafka also sends its high watermark here; the follower only truncates, so the model leaves it out
             resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE)
-            out.append(((m,), QState(s.voters, respond(net, i, resp), s.hist)))
+            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
-        ends = v.ends[:f] + (off,) + v.ends[f + 1:]
+        ends = v.ends if v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
         heard = v.heard
-        if ctx.on("check-quorum"):  # LeaderState.updateCheckQuorumForFollowingVoter
+        if "check-quorum" in ctx.variants:  # LeaderState.updateCheckQuorumForFollowingVoter
             heard |= 1 << f
             if bin(heard | (1 << me)).count("1") >= majority(b.voters):
                 heard = 0
-        w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), heard)
+        # a Fetch that changes nothing at the leader keeps its record (the same object: cheaper downstream)
+        w = v if ends is v.ends and heard == v.heard else new(
+            Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), heard))
         hw = leader_high_watermark(w, ctx)
         hist = s.hist
         if hw != v.hw:
             hist = commit(hist, v.log, v.hw, hw, v.epoch)
-            w = Voter(LEADER, v.epoch, v.voted, v.leader, v.log, hw, ends, (), heard)
+            w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, hw, ends, (), heard))
         resp = (FETCH_RESP, me, f, v.epoch, me, OK, NONE, NONE, off, v.log[off:off + b.fetch_max], hw)
-        out.append(((m,), QState(replace_voter(s.voters, me, w), respond(net, i, resp), hist)))
+        out.append(((m,), new(QState, (replace_voter(s.voters, me, w), respond(net, i, resp), hist))))
     return out
 
 
@@ -180,7 +183,7 @@ def truncation_offset(log: Log, div_epoch: int, div_end: int, ctx: Ctx) -> int:
     """ReplicatedLog.truncateToEndOffset: truncate to the smaller of the leader's and the local end offset of the
     diverging epoch, or to the local end of the largest smaller epoch when the local log lacks that epoch.
     Mutation ``truncate-below-hw`` looks up epoch - 1 instead (an off-by-one), dropping the whole diverging epoch."""
-    if ctx.on("truncate-below-hw"):
+    if "truncate-below-hw" in ctx.variants:
         return end_offset_for_epoch(log, div_epoch - 1)[1]
     if div_epoch == 0:
         return min(div_end, len(log))
@@ -205,36 +208,36 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
         w = common_response(v, me, epoch, leader, error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            out.append(((m,), QState(voters, rest, s.hist)))
+            out.append(((m,), new(QState, (voters, rest, s.hist))))
             continue
         if v.role != FOLLOWER or v.leader != src or error != OK:
             # a response to a request this voter no longer expects (Kafka matches correlation ids)
-            out.append(((m,), QState(s.voters, rest, s.hist)))
+            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
             continue
         hist = s.hist
         log = v.log
         if div_epoch >= 0:
-            if div_end < v.hw and not ctx.on("truncate-below-hw"):
+            if div_end < v.hw and "truncate-below-hw" not in ctx.variants:
                 point = len(log)  # Kafka raises KafkaException here; the correct model never reaches it
             else:
                 point = truncation_offset(log, div_epoch, div_end, ctx)
             if point < len(log):
                 log = log[:point]
                 if not hist.truncated:
-                    hist = History(hist.leaders, hist.committed, hist.values, hist.restarts, hist.dups, hist.resigns,
-                                   True)
-            w = Voter(FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), 0)
+                    hist = new(History, (hist.leaders, hist.committed, hist.values, hist.restarts, hist.dups,
+                                         hist.resigns, True))
+            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), 0))
         else:
             if off != len(log):  # a duplicated response: these records are already appended
-                out.append(((m,), QState(s.voters, rest, s.hist)))
+                out.append(((m,), new(QState, (s.voters, rest, s.hist))))
                 continue
             log = log + entries
             new_hw = v.hw
             if hw >= 0 and min(hw, len(log)) > new_hw:
                 new_hw = min(hw, len(log))
-            w = Voter(FOLLOWER, v.epoch, v.voted, v.leader, log, new_hw, (), (), 0)
+            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, new_hw, (), (), 0))
         voters = s.voters if w == v else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
         nxt = (FETCH, me, w.leader, w.epoch, len(w.log), last_epoch(w.log))
-        out.append(((m,), QState(voters, tuple(sorted(rest + (nxt,))), hist)))
+        out.append(((m,), new(QState, (voters, tuple(sorted(rest + (nxt,))), hist))))
     return out
