@@ -38,6 +38,7 @@ QUORUM: Model[QState, Bounds] = Model(
     doc="KRaft quorum: KIP-595 leader election and pull replication (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch)",
     encode=encode,
     view=view,
+    bags=("net",),  # messages in flight: traces show each one sent or received
 )
 
 QUORUM.variant("prevote", "KIP-996 pre-vote: a timed-out voter becomes Prospective and needs a majority of pre-votes "
