@@ -84,6 +84,8 @@ class _Perms:
         self.hist_ids: dict[int, PartEntry] = {}
         self.alive: list[Any] = []
         self.trios: dict[tuple[int, ...], tuple[int, Any]] = {}
+        self.last_voters: tuple[Voter, ...] = ()
+        self.last_trio: tuple[int, Any] = (-1, ())
 
     # ---- memo entries (created on first sight, renamings filled in by k on first use) --------------------------
     def voter(self, v: Voter) -> VoterEntry:
@@ -283,9 +285,13 @@ def canonical_encoding(s: QState, b: Bounds) -> bytes:
     same choice as ``_choose``, found through the identity and serial-number memos of ``_Perms``."""
     voters, net, hist = s
     g = _PERMS.get(len(voters)) or _perms(len(voters))
-    ids = g.voter_ids.get
-    key = tuple([ids(id(v)) or g.voter_serial(v) for v in voters])
-    trio = g.trios.get(key) or g.trio(voters, key)
+    if voters is g.last_voters:  # successors of one state come in a row, and many keep its voters tuple
+        trio = g.last_trio
+    else:
+        ids = g.voter_ids.get
+        key = tuple([ids(id(v)) or g.voter_serial(v) for v in voters])
+        trio = g.trios.get(key) or g.trio(voters, key)
+        g.last_voters, g.last_trio = voters, trio
     ne = g.nets.get(net) or g.net(net)
     he = g.hist_ids.get(id(hist)) or g.hist_entry(hist)
     k = trio[0]
