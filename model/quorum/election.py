@@ -60,6 +60,12 @@ def _bulk(net: tuple[Msg, ...], msgs: list[Msg], b: Bounds) -> tuple[Msg, ...]:
     return tuple(sorted(net + tuple(msgs)))
 
 
+def _fits_broadcast(net: tuple[Msg, ...], b: Bounds) -> bool:
+    """Whether one message to every other voter would fit under ``max_msgs`` (else ``_bulk`` sends none, and the
+    callers skip building them)."""
+    return len(net) + b.voters - 1 <= b.max_msgs
+
+
 def _vote_requests(v: Voter, me: int, n: int, prevote: bool) -> list[Msg]:
     """KafkaRaftClient.buildVoteRequest: (candidateEpoch, candidateId, lastOffsetEpoch, lastOffset) to every voter
     that has not answered yet; a pre-vote carries the sender's current epoch (KIP-996)."""
@@ -82,7 +88,9 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
     hist = new(History, (leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated))
-    net = _bulk(s.net, [(BEGIN_EPOCH, me, j, v.epoch) for j in range(n) if j != me], ctx.b)
+    net = s.net
+    if _fits_broadcast(net, ctx.b):
+        net = _bulk(net, [(BEGIN_EPOCH, me, j, v.epoch) for j in range(n) if j != me], ctx.b)
     return new(QState, (replace_voter(s.voters, me, leader), net, hist))
 
 
@@ -96,7 +104,9 @@ def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     cand = new(Voter, (CANDIDATE, epoch, me, NONE, v.log, v.hw, (), _nominee_votes(me, n), 0))
     if majority(n) <= 1:
         return become_leader(s, me, cand, ctx)
-    net = _bulk(s.net, _vote_requests(cand, me, n, False), ctx.b)
+    net = s.net
+    if _fits_broadcast(net, ctx.b):  # a new candidate asks every other voter (no vote known yet)
+        net = _bulk(net, _vote_requests(cand, me, n, False), ctx.b)
     return new(QState, (replace_voter(s.voters, me, cand), net, s.hist))
 
 
@@ -107,7 +117,9 @@ def become_prospective(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     pros = new(Voter, (PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), _nominee_votes(me, n), 0))
     if majority(n) <= 1:
         return become_candidate(s, me, pros, ctx)
-    net = _bulk(s.net, _vote_requests(pros, me, n, True), ctx.b)
+    net = s.net
+    if _fits_broadcast(net, ctx.b):
+        net = _bulk(net, _vote_requests(pros, me, n, True), ctx.b)
     return new(QState, (replace_voter(s.voters, me, pros), net, s.hist))
 
 
@@ -363,7 +375,9 @@ def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
     h = s.hist
     hist = h if not graceful else new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
                                           h.truncated))
-    net = _bulk(s.net, [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me], ctx.b)
+    net = s.net
+    if _fits_broadcast(net, ctx.b):
+        net = _bulk(net, [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me], ctx.b)
     return new(QState, (replace_voter(s.voters, me, res), net, hist))
 
 

@@ -61,13 +61,13 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
     n = ctx.b.voters
     if v.leader == me:
         if "restart-as-leader" in ctx.variants:
-            ends = tuple(len(v.log) if j == me else -1 for j in range(n))
+            ends = (-1,) * me + (len(v.log),) + (-1,) * (n - me - 1)
             return new(Voter, (LEADER, v.epoch, v.voted, me, v.log, 0, ends, (), 0))
         return new(Voter, (RESIGNED, v.epoch, v.voted, me, v.log, 0, (), (), 0))
     if v.leader != NONE:
         return new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, v.log, 0, (), (), 0))
     if v.voted == me:
-        votes = tuple(1 if j == me else -1 for j in range(n))
+        votes = (-1,) * me + (1,) + (-1,) * (n - me - 1)
         return new(Voter, (CANDIDATE, v.epoch, me, NONE, v.log, 0, (), votes, 0))
     if v.voted != NONE:
         return new(Voter, (VOTED, v.epoch, v.voted, NONE, v.log, 0, (), (), 0))
@@ -83,6 +83,6 @@ def restart(s: QState, ctx: Ctx) -> Succ:
         return out
     hist = new(History, (h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated))
     for me, v in enumerate(s.voters):
-        net = tuple(m for m in s.net if m[2] != me)
+        net = tuple([m for m in s.net if m[2] != me])
         out.append(((me,), new(QState, (replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist))))
     return out
