@@ -106,3 +106,16 @@ def test_encoding_separates_states_and_view_is_json() -> None:
         json.dumps(v)
         assert set(v) == {"voters", "net", "history"}
     assert len(by_enc) > 100
+
+
+def test_memoised_canonical_encoding_is_the_encoding_of_the_canonical_state() -> None:
+    """Fingerprints use ``canonical_encoding`` (memoised, never builds the representative); it must be byte for
+    byte the encoding of ``canonical``, for every renaming of states from several variants and bounds."""
+    from model.quorum.symmetry import canonical, canonical_encoding
+
+    b = QUORUM.make_bounds(BIG)
+    states = walk_states(("check-quorum",), BIG, 20, 40, 5) + walk_states(("prevote",), BIG, 20, 40, 6)
+    for s in states:
+        for p in itertools.permutations(range(3)):
+            r = rename(s, p)
+            assert canonical_encoding(r, b) == encode(canonical(r, b)), (s, p)
