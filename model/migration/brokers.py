@@ -66,14 +66,19 @@ def broker_join(s: MigState, ctx: Context[Bounds]) -> Succ:
                                   or s.ctrls[s.leader].driver != DUAL_WRITE):
         return
     for b, br in enumerate(s.brokers):
-        if br.mode != ABSENT:
-            continue
-        sess = broker_session(b, br.gen)
-        zk, _ = zkm.open_session(s.zk, sess)
-        # KafkaZkClient.registerBroker: the ephemeral /brokers/ids/<id>, carrying the broker's IBP
-        zk, code = zkm.create(zk, broker_path(b), broker_mv(ctx.b, b), sess)
-        if code == zkm.OK:
-            yield (b,), attrs.evolve(s, zk=zk, brokers=set_broker(s, b, attrs.evolve(br, mode=ZK_MODE)))
+        if br.mode == ABSENT:
+            yield from register_zk_broker(s, ctx, b)
+
+
+def register_zk_broker(s: MigState, ctx: Context[Bounds], b: int) -> Succ:
+    """Broker ``b`` starts in ZK mode: a new session and the ephemeral /brokers/ids/<id> carrying its IBP
+    (KafkaZkClient.registerBroker); used on a first start and on a rollback restart."""
+    br = s.brokers[b]
+    sess = broker_session(b, br.gen)
+    zk, _ = zkm.open_session(s.zk, sess)
+    zk, code = zkm.create(zk, broker_path(b), broker_mv(ctx.b, b), sess)
+    if code == zkm.OK:
+        yield (b,), attrs.evolve(s, zk=zk, brokers=set_broker(s, b, attrs.evolve(br, mode=ZK_MODE)))
 
 
 def roll_to_kraft(s: MigState, ctx: Context[Bounds]) -> Succ:

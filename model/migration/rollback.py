@@ -16,6 +16,7 @@ import attrs
 
 from model import zookeeper as zkm
 from model.core import Context
+from model.migration.brokers import register_zk_broker
 from model.migration.dual_write import zk_batch
 from model.migration.state import (
     CONTROLLER,
@@ -27,17 +28,12 @@ from model.migration.state import (
     OP_ROLLBACK,
     OP_ROLLED_BACK,
     POST_MIGRATION,
-    ZK_MODE,
     Bounds,
     Ctrl,
     MigState,
-    broker_mv,
-    broker_path,
-    broker_session,
     is_active,
     is_compatible,
     log_state,
-    set_broker,
 )
 
 Succ = Iterator[tuple[tuple[int], MigState]]
@@ -61,14 +57,9 @@ def roll_back_broker(s: MigState, ctx: Context[Bounds]) -> Succ:
     if s.op != OP_ROLLBACK or not s.zk.available:
         return
     for b, br in enumerate(s.brokers):
-        if br.mode != KRAFT_MODE:
-            continue
-        sess = broker_session(b, br.gen)
-        # KIP-866 "Reversal to ZK": brokers restart in ZK mode one by one and register in ZooKeeper again
-        zk, _ = zkm.open_session(s.zk, sess)
-        zk, code = zkm.create(zk, broker_path(b), broker_mv(ctx.b, b), sess)
-        if code == zkm.OK:
-            yield (b,), attrs.evolve(s, zk=zk, brokers=set_broker(s, b, attrs.evolve(br, mode=ZK_MODE)))
+        if br.mode == KRAFT_MODE:
+            # KIP-866 "Reversal to ZK": brokers restart in ZK mode one by one and register in ZooKeeper again
+            yield from register_zk_broker(s, ctx, b)
 
 
 def quorum_shutdown(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
