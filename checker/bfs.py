@@ -22,6 +22,7 @@ from checker.trace import Trace, rebuild
 from checker.visited import Visited, make_visited
 
 BATCH = 4096
+_SEQUENCES = frozenset({list, tuple})  # what an action may return instead of yielding, taken without a copy
 U64 = np.uint64
 
 
@@ -68,7 +69,7 @@ def _bfs(
     max_depth: int | None,
     at_batch: Callable[[], None],
 ) -> Result:
-    ctx, fingerprint = run.ctx, run.fingerprint
+    ctx, fingerprint, fingerprint_batch = run.ctx, run.fingerprint, run.fingerprint_batch
     visited = make_visited(visited_kind)
     actions, coverage = run.actions, run.coverage
     has_aprops = bool(run.action_props)
@@ -85,8 +86,8 @@ def _bfs(
     init_fps = [fingerprint(s) for s in inits]
     new = visited.insert_batch(np.array(init_fps, dtype=U64), np.zeros(len(inits), dtype=U64))
     frontier = [inits[i] for i in np.flatnonzero(new)]
-    frontier_fps = [init_fps[i] for i in np.flatnonzero(new)]
-    for s, f in zip(frontier, frontier_fps):
+    frontier_fps = np.array(init_fps, dtype=U64)[np.flatnonzero(new)]
+    for s, f in zip(frontier, frontier_fps.tolist()):
         bad = run.broken_invariant(s)
         if bad:
             return run.result("violation", len(visited), 0, 0, bad, trace_to(f), extra=extra)
@@ -99,7 +100,7 @@ def _bfs(
             verdict = "ok" if complete else "limit"
             return run.result(verdict, len(visited), transitions, depth, extra=extra)
         next_frontier: list[Any] = []
-        next_fps: list[int] = []
+        next_fps: list[np.ndarray] = []
         for lo in range(0, len(frontier), BATCH):
             at_batch()
             batch, batch_fps = frontier[lo : lo + BATCH], frontier_fps[lo : lo + BATCH]
@@ -108,26 +109,29 @@ def _bfs(
             ai = 0
             try:
                 if not has_aprops:  # the fast path: one list comprehension per action over the whole batch
-                    per_action: list[list[int]] = []
+                    per_action: list[np.ndarray] = []
                     for ai, (_, fn, has_params) in enumerate(actions):
                         if has_params:
                             lists = [[t for _, t in fn(s, ctx)] for s in batch]
                         else:
-                            lists = [list(fn(s, ctx)) for s in batch]
+                            results: list[Any] = list(map(fn, batch, repeat(ctx)))
+                            if not set(map(type, results)) <= _SEQUENCES:  # generators: drain them
+                                results = list(map(list, results))
+                            lists = results
                         before = len(cand)
                         cand.extend(chain.from_iterable(lists))
                         coverage[ai] += len(cand) - before
-                        per_action.append(list(map(len, lists)))
-                    counts_by_action = np.array(per_action, dtype=np.int64).reshape(len(actions), len(batch))
+                        per_action.append(np.fromiter(map(len, lists), dtype=np.int64, count=len(batch)))
+                    counts_by_action = np.stack(per_action) if per_action else np.zeros((0, len(batch)), np.int64)
                     if deadlock:
                         stuck = np.flatnonzero(counts_by_action.sum(axis=0) == 0)
                         if stuck.size:
                             return run.result("deadlock", len(visited), transitions + len(cand), depth,
-                                              trace=trace_to(batch_fps[int(stuck[0])]), extra=extra)
+                                              trace=trace_to(int(batch_fps[int(stuck[0])])), extra=extra)
                     # candidates are action-major: parent of each is the batch state at the same position
-                    parents = np.repeat(np.tile(np.array(batch_fps, dtype=U64), len(actions)),
+                    parents = np.repeat(np.tile(batch_fps, len(actions)),
                                         counts_by_action.ravel())
-                for s, sf in zip(batch, batch_fps) if has_aprops else ():
+                for s, sf in zip(batch, batch_fps.tolist()) if has_aprops else ():
                     start = len(cand)
                     for ai in range(len(actions)):
                         name, fn, has_params = actions[ai]
@@ -171,8 +175,8 @@ def _bfs(
                         )
                     counts.append(len(cand) - start)
                 if has_aprops:
-                    parents = np.repeat(np.array(batch_fps, dtype=U64), counts)
-                cand_fps = np.fromiter(map(fingerprint, cand), dtype=U64, count=len(cand))
+                    parents = np.repeat(batch_fps, counts)
+                cand_fps = fingerprint_batch(cand)
             except ModelError:
                 raise
             except Exception as exc:
@@ -181,7 +185,7 @@ def _bfs(
             mask = visited.insert_batch(cand_fps, parents)
             fresh = np.flatnonzero(mask)
             fresh_states = list(map(cand.__getitem__, fresh.tolist()))
-            fresh_fps: list[int] = cand_fps[fresh].tolist()
+            fresh_fps = cand_fps[fresh]
             try:
                 for _name, pred in invariants:
                     if all(map(pred, fresh_states, repeat(ctx))):  # the common case, in one C-level loop
@@ -189,7 +193,7 @@ def _bfs(
                     j = next(j for j, t in enumerate(fresh_states) if not pred(t, ctx))
                     bad = run.broken_invariant(fresh_states[j])
                     return run.result(
-                        "violation", len(visited), transitions, depth + 1, bad, trace_to(fresh_fps[j]), extra=extra
+                        "violation", len(visited), transitions, depth + 1, bad, trace_to(int(fresh_fps[j])), extra=extra
                     )
             except ModelError:
                 raise
@@ -201,11 +205,12 @@ def _bfs(
                 if any(map(pred, fresh_states, repeat(ctx))):
                     del run.targets[name]
             next_frontier.extend(fresh_states)
-            next_fps.extend(fresh_fps)
+            next_fps.append(fresh_fps)
             run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)
             if max_states is not None and len(visited) >= max_states:
                 return run.result("limit", len(visited), transitions, depth + 1, extra=extra)
-        frontier, frontier_fps = next_frontier, next_fps
+        frontier = next_frontier
+        frontier_fps = np.concatenate(next_fps) if next_fps else np.zeros(0, dtype=U64)
         if frontier:
             depth += 1
     return run.result("ok", len(visited), transitions, depth, extra=extra)

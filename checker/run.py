@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from checker.errors import ModelError
+from checker.fingerprints import BatchFingerprint, batch_fingerprinter
 from checker.progress import Progress
 from checker.result import Result
 from checker.trace import Trace
@@ -30,6 +31,7 @@ class Run:
         self.engine = engine
         self.strategy = strategy
         self.fingerprint: Callable[[Any], int] = self.model.fingerprinter(ctx)
+        self.fingerprint_batch: BatchFingerprint = batch_fingerprinter(self.model, ctx)
         self.invariants = [(p.name, p.pred) for p in spec.of_kind("invariant")]
         self.action_props = [(p.name, p.pred) for p in spec.of_kind("action")]
         self.targets: dict[str, Callable[..., bool]] = {p.name: p.pred for p in spec.of_kind("reachable")}
