@@ -188,6 +188,11 @@ def context(master: str = "local[*]") -> Any:
         conf.set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
     if is_local(master):  # shuffle blocks never leave the machine: compressing them only costs CPU
         conf.set("spark.shuffle.compress", "false").set("spark.shuffle.spill.compress", "false")
+    if hasattr(socket, "AF_UNIX"):
+        # JVM <-> Python worker traffic over TCP loopback stalled about 40 ms whenever a task's input was small (a
+        # delayed-ACK pause), which is every task of a small BFS level; Unix domain sockets do not (Spark 4+; older
+        # versions ignore the setting).
+        conf.set("spark.python.unix.domain.socket.enabled", "true")
     # The JVM (and the Python workers it starts) inherit fd 2: point it at the log file while the gateway starts, so
     # the JVM's start-up warnings and anything Spark prints later stay out of the user's terminal.
     log = open(_log_path, "ab")
@@ -235,3 +240,18 @@ def stop() -> None:
 
 
 atexit.register(stop)
+
+_scratch: list[str] = []
+
+
+def scratch_dir(prefix: str) -> str:
+    """A fresh temporary directory, removed when the process exits (a killed driver leaves it behind)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _scratch.append(path)
+    return path
+
+
+@atexit.register
+def _remove_scratch() -> None:
+    for path in _scratch:
+        shutil.rmtree(path, ignore_errors=True)
