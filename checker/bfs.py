@@ -22,7 +22,16 @@ from checker.trace import Trace, rebuild
 from checker.visited import Visited, make_visited
 
 BATCH = 4096
-_SEQUENCES = frozenset({list, tuple})  # what an action may return instead of yielding, taken without a copy
+SEQUENCES = frozenset({list, tuple})  # what an action may return instead of yielding, taken without a copy
+
+
+def successor_lists(fn: Callable[[Any, Any], Any], states: list[Any], ctx: Any) -> list[Any]:
+    """One sized sequence of successors per state for a parameterless action: its lists as they are, generators
+    drained (one C-level loop either way)."""
+    lists: list[Any] = list(map(fn, states, repeat(ctx)))
+    if not set(map(type, lists)) <= SEQUENCES:
+        lists = list(map(list, lists))
+    return lists
 U64 = np.uint64
 
 
@@ -114,10 +123,7 @@ def _bfs(
                         if has_params:
                             lists = [[t for _, t in fn(s, ctx)] for s in batch]
                         else:
-                            results: list[Any] = list(map(fn, batch, repeat(ctx)))
-                            if not set(map(type, results)) <= _SEQUENCES:  # generators: drain them
-                                results = list(map(list, results))
-                            lists = results
+                            lists = successor_lists(fn, batch, ctx)
                         before = len(cand)
                         cand.extend(chain.from_iterable(lists))
                         coverage[ai] += len(cand) - before

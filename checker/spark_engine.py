@@ -10,8 +10,10 @@ invariants and reachability targets on the new states, writes them (with parent 
 them in batches (action properties, deadlock, coverage), and ships the successors to their owners as blobs, together
 with its grown shard to itself.  The stage runs as a map stage of the next shuffle (``submitMapStage``), so a level
 costs one stage; what the driver needs (the new states' order keys, counts, events) comes back through an accumulator
-keyed by (level, partition), which makes a re-executed task harmless.  The shard travels through Spark's shuffle, so
-nothing depends on Python worker reuse or on which executor runs which partition.
+keyed by (level, partition), which makes a re-executed task harmless.  On a cluster the shard travels through Spark's
+shuffle, so nothing depends on Python worker reuse or on which executor runs which partition; with a local master
+(one host) it is kept in a file per (level, partition) instead, written whole and renamed into place, which any
+Python worker of that host reads.
 
 Identical results.  The in-process BFS expands a level in a fixed order in batches of ``checker.bfs.BATCH`` states,
 and what it reports when it stops early (the distinct-state count at a violation, a deadlock, a ``--max-states``
@@ -33,12 +35,13 @@ import gc
 import hashlib
 import importlib
 import importlib.util
+import os
 import pickle
 import shutil
 import sys
-import tempfile
 import time
 import traceback
+import uuid
 from collections.abc import Iterable, Iterator
 from functools import partial
 from itertools import chain
@@ -50,7 +53,7 @@ import numpy as np
 
 from checker import spark_checkpoint as ckpt_io
 from checker import spark_session
-from checker.bfs import BATCH
+from checker.bfs import BATCH, successor_lists
 from checker.errors import ModelError, UsageError
 from checker.result import Result
 from checker.run import Run
@@ -61,7 +64,7 @@ I64 = np.int64
 # order key of a candidate: the in-process BFS order (see order_keys): batch | state in batch | action | yield
 PBITS = 12  # position of the parent within its batch (BATCH = 4096)
 YBITS = 20  # index of the successor among those one action yields from one state
-SHARD, ROWS, CAND, NOOP = 0, 1, 2, 3
+SHARD, ROWS, CAND, NOOP, SPILLED = 0, 1, 2, 3, 4
 assert BATCH == 1 << PBITS
 # up to this many distinct states the driver fetches all parent pointers at once to build a counterexample; beyond
 # it, it walks back with one small job per step
@@ -169,7 +172,7 @@ class Job:
 
     def __init__(self, ref: SpecRef, level: int, partitions: int, mode: str, ranks: np.ndarray | None = None,
                  event_batches: tuple[int, ...] = (), targets: tuple[str, ...] = (), checkpoint: str | None = None,
-                 expand: bool = True, expand_all: bool = False) -> None:
+                 expand: bool = True, expand_all: bool = False, shard_dir: str | None = None) -> None:
         self.ref = ref
         self.level = level
         self.partitions = partitions
@@ -180,6 +183,7 @@ class Job:
         self.checkpoint = checkpoint
         self.expand = expand
         self.expand_all = expand_all  # the max-depth level: no deadlock / action property checks, never stop early
+        self.shard_dir = shard_dir  # shards kept in files there (one host), else they travel through the shuffle
         self.acc: Any = None
 
 
@@ -196,7 +200,7 @@ def _task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     shard_p = np.zeros(0, dtype=U64)
     rows: tuple[np.ndarray, np.ndarray] | None = None
     cands: list[tuple[Any, ...]] = []
-    for _, payload in records:  # always drain the input: a worker that leaves input unread is not reused
+    for payload in _payloads(records):  # always drain the input: a worker that leaves input unread is not reused
         kind = payload[0]
         if kind == SHARD:
             shard_f, shard_p = payload[1], payload[2]
@@ -206,6 +210,8 @@ def _task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
             cands.append(payload)
     report: dict[str, Any] = {"time": {"read": time.process_time() - c0}}
     out: list[Any] = []
+    if job.shard_dir and job.mode in ("dedup", "probe"):
+        shard_f, shard_p = read_shard_file(job.shard_dir, job.level - 1, q)
     # as in checker.bfs: states are acyclic and freed by reference counting, so the cyclic collector only costs
     # time walking the level's millions of new objects; it is off for the task and back on afterwards
     collecting = gc.isenabled()
@@ -259,7 +265,11 @@ def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         keys, fps, states, shard_f, shard_p = _dedup(job, run, q, shard_f, shard_p, rows, cands, report)
         if job.mode == "probe":
             return []
-    out: list[Any] = [(q, (SHARD, shard_f, shard_p))]
+    out: list[Any] = []
+    if job.shard_dir:
+        write_shard_file(job.shard_dir, job.level, q, shard_f, shard_p)
+    else:
+        out.append((q, (SHARD, shard_f, shard_p)))
     if job.expand and len(states):
         out.extend(_expand(job, run, q, keys, fps, states, shard_f, report))
     return out
@@ -430,9 +440,8 @@ def _expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, state
     out: list[Any] = [(q, (ROWS, keys[:n].copy(), matrix))]
     if not cand:
         return out
-    fingerprint = run.fingerprint
     try:
-        cfps = np.fromiter(map(fingerprint, cand), dtype=U64, count=len(cand))
+        cfps = run.fingerprint_batch(cand)
     except Exception as exc:
         raise ModelError(f"model {run.model.name}: fingerprinting a state raised {type(exc).__name__}: {exc}") from exc
     t = _lap(report, "fingerprint", t)
@@ -503,7 +512,7 @@ def _expand_fast(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any],
                 if has_params:
                     lists = [[t for _, t in fn(s, ctx)] for s in chunk]
                 else:
-                    lists = [list(fn(s, ctx)) for s in chunk]
+                    lists = successor_lists(fn, chunk, ctx)
                 lens = np.fromiter(map(len, lists), dtype=I64, count=len(lists))
                 total = int(lens.sum())
                 counts[ai].extend(lens.tolist())
@@ -582,6 +591,41 @@ def _expand_checked(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[An
             np.array(occ_y, dtype=np.uint32), event)
 
 
+def _payloads(records: Iterable[Any]) -> Iterator[Any]:
+    """The payloads of a task's input records, reading the chunks that ``_emit`` spilled to files."""
+    for _, payload in records:
+        if payload[0] == SPILLED:
+            with open(payload[1], "rb") as f:
+                for _, inner in pickle.load(f):
+                    yield inner
+        else:
+            yield payload
+
+
+def _shard_path(shard_dir: str, level: int, q: int) -> Path:
+    return Path(shard_dir) / f"shard-{level}-{q}.npy"
+
+
+def write_shard_file(shard_dir: str, level: int, q: int, shard_f: np.ndarray, shard_p: np.ndarray) -> None:
+    """Partition q's shard after ``level``, as one (2, n) uint64 array; written whole, then renamed into place, so a
+    re-executed task never leaves a torn file for the next level to read."""
+    final = _shard_path(shard_dir, level, q)
+    tmp = final.with_name(f"{final.stem}.{uuid.uuid4().hex}.tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, np.stack([shard_f.astype(U64, copy=False), shard_p.astype(U64, copy=False)]))
+    os.replace(tmp, final)
+
+
+def read_shard_file(shard_dir: str, level: int, q: int) -> tuple[np.ndarray, np.ndarray]:
+    path = _shard_path(shard_dir, level, q)
+    try:
+        both = np.load(path)
+    except FileNotFoundError:
+        raise RuntimeError(f"shard file {path} is missing: shard files need every executor on the driver's "
+                           "host (engine bug: they are only used with a local master)") from None
+    return both[0], both[1]
+
+
 def _shard_of(records: Iterable[Any]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     found = None
     for _, payload in records:
@@ -592,8 +636,12 @@ def _shard_of(records: Iterable[Any]) -> Iterator[tuple[np.ndarray, np.ndarray]]
 
 
 # ---- one map stage per level -----------------------------------------------------------------------------------------
-def _emit(task: Any, q: int, records: Iterable[Any]) -> Iterator[bytes]:
-    """The task's records as PySpark's shuffle writer expects them: a partition number, then a pickled chunk."""
+def _emit(task: Any, spill_dir: str | None, q: int, records: Iterable[Any]) -> Iterator[bytes]:
+    """The task's records as PySpark's shuffle writer expects them: a partition number, then a pickled chunk.
+
+    With ``spill_dir`` (one host) each chunk goes to a file there and the shuffle carries only its path: the bytes
+    then skip the trip through the JVM (socket, shuffle file, socket) and PySpark's framing.  A re-executed task
+    writes new files (unique names), so the paths a shuffle block holds always name complete files."""
     from pyspark.serializers import CPickleSerializer, pack_long
 
     dumps = CPickleSerializer().dumps
@@ -602,7 +650,13 @@ def _emit(task: Any, q: int, records: Iterable[Any]) -> Iterator[bytes]:
         by_dest.setdefault(d, []).append((d, payload))
     for d, chunk in by_dest.items():
         yield pack_long(d)
-        yield dumps(chunk)
+        if spill_dir is None:
+            yield dumps(chunk)
+            continue
+        path = os.path.join(spill_dir, f"{q}-{d}-{uuid.uuid4().hex}.pkl")
+        with open(path, "wb") as f:
+            pickle.dump(chunk, f, protocol=5)
+        yield dumps([(d, (SPILLED, path))])
 
 
 class _Stages:
@@ -634,23 +688,23 @@ class _Stages:
         except Exception:
             self.fast = False
 
-    def next_stage(self, prev: Any, task: Any) -> tuple[Any, Any]:
+    def next_stage(self, prev: Any, task: Any, spill_dir: str | None = None) -> tuple[Any, Any]:
         """(the next level's input RDD, the shuffle dependency whose map stage runs ``task``)."""
         if self.fast:
             try:
-                return self._fast(prev, task)
+                return self._fast(prev, task, spill_dir)
             except Exception:
                 self.fast = False
         rdd = prev.mapPartitionsWithIndex(task).partitionBy(self.P, _owner)
         return rdd, rdd._jrdd.rdd().dependencies().head().rdd().dependencies().head()
 
-    def _fast(self, prev: Any, task: Any) -> tuple[Any, Any]:
+    def _fast(self, prev: Any, task: Any, spill_dir: str | None) -> tuple[Any, Any]:
         from pyspark.core.rdd import RDD
         from pyspark.serializers import BatchedSerializer, CloudPickleSerializer, CPickleSerializer, NoOpSerializer
 
         sc = self.sc
         ser = CloudPickleSerializer()
-        command = ser.dumps((partial(_emit, task), None, prev._jrdd_deserializer, NoOpSerializer()))
+        command = ser.dumps((partial(_emit, task, spill_dir), None, prev._jrdd_deserializer, NoOpSerializer()))
         broadcasts = self.no_broadcasts
         if len(command) > self.threshold:
             from py4j.java_collections import ListConverter
@@ -694,7 +748,7 @@ def check_spark(
         partitions = _stored_partitions(checkpoint)
     sc = spark_session.context(master)
     if ship is not None:
-        staged = Path(tempfile.mkdtemp(prefix="kraftcheck-model-")) / ref.target
+        staged = Path(spark_session.scratch_dir("kraftcheck-model-")) / ref.target
         shutil.copyfile(ship, staged)
         sc.addFile(str(staged))
     P = partitions or max(1, int(sc.defaultParallelism))
@@ -738,13 +792,21 @@ class _Search:
         self.resumed_from: int | None = None
         self.task_time: dict[str, float] = {}  # summed over tasks, by phase
         self.job_seconds = 0.0
+        # On one host (a local master) the shards stay in files that the next level's task reads, instead of going
+        # through Spark's shuffle every level: that was two thirds of the bytes shuffled and most of the JVM's work.
+        self.shard_dir = spark_session.scratch_dir("kraftcheck-shards-") if spark_session.is_local(master) else None
+        self.shard_level = -1  # the newest level whose shards are written
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
     def _submit(self, job: Job, prev: Any) -> dict[int, dict[str, Any]]:
         started = time.perf_counter()
         acc = self.sc.accumulator({}, _Reports())
         job.acc = acc
-        rdd, dep = self.stages.next_stage(prev, partial(_task, job))
+        spill = None
+        if self.shard_dir:
+            spill = os.path.join(self.shard_dir, f"out-{job.level}")
+            os.makedirs(spill, exist_ok=True)
+        rdd, dep = self.stages.next_stage(prev, partial(_task, job), spill)
         try:
             self.stages.run(dep)
         except Exception as exc:
@@ -763,6 +825,11 @@ class _Search:
                     raise ModelError(err[1])
                 raise RuntimeError(f"Spark task for level {job.level} failed:\n{err[1]}")
         self.rdd = rdd
+        if self.shard_dir and job.mode in ("init", "resume", "dedup"):
+            self.shard_level = job.level
+            for q in range(self.P):  # a re-executed task of the next level still finds the shards it reads
+                _shard_path(self.shard_dir, job.level - 2, q).unlink(missing_ok=True)
+            shutil.rmtree(os.path.join(self.shard_dir, f"out-{job.level - 2}"), ignore_errors=True)
         for r in reports.values():
             for phase, sec in r.get("time", {}).items():
                 self.task_time[phase] = self.task_time.get(phase, 0.0) + sec
@@ -774,10 +841,17 @@ class _Search:
 
     def _job(self, level: int, mode: str, **kw: Any) -> Job:
         return Job(self.ref, level, self.P, mode, checkpoint=str(self.checkpoint.root) if self.checkpoint else None,
-                   targets=tuple(sorted(self.run_.targets)), **kw)
+                   targets=tuple(sorted(self.run_.targets)), shard_dir=self.shard_dir, **kw)
 
     # ---- the search -------------------------------------------------------------------------------------------------
     def run(self) -> Result:
+        try:
+            return self._search()
+        finally:
+            if self.shard_dir:
+                shutil.rmtree(self.shard_dir, ignore_errors=True)
+
+    def _search(self) -> Result:
         run = self.run_
         start_level = self._prepare()
         if start_level is None:
@@ -1013,8 +1087,11 @@ class _Search:
     def _path(self, fp: int) -> list[int]:
         """Fingerprints from an initial state to ``fp``, by the parent pointers in the shards."""
         shards = self.rdd.mapPartitions(_shard_of)
-        if self.distinct <= PARENTS_COLLECT_LIMIT:
-            got = shards.collect()
+        if self.shard_dir or self.distinct <= PARENTS_COLLECT_LIMIT:
+            if self.shard_dir:
+                got = [read_shard_file(self.shard_dir, self.shard_level, q) for q in range(self.P)]
+            else:
+                got = shards.collect()
             f = np.concatenate([g[0] for g in got])
             p = np.concatenate([g[1] for g in got])
             order = np.argsort(f)
