@@ -23,6 +23,9 @@ immutable values; an action is a pure function ``(state, ctx) -> successors``.  
         for by in (2, 3):
             if s + by <= ctx.b.limit:
                 yield (by,), s + by       # parameterised actions yield (param values, next state)
+
+An action without parameters may return a list or tuple of successors instead of yielding them (engines take it
+without a copy).
 """
 
 from __future__ import annotations
