@@ -62,3 +62,17 @@ def test_render_uses_the_models_bags() -> None:
     text = render(trace, m)
     assert "    net = {}" in text
     assert text.count("  + net: Ping(src=0, dst=1)") == 2
+
+
+def test_quorum_message_parameters_read_as_messages() -> None:
+    """A receive step names the message it consumes as the net bag shows it, not as a raw tuple."""
+    from checker.api import check
+    from model.quorum import QUORUM
+
+    r = check("quorum", variants=["double-vote"])
+    assert r.trace is not None
+    text = render(r.trace, QUORUM)
+    steps = [line for line in text.splitlines() if line.startswith("Step ")]
+    assert "Step 3: receive_vote(msg=Vote(src=0, dst=2, candidate_epoch=1, last_epoch=0, last_offset=0, " \
+           "prevote=false))" in steps
+    assert all("msg=[" not in line for line in steps)

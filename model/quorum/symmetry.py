@@ -354,4 +354,6 @@ def view(x: Any) -> Any:
         return view_voter(x)
     if isinstance(x, History):
         return view_history(x)
+    if type(x) is tuple and x and x[0] in MESSAGE_FIELDS and len(x) == len(MESSAGE_FIELDS[x[0]]):
+        return view_message(x)  # an action's msg parameter: read as the message it is, as in the net bag
     return to_view(x)
