@@ -22,6 +22,7 @@ from checker.trace import Trace, rebuild
 from checker.visited import Visited, make_visited
 
 BATCH = 4096
+U64 = np.uint64
 SEQUENCES = frozenset({list, tuple})  # what an action may return instead of yielding, taken without a copy
 
 
@@ -32,7 +33,6 @@ def successor_lists(fn: Callable[[Any, Any], Any], states: list[Any], ctx: Any) 
     if not set(map(type, lists)) <= SEQUENCES:
         lists = list(map(list, lists))
     return lists
-U64 = np.uint64
 
 
 def path_to(visited: Visited, fp: int) -> list[int]:

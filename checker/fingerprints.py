@@ -31,8 +31,8 @@ BatchFingerprint = Callable[[list[Any]], np.ndarray]
 
 
 def _int_rows(states: list[Any]) -> list[Any] | None:
-    """The ``stable_encode`` of every state when all are int tuples of one length that fit in int64, else None."""
-    if set(map(type, states)) != _TUPLE or set(map(type, chain.from_iterable(states))) != _INT:
+    """For tuples: the ``stable_encode`` of every state when all are int tuples of one length that fit in int64."""
+    if set(map(type, chain.from_iterable(states))) != _INT:
         return None
     widths = set(map(len, states))
     if len(widths) != 1:
@@ -42,16 +42,10 @@ def _int_rows(states: list[Any]) -> list[Any] | None:
         values = np.fromiter(chain.from_iterable(states), dtype="<i8", count=len(states) * width)
     except OverflowError:  # an int beyond 64 bits: those states are encoded by repr
         return None
-    width += 1
-    rows = np.zeros((len(states), width), dtype="<i8")  # little-endian on every machine; column 0 is the tag
-    rows[:, 1:] = values.reshape(len(states), width - 1)
-    encoded: list[Any] = rows.view(np.dtype((np.void, 8 * width))).ravel().tolist()  # one bytes object a row
+    rows = np.zeros((len(states), width + 1), dtype="<i8")  # little-endian on every machine; column 0 is the tag
+    rows[:, 1:] = values.reshape(len(states), width)
+    encoded: list[Any] = rows.view(np.dtype((np.void, 8 * (width + 1)))).ravel().tolist()  # one bytes object a row
     return encoded
-
-
-def _all_scalars(states: list[Any]) -> bool:
-    """Every state an int, str, bool or None: then ``repr`` is the stable encoding."""
-    return set(map(type, states)) <= _SCALARS
 
 
 def _no_zero(fps: np.ndarray) -> np.ndarray:
@@ -70,10 +64,12 @@ def batch_fingerprinter(model: Model[Any, Any], ctx: Context[Any]) -> BatchFinge
     if sym is None and encode is stable_encode:
 
         def flat_or_encoded(states: list[Any]) -> np.ndarray:
-            rows = _int_rows(states) if states else None
-            if rows is not None:
-                return hashed(rows, len(states))
-            if _all_scalars(states):
+            kinds = set(map(type, states))
+            if kinds == _TUPLE:
+                rows = _int_rows(states)
+                if rows is not None:
+                    return hashed(rows, len(states))
+            elif kinds <= _SCALARS:  # ints, strs, bools, None: repr is the stable encoding
                 return hashed(map(str.encode, map(repr, states)), len(states))
             return hashed(map(encode, states), len(states))
 

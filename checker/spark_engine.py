@@ -797,7 +797,7 @@ class _Search:
         self.task_time: dict[str, float] = {}  # summed over tasks, by phase
         self.job_seconds = 0.0
         # On one host (a local master) the shards stay in files that the next level's task reads, instead of going
-        # through Spark's shuffle every level: that was two thirds of the bytes shuffled and most of the JVM's work.
+        # through Spark's shuffle every level (two thirds of the bytes shuffled on the 2^20 hypercube).
         self.shard_dir = spark_session.scratch_dir("kraftcheck-shards-") if spark_session.is_local(master) else None
         self.shard_level = -1  # the newest level whose shards are written
 
@@ -1090,12 +1090,12 @@ class _Search:
     # ---- counterexamples --------------------------------------------------------------------------------------------
     def _path(self, fp: int) -> list[int]:
         """Fingerprints from an initial state to ``fp``, by the parent pointers in the shards."""
-        shards = self.rdd.mapPartitions(_shard_of)
-        if self.shard_dir or self.distinct <= PARENTS_COLLECT_LIMIT:
-            if self.shard_dir:
-                got = [read_shard_file(self.shard_dir, self.shard_level, q) for q in range(self.P)]
-            else:
-                got = shards.collect()
+        got: list[tuple[np.ndarray, np.ndarray]] | None = None
+        if self.shard_dir:  # one host: the shard files of the newest level
+            got = [read_shard_file(self.shard_dir, self.shard_level, q) for q in range(self.P)]
+        elif self.distinct <= PARENTS_COLLECT_LIMIT:
+            got = self.rdd.mapPartitions(_shard_of).collect()
+        if got is not None:
             f = np.concatenate([g[0] for g in got])
             p = np.concatenate([g[1] for g in got])
             order = np.argsort(f)
@@ -1107,7 +1107,7 @@ class _Search:
                     raise RuntimeError(f"trace rebuild: fingerprint {x:#x} is in no shard (engine bug)")
                 return int(p[i])
         else:
-            shards = shards.persist()
+            shards = self.rdd.mapPartitions(_shard_of).persist()
 
             def parent(x: int) -> int:
                 q = x % self.P

@@ -137,7 +137,7 @@ class CompactTable:
                     go_on[e[lost]] = True
             keep = np.flatnonzero(go_on)
             todo, k = todo[keep], k[keep]
-            width = min(width * 4, 1024)  # the keys still going sit in long clusters: look further at once
+            width = min(width * 4, len(_RAMP))  # the keys still going sit in long clusters: look further at once
             pos = next_pos[keep]
             pos[pos >= cap] -= cap
         return absent
@@ -192,8 +192,9 @@ class CompactTable:
         fps = fps.astype(U64, copy=False)
         # Drop repeats first, keeping each key's earliest position (whose parent is kept).  Sorting by the mixed key
         # also makes the probes visit the table in increasing slot order.
-        order = np.argsort(self._mix(fps))
-        mixed = self._mix(fps[order])
+        mixed = self._mix(fps)
+        order = np.argsort(mixed)
+        mixed = mixed[order]
         starts = np.flatnonzero(np.concatenate(([True], mixed[1:] != mixed[:-1])))
         first = np.minimum.reduceat(order, starts)
         if self._count + len(first) > len(self._keys) * self.MAX_LOAD:
