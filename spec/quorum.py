@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.core import Context
 from model.quorum import QUORUM
-from model.quorum.bounds import Bounds
-from model.quorum.state import LEADER, NONE, QState
+from model.quorum.state import LEADER, NONE, Ctx, QState
 from spec.core import Spec, action_property, invariant, reachable
-
-Ctx = Context[Bounds]
 
 
 # ---- invariants ----------------------------------------------------------------------------------------------------
@@ -48,7 +44,7 @@ def _matching(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
 )
 def log_matching(s: QState, ctx: Ctx) -> bool:
     # memoised by the voters' logs: few combinations of logs recur in very many states (they differ in the network)
-    logs = tuple([v[4] for v in s[0]])
+    logs = tuple([v.log for v in s.voters])
     ok = _LOGS_MATCH.get(logs)
     if ok is None:
         ok = _logs_match(logs)

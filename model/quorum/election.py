@@ -7,9 +7,8 @@ over-approximates every timing a real cluster can show.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from model.core import Context
 from model.quorum.bounds import Bounds
 from model.quorum.state import (
     BEGIN_EPOCH,
@@ -30,21 +29,21 @@ from model.quorum.state import (
     VOTE_REQ,
     VOTE_RESP,
     VOTED,
+    Ctx,
     History,
     Msg,
     QState,
+    Succ,
     Voter,
     last_epoch,
     log_up_to_date,
     majority,
     maybe_transition,
     new,
+    only,
     replace_voter,
     respond,
 )
-
-Ctx = Context[Bounds]
-Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
 
 # roles whose election (or fetch) timer can expire (QuorumState: Unattached, Voted, Follower, Candidate, Resigned)
 _TIMEOUT_ROLES = frozenset((UNATTACHED, VOTED, FOLLOWER, CANDIDATE, RESIGNED))
@@ -52,18 +51,13 @@ _PREVOTE_FROM = frozenset((UNATTACHED, VOTED, FOLLOWER, CANDIDATE))
 
 
 # ---- sending -------------------------------------------------------------------------------------------------------
-def _bulk(net: tuple[Msg, ...], msgs: list[Msg], b: Bounds) -> tuple[Msg, ...]:
-    """Send all of ``msgs`` if they fit under ``max_msgs``, else none (the retry actions send them later).  All or
-    none keeps the model symmetric in voter ids."""
-    if not msgs or len(net) + len(msgs) > b.max_msgs:
+def _broadcast(net: tuple[Msg, ...], b: Bounds, messages: Callable[[], list[Msg]]) -> tuple[Msg, ...]:
+    """Send one message to every other voter if all fit under ``max_msgs``, else none (the retry actions send them
+    later); all or none keeps the model symmetric in voter ids.  ``messages`` builds them only when they fit."""
+    if len(net) + b.voters - 1 > b.max_msgs:
         return net
-    return tuple(sorted(net + tuple(msgs)))
-
-
-def _fits_broadcast(net: tuple[Msg, ...], b: Bounds) -> bool:
-    """Whether one message to every other voter would fit under ``max_msgs`` (else ``_bulk`` sends none, and the
-    callers skip building them)."""
-    return len(net) + b.voters - 1 <= b.max_msgs
+    msgs = messages()
+    return tuple(sorted(net + tuple(msgs))) if msgs else net
 
 
 def _vote_requests(v: Voter, me: int, n: int, prevote: bool) -> list[Msg]:
@@ -73,24 +67,17 @@ def _vote_requests(v: Voter, me: int, n: int, prevote: bool) -> list[Msg]:
     return [(VOTE_REQ, me, j, v.epoch, le, lo, prevote) for j in range(n) if j != me and v.votes[j] < 0]
 
 
-def _nominee_votes(me: int, n: int) -> tuple[int, ...]:
-    return (-1,) * me + (1,) + (-1,) * (n - me - 1)
-
-
 def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     """KafkaRaftClient.onBecomeLeader: append the LeaderChange control record in the new epoch (so that the high
     watermark can advance), start with an unknown high watermark (QuorumState.transitionToLeader does not keep the
     old one) and send BeginQuorumEpoch to the other voters (LeaderState.nonAcknowledgingVoters)."""
     n = ctx.b.voters
     log = v.log + ((v.epoch, LEADER_CHANGE),)
-    ends = (-1,) * me + (len(log),) + (-1,) * (n - me - 1)
-    leader = new(Voter, (LEADER, v.epoch, me, me, log, 0, ends, (), 0))
+    leader = new(Voter, (LEADER, v.epoch, me, me, log, 0, only(n, me, len(log)), (), 0))
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
     hist = new(History, (leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated))
-    net = s.net
-    if _fits_broadcast(net, ctx.b):
-        net = _bulk(net, [(BEGIN_EPOCH, me, j, v.epoch) for j in range(n) if j != me], ctx.b)
+    net = _broadcast(s.net, ctx.b, lambda: [(BEGIN_EPOCH, me, j, v.epoch) for j in range(n) if j != me])
     return new(QState, (replace_voter(s.voters, me, leader), net, hist))
 
 
@@ -101,12 +88,11 @@ def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     if epoch > ctx.b.max_epoch:
         return None
     n = ctx.b.voters
-    cand = new(Voter, (CANDIDATE, epoch, me, NONE, v.log, v.hw, (), _nominee_votes(me, n), 0))
+    cand = new(Voter, (CANDIDATE, epoch, me, NONE, v.log, v.hw, (), only(n, me, 1), 0))
     if majority(n) <= 1:
         return become_leader(s, me, cand, ctx)
-    net = s.net
-    if _fits_broadcast(net, ctx.b):  # a new candidate asks every other voter (no vote known yet)
-        net = _bulk(net, _vote_requests(cand, me, n, False), ctx.b)
+    # a new candidate asks every other voter (no vote known yet)
+    net = _broadcast(s.net, ctx.b, lambda: _vote_requests(cand, me, n, False))
     return new(QState, (replace_voter(s.voters, me, cand), net, s.hist))
 
 
@@ -114,12 +100,10 @@ def become_prospective(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     """KIP-996: on timeout a voter first becomes Prospective in its current epoch (nothing persisted, leader and vote
     kept) and asks for pre-votes; only a majority of pre-votes lets it bump the epoch."""
     n = ctx.b.voters
-    pros = new(Voter, (PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), _nominee_votes(me, n), 0))
+    pros = new(Voter, (PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), only(n, me, 1), 0))
     if majority(n) <= 1:
         return become_candidate(s, me, pros, ctx)
-    net = s.net
-    if _fits_broadcast(net, ctx.b):
-        net = _bulk(net, _vote_requests(pros, me, n, True), ctx.b)
+    net = _broadcast(s.net, ctx.b, lambda: _vote_requests(pros, me, n, True))
     return new(QState, (replace_voter(s.voters, me, pros), net, s.hist))
 
 
@@ -375,9 +359,7 @@ def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
     h = s.hist
     hist = h if not graceful else new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
                                           h.truncated))
-    net = s.net
-    if _fits_broadcast(net, ctx.b):
-        net = _bulk(net, [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me], ctx.b)
+    net = _broadcast(s.net, ctx.b, lambda: [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me])
     return new(QState, (replace_voter(s.voters, me, res), net, hist))
 
 

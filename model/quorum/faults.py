@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from model.core import Context
-from model.quorum.bounds import Bounds
 from model.quorum.state import (
     CANDIDATE,
     FOLLOWER,
@@ -14,15 +10,15 @@ from model.quorum.state import (
     RESIGNED,
     UNATTACHED,
     VOTED,
+    Ctx,
     History,
     QState,
+    Succ,
     Voter,
     new,
+    only,
     replace_voter,
 )
-
-Ctx = Context[Bounds]
-Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
 
 
 def lose(s: QState, ctx: Ctx) -> Succ:
@@ -61,14 +57,12 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
     n = ctx.b.voters
     if v.leader == me:
         if "restart-as-leader" in ctx.variants:
-            ends = (-1,) * me + (len(v.log),) + (-1,) * (n - me - 1)
-            return new(Voter, (LEADER, v.epoch, v.voted, me, v.log, 0, ends, (), 0))
+            return new(Voter, (LEADER, v.epoch, v.voted, me, v.log, 0, only(n, me, len(v.log)), (), 0))
         return new(Voter, (RESIGNED, v.epoch, v.voted, me, v.log, 0, (), (), 0))
     if v.leader != NONE:
         return new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, v.log, 0, (), (), 0))
     if v.voted == me:
-        votes = (-1,) * me + (1,) + (-1,) * (n - me - 1)
-        return new(Voter, (CANDIDATE, v.epoch, me, NONE, v.log, 0, (), votes, 0))
+        return new(Voter, (CANDIDATE, v.epoch, me, NONE, v.log, 0, (), only(n, me, 1), 0))
     if v.voted != NONE:
         return new(Voter, (VOTED, v.epoch, v.voted, NONE, v.log, 0, (), (), 0))
     return new(Voter, (UNATTACHED, v.epoch, NONE, NONE, v.log, 0, (), (), 0))

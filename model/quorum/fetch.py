@@ -3,10 +3,6 @@ the follower's truncation and append, the high watermark, and client appends at 
 
 from __future__ import annotations
 
-from typing import Any
-
-from model.core import Context
-from model.quorum.bounds import Bounds
 from model.quorum.election import common_response
 from model.quorum.state import (
     FENCED_LEADER_EPOCH,
@@ -18,9 +14,11 @@ from model.quorum.state import (
     NOT_LEADER_OR_FOLLOWER,
     OK,
     UNKNOWN_LEADER_EPOCH,
+    Ctx,
     History,
     Log,
     QState,
+    Succ,
     Voter,
     end_offset_for_epoch,
     last_epoch,
@@ -29,9 +27,6 @@ from model.quorum.state import (
     replace_voter,
     respond,
 )
-
-Ctx = Context[Bounds]
-Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
 
 
 # ---- the high watermark (LeaderState.maybeUpdateHighWatermark) ------------------------------------------------------

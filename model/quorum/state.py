@@ -9,7 +9,10 @@ offsets ``0 .. h-1`` are committed.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from model.core import Context
+from model.quorum.bounds import Bounds
 
 NONE = -1
 
@@ -96,6 +99,9 @@ class QState(NamedTuple):
     hist: History
 
 
+Ctx = Context[Bounds]
+Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
+
 # Hot paths build records as ``new(Voter, (fields...))``: the same value as ``Voter(fields...)`` without the
 # Python-level ``__new__`` that NamedTuple generates, which costs 2.5 times as much (successor generation builds
 # about two records per transition).
@@ -165,6 +171,12 @@ def respond(net: tuple[Msg, ...], i: int, resp: Msg) -> tuple[Msg, ...]:
 
 def replace_voter(voters: tuple[Voter, ...], i: int, v: Voter) -> tuple[Voter, ...]:
     return voters[:i] + (v,) + voters[i + 1:]
+
+
+def only(n: int, me: int, value: int) -> tuple[int, ...]:
+    """A per-voter tuple that knows only voter ``me``'s entry (a leader's own end offset, a nominee's own vote):
+    ``value`` there, -1 (unknown) elsewhere."""
+    return (-1,) * me + (value,) + (-1,) * (n - me - 1)
 
 
 def net_add(net: tuple[Msg, ...], *msgs: Msg) -> tuple[Msg, ...]:

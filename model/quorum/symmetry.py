@@ -96,14 +96,10 @@ class _Perms:
         self._remember(self.voters, v, hit)
         return hit
 
-    def net(self, net: tuple[Msg, ...]) -> PartEntry:
-        hit = ([b""] * len(self.perms), [None] * len(self.perms), net)
-        self._remember(self.nets, net, hit)
-        return hit
-
-    def hist(self, h: History) -> PartEntry:
-        hit = ([b""] * len(self.perms), [None] * len(self.perms), h)
-        self._remember(self.hists, h, hit)
+    def part(self, cache: dict[Any, PartEntry], value: Any) -> PartEntry:
+        """A new entry for a network or a history (``cache`` is ``nets`` or ``hists``)."""
+        hit = ([b""] * len(self.perms), [None] * len(self.perms), value)
+        self._remember(cache, value, hit)
         return hit
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> None:
@@ -134,8 +130,11 @@ class _Perms:
 
     def encoding(self, entries: list[VoterEntry], ne: PartEntry, he: PartEntry, k: int) -> bytes:
         """The encoding of the state renamed by permutation k."""
-        return (b"".join([entries[i][1][k] or self.voter_bytes(entries[i], k) for i in self.orders[k]])
-                + (ne[0][k] or self.net_bytes(ne, k)) + (he[0][k] or self.hist_bytes(he, k)))
+        return self.voters_bytes(entries, k) + self.tail_bytes(ne, he, k)
+
+    def tail_bytes(self, ne: PartEntry, he: PartEntry, k: int) -> bytes:
+        """The network's and the history's part of the encoding under renaming k."""
+        return (ne[0][k] or self.net_bytes(ne, k)) + (he[0][k] or self.hist_bytes(he, k))
 
     # ---- the fast path's memos ----------------------------------------------------------------------------------
     def voter_serial(self, v: Voter) -> int:
@@ -150,7 +149,7 @@ class _Perms:
         return serial
 
     def hist_entry(self, h: History) -> PartEntry:
-        e = self.hists.get(h) or self.hist(h)
+        e = self.hists.get(h) or self.part(self.hists, h)
         self._keep(h)
         self.hist_ids[id(h)] = e
         return e
@@ -167,17 +166,24 @@ class _Perms:
         the voters' part of the encoding, or every candidate renaming with its voters' part when signatures tie."""
         vget = self.voters.get
         entries = [vget(v) or self.voter(v) for v in voters]
-        sigs = [e[0][i] for i, e in enumerate(entries)]
-        rank = _ranks(sigs)
-        if rank is None:
-            k = self.by_order[tuple(sorted(range(self.n), key=sigs.__getitem__))]
-            hit: tuple[int, Any] = (k, self.voters_bytes(entries, k))
+        ks = self.candidates(entries)
+        if len(ks) == 1:
+            hit: tuple[int, Any] = (ks[0], self.voters_bytes(entries, ks[0]))
         else:
-            hit = (-1, tuple((c, self.voters_bytes(entries, c)) for c in self.tie_candidates(rank)))
+            hit = (-1, tuple((c, self.voters_bytes(entries, c)) for c in ks))
         if len(self.trios) > _ID_LIMIT:
             self.trios.clear()
         self.trios[key] = hit
         return hit
+
+    def candidates(self, entries: list[VoterEntry]) -> tuple[int, ...]:
+        """The renamings that may make the state canonical: the one listing the voters in the order of their
+        signatures, or, when signatures tie, every one keeping each voter within its group."""
+        sigs = [e[0][i] for i, e in enumerate(entries)]
+        rank = _ranks(sigs)
+        if rank is None:
+            return (self.by_order[tuple(sorted(range(self.n), key=sigs.__getitem__))],)
+        return self.tie_candidates(rank)
 
     def voters_bytes(self, entries: list[VoterEntry], k: int) -> bytes:
         return b"".join([entries[i][1][k] or self.voter_bytes(entries[i], k) for i in self.orders[k]])
@@ -265,15 +271,10 @@ def _choose(s: QState) -> tuple[_Perms, list[VoterEntry], PartEntry, PartEntry, 
     g = _PERMS.get(n) or _perms(n)
     vget = g.voters.get
     entries = [vget(v) or g.voter(v) for v in voters]
-    ne = g.nets.get(net) or g.net(net)
-    he = g.hists.get(hist) or g.hist(hist)
-    sigs = [e[0][i] for i, e in enumerate(entries)]
-    rank = _ranks(sigs)
-    if rank is None:
-        k = g.by_order[tuple(sorted(range(n), key=sigs.__getitem__))]
-        return g, entries, ne, he, k, g.encoding(entries, ne, he, k)
+    ne = g.nets.get(net) or g.part(g.nets, net)
+    he = g.hists.get(hist) or g.part(g.hists, hist)
     best, k = b"", -1
-    for c in g.tie_candidates(rank):
+    for c in g.candidates(entries):
         enc = g.encoding(entries, ne, he, c)
         if k < 0 or enc < best:
             best, k = enc, c
@@ -292,15 +293,15 @@ def canonical_encoding(s: QState, b: Bounds) -> bytes:
         key = tuple([ids(id(v)) or g.voter_serial(v) for v in voters])
         trio = g.trios.get(key) or g.trio(voters, key)
         g.last_voters, g.last_trio = voters, trio
-    ne = g.nets.get(net) or g.net(net)
+    ne = g.nets.get(net) or g.part(g.nets, net)
     he = g.hist_ids.get(id(hist)) or g.hist_entry(hist)
     k = trio[0]
     if k >= 0:
-        enc: bytes = trio[1] + (ne[0][k] or g.net_bytes(ne, k)) + (he[0][k] or g.hist_bytes(he, k))
+        enc: bytes = trio[1] + g.tail_bytes(ne, he, k)
         return enc
     best = b""
     for c, part in trio[1]:
-        enc = part + (ne[0][c] or g.net_bytes(ne, c)) + (he[0][c] or g.hist_bytes(he, c))
+        enc = part + g.tail_bytes(ne, he, c)
         if not best or enc < best:
             best = enc
     return best
