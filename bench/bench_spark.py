@@ -156,6 +156,8 @@ def main() -> None:
                     help="rounds, each running every engine once in turn; the best round of each is reported "
                          "(default 3: on a shared machine other work slows single runs by up to half)")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error(f"--repeat takes a number >= 1, not {args.repeat}")
     own = Path(args.model).resolve() == Path(__file__).resolve()
     bounds: dict[str, Any] = {"bits": args.bits} if own else dict(kv.split("=", 1) for kv in args.set)
     argv = [args.model, json.dumps(args.variant), json.dumps(bounds)]
@@ -164,7 +166,7 @@ def main() -> None:
     masters = args.masters.split(",")
     walls: dict[str, list[float]] = {"in-process": [], **{m: [] for m in masters}}
     best: dict[str, dict[str, Any]] = {}
-    for _ in range(max(1, args.repeat)):  # interleaved, so that a slow spell of the machine hits every engine
+    for _ in range(args.repeat):  # interleaved, so that a slow spell of the machine hits every engine
         for name in walls:
             r = _child(INPROCESS, argv, pin="0") if name == "in-process" else _child(SPARK, [*argv, name])
             walls[name].append(r["seconds"])
