@@ -16,7 +16,7 @@ import sys
 
 CHILD = r"""
 import json, os, resource, sys, time
-from checker.api import check
+from kraftcheck.checker.api import check
 side = int(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 cpu0 = time.process_time()

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from checker.api import check
+from kraftcheck.checker.api import check
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("default bounds", {}),

@@ -27,8 +27,8 @@ from typing import Any
 
 import attrs
 
-from model import Context, Model
-from spec import Spec, invariant, reachable
+from kraftcheck.model import Context, Model
+from kraftcheck.spec import Spec, invariant, reachable
 
 
 # ---- the benchmark model -------------------------------------------------------------------------------------------
@@ -75,7 +75,7 @@ SPEC = Spec(cube, [_in_range, _all_on], family="example")
 # ---- measuring -----------------------------------------------------------------------------------------------------
 INPROCESS = r"""
 import json, resource, sys, time
-from checker.api import check
+from kraftcheck.checker.api import check
 model, variants, bounds = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 t = time.perf_counter()
 r = check(model, variants, bounds, progress=False)
@@ -87,10 +87,10 @@ print(json.dumps({"states": r.distinct_states, "transitions": r.transitions, "de
 
 SPARK = r"""
 import json, os, sys, time
-from checker import spark_session
-from checker.api import make_context, resolve
-from checker.run import Run
-from checker.spark_engine import check_spark
+from kraftcheck.checker.spark import session as spark_session
+from kraftcheck.checker.api import make_context, resolve
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark.engine import check_spark
 
 def tree_cpu(root):
     tick = os.sysconf("SC_CLK_TCK")

@@ -1,6 +1,6 @@
 """The Python API the CLI is a thin layer over; tests and researchers call it directly::
 
-from checker.api import check
+from kraftcheck.checker.api import check
 result = check("quorum", variants=["double-vote"], bounds={"max_epoch": 3})
 assert result.verdict == "violation" and result.violated_property == "ElectionSafety"
 """
@@ -11,17 +11,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.bfs import bfs
-from checker.dfs import dfs
-from checker.errors import UsageError
-from checker.itf import BadTrace, ItfTrace, read_itf
-from checker.replay import ReplayResult, replay
-from checker.result import Result
-from checker.run import Run
-from checker.simulate import simulate as _simulate
-from model.core import BadBound, Context
-from spec.core import Spec
-from spec.registry import UnknownModel, load
+from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.search.bfs import bfs
+from kraftcheck.checker.search.dfs import dfs
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.simulate import simulate as _simulate
+from kraftcheck.checker.traces.itf import BadTrace, ItfTrace, read_itf
+from kraftcheck.checker.traces.replay import ReplayResult, replay
+from kraftcheck.model.core import BadBound, Context
+from kraftcheck.spec.core import Spec
+from kraftcheck.spec.registry import UnknownModel, load
 
 STRATEGIES = ("bfs", "dfs")
 

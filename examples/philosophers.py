@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from model import Context, Model
-from spec import Spec, invariant, reachable
+from kraftcheck.model import Context, Model
+from kraftcheck.spec import Spec, invariant, reachable
 
 
 @attrs.frozen

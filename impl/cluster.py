@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from impl.events import EVENT_FILE, FileEvents, last_counters
-from impl.node import LEADER
-from impl.tcp import Client
+import kraftcheck
+from kraftcheck.impl.events import EVENT_FILE, FileEvents, last_counters
+from kraftcheck.impl.node import LEADER
+from kraftcheck.impl.tcp import Client
 
 
 @dataclass
@@ -83,13 +84,16 @@ class Cluster:
     def start(self, nid: int) -> None:
         d = self.node_dir(nid)
         d.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "impl.tcp", "--id", str(nid), "--data-dir", str(d), "--timers", self.timers,
-               "--seed", str(self.seed), "--voters", ",".join(f"{i}={p}" for i, p in self.ports.items())]
+        cmd = [sys.executable, "-m", "kraftcheck.impl.tcp", "--id", str(nid), "--data-dir", str(d),
+               "--timers", self.timers, "--seed", str(self.seed),
+               "--voters", ",".join(f"{i}={p}" for i, p in self.ports.items())]
         for b in self.bugs:
             cmd += ["--bug", b]
         out = open(d / "process.out", "ab")
         env = dict(os.environ)
-        root = str(Path(__file__).resolve().parent.parent)
+        # the folder that holds the kraftcheck package this process imported (not resolved: in a checkout
+        # kraftcheck/impl is a link to the top-level impl/), so the node runs the same code without an install
+        root = str(Path(kraftcheck.__file__).parent.parent)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
         out.close()

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from impl.messages import Record
+from kraftcheck.impl.messages import Record
 
 
 @dataclass(frozen=True)

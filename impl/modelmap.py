@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from model.quorum.state import (
+from kraftcheck.model.quorum.state import (
     BEGIN_EPOCH,
     BEGIN_EPOCH_RESP,
     END_EPOCH,

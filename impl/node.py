@@ -30,11 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from impl import messages as m
-from impl.events import EventSink
-from impl.log import ReplicatedLog
-from impl.quorum_state import ElectionState, QuorumStore
-from impl.timers import (
+from kraftcheck.impl import messages as m
+from kraftcheck.impl.events import EventSink
+from kraftcheck.impl.log import ReplicatedLog
+from kraftcheck.impl.quorum_state import ElectionState, QuorumStore
+from kraftcheck.impl.timers import (
     Timer,
     TimerConfig,
     election_backoff,

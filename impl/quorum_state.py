@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from impl.log import MemoryDisk
+from kraftcheck.impl.log import MemoryDisk
 
 
 @dataclass(frozen=True)

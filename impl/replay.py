@@ -33,11 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from impl import messages as m
-from impl.bugs import BUG_OF_VARIANT
-from impl.events import MemoryEvents
-from impl.modelmap import Mapper, NotValidatable, model_voter
-from impl.node import (
+from kraftcheck.impl import messages as m
+from kraftcheck.impl.bugs import BUG_OF_VARIANT
+from kraftcheck.impl.events import MemoryEvents
+from kraftcheck.impl.modelmap import Mapper, NotValidatable, model_voter
+from kraftcheck.impl.node import (
     FOLLOWER,
     RESIGNED,
     T_BEGIN_RESEND,
@@ -48,11 +48,11 @@ from impl.node import (
     T_VOTE_RESEND,
     KRaftNode,
 )
-from impl.simnet import FaultConfig, SimCluster
-from model.core import Context
-from model.quorum.state import LEADER as M_LEADER
-from model.quorum.state import ROLE_NAMES, History, QState, Voter
-from spec.core import Spec
+from kraftcheck.impl.simnet import FaultConfig, SimCluster
+from kraftcheck.model.core import Context
+from kraftcheck.model.quorum.state import LEADER as M_LEADER
+from kraftcheck.model.quorum.state import ROLE_NAMES, History, QState, Voter
+from kraftcheck.spec.core import Spec
 
 STEP_SECONDS = 10.0
 

@@ -26,12 +26,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from impl import messages as m
-from impl.events import EventSink, MemoryEvents
-from impl.log import MemoryDisk, MemoryLog
-from impl.node import LEADER, KRaftNode, NodeConfig
-from impl.quorum_state import MemoryQuorumStore
-from impl.timers import TimerConfig
+from kraftcheck.impl import messages as m
+from kraftcheck.impl.events import EventSink, MemoryEvents
+from kraftcheck.impl.log import MemoryDisk, MemoryLog
+from kraftcheck.impl.node import LEADER, KRaftNode, NodeConfig
+from kraftcheck.impl.quorum_state import MemoryQuorumStore
+from kraftcheck.impl.timers import TimerConfig
 
 
 @dataclass(frozen=True)

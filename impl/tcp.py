@@ -31,12 +31,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from impl import messages as m
-from impl.events import EVENT_FILE, FileEvents, last_counters
-from impl.log import FileLog
-from impl.node import KRaftNode, NodeConfig
-from impl.quorum_state import FileQuorumStore
-from impl.timers import TimerConfig
+from kraftcheck.impl import messages as m
+from kraftcheck.impl.events import EVENT_FILE, FileEvents, last_counters
+from kraftcheck.impl.log import FileLog
+from kraftcheck.impl.node import KRaftNode, NodeConfig
+from kraftcheck.impl.quorum_state import FileQuorumStore
+from kraftcheck.impl.timers import TimerConfig
 
 HOST = "127.0.0.1"
 MAX_FRAME = 16 * 1024 * 1024

@@ -3,7 +3,7 @@
 ``model`` imports nothing else of kraftcheck; ``spec`` and ``checker`` read it.
 """
 
-from model.core import Action, Context, Model, Variant
-from model.encoding import fingerprint_of, stable_encode, to_view
+from kraftcheck.model.core import Action, Context, Model, Variant
+from kraftcheck.model.encoding import fingerprint_of, stable_encode, to_view
 
 __all__ = ["Action", "Context", "Model", "Variant", "fingerprint_of", "stable_encode", "to_view"]

@@ -36,7 +36,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 import xxhash
 
-from model.encoding import fingerprint_of, stable_encode, to_view
+from kraftcheck.model.encoding import fingerprint_of, stable_encode, to_view
 
 S = TypeVar("S")
 B = TypeVar("B")

@@ -1,6 +1,6 @@
 """What must hold: named properties over model states and steps, each traced to the KIP clause it encodes."""
 
-from spec.core import (
+from kraftcheck.spec.core import (
     ActionProperty,
     Invariant,
     Liveness,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.controller import CONTROLLER
-from model.controller import metadata_log as mlog
-from model.controller.actions import controller_image
-from model.controller.image import Image
-from model.controller.state import (
+from kraftcheck.model.controller import CONTROLLER
+from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.controller.actions import controller_image
+from kraftcheck.model.controller.image import Image
+from kraftcheck.model.controller.state import (
     CS,
     FENCE,
     K_SHUTDOWN,
@@ -19,8 +19,8 @@ from model.controller.state import (
     Bounds,
     State,
 )
-from model.core import Context
-from spec.core import Spec, action_property, invariant, reachable
+from kraftcheck.model.core import Context
+from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 
 Step = tuple[str, tuple[Any, ...]]
 

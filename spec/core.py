@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from model.core import Context, Model
+from kraftcheck.model.core import Context, Model
 
 Step = tuple[str, tuple[Any, ...]]
 

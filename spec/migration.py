@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import zookeeper as zkm
-from model.core import Context
-from model.migration import MIGRATION
-from model.migration.driver import metric_state
-from model.migration.state import (
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration import MIGRATION
+from kraftcheck.model.migration.driver import metric_state
+from kraftcheck.model.migration.state import (
     CONTROLLER,
     CONTROLLER_EPOCH,
     DUAL_WRITE,
@@ -36,8 +36,8 @@ from model.migration.state import (
     pending_meta,
     zk_writer,
 )
-from model.migration.state import MIGRATION as MIGRATING
-from spec import Spec, action_property, invariant, reachable
+from kraftcheck.model.migration.state import MIGRATION as MIGRATING
+from kraftcheck.spec import Spec, action_property, invariant, reachable
 
 Step = tuple[str, tuple[Any, ...]]
 Ctx = Context[Bounds]

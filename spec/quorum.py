@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.quorum import QUORUM
-from model.quorum.state import LEADER, NONE, Ctx, QState
-from spec.core import Spec, action_property, invariant, reachable
+from kraftcheck.model.quorum import QUORUM
+from kraftcheck.model.quorum.state import LEADER, NONE, Ctx, QState
+from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 
 
 # ---- invariants ----------------------------------------------------------------------------------------------------

@@ -7,16 +7,16 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from spec.core import Spec
+from kraftcheck.spec.core import Spec
 
 # name -> "module:attribute" of a Spec.  KRaft models first (the default ``kraftcheck check`` job), then examples.
 BUILTIN: dict[str, str] = {
-    "quorum": "spec.quorum:SPEC",
-    "controller": "spec.controller:SPEC",
-    "migration": "spec.migration:SPEC",
-    "counter-grid": "examples.counter_grid:SPEC",
-    "mutex": "examples.mutex:SPEC",
-    "philosophers": "examples.philosophers:SPEC",
+    "quorum": "kraftcheck.spec.quorum:SPEC",
+    "controller": "kraftcheck.spec.controller:SPEC",
+    "migration": "kraftcheck.spec.migration:SPEC",
+    "counter-grid": "kraftcheck.examples.counter_grid:SPEC",
+    "mutex": "kraftcheck.examples.mutex:SPEC",
+    "philosophers": "kraftcheck.examples.philosophers:SPEC",
 }
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from model.core import Context, Model
+from kraftcheck.model.core import Context, Model
 
 
 def state_graph(model: Model[Any, Any], ctx: Context[Any]) -> tuple[nx.DiGraph, list[Any]]:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from checker.cli import main
+from kraftcheck.checker.cli.main import main
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "checker.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "kraftcheck", *args], capture_output=True, text=True, timeout=120)
 
 
 def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
@@ -111,7 +111,7 @@ def test_exit_codes_by_verdict(tmp_path: Path) -> None:
 def test_user_model_file_and_action_that_raises(tmp_path: Path) -> None:
     model = tmp_path / "mine.py"
     model.write_text(
-        "import attrs\nfrom model import Model\nfrom spec import Spec, invariant\n"
+        "import attrs\nfrom kraftcheck import Model, Spec, invariant\n"
         "@attrs.frozen\nclass B:\n    limit: int = 3\n"
         "m = Model('mine', B)\n"
         "@m.init\ndef start(b):\n    yield 0\n"
@@ -176,7 +176,7 @@ def test_help_and_console_script() -> None:
 
 def test_in_process_path_imports_neither_pyspark_nor_z3() -> None:
     code = (
-        "import sys; from checker.cli import main; main(['check', 'mutex', '--quiet']);"
+        "import sys; from kraftcheck.checker.cli.main import main; main(['check', 'mutex', '--quiet']);"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'z3', 'py4j')))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -184,9 +184,9 @@ def test_in_process_path_imports_neither_pyspark_nor_z3() -> None:
 
 
 def test_itf_round_trip_keeps_every_state_and_step() -> None:
-    from checker.api import check
-    from checker.itf import parse_itf, state_vars, to_itf
-    from examples.mutex import mutex
+    from kraftcheck.checker.api import check
+    from kraftcheck.checker.traces.itf import parse_itf, state_vars, to_itf
+    from kraftcheck.examples.mutex import mutex
 
     r = check("mutex", variants=["no-turn"])
     assert r.trace is not None

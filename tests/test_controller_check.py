@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from checker.api import check
-from model.controller import CONTROLLER, symmetry
-from spec.controller import SPEC
+from kraftcheck.checker.api import check
+from kraftcheck.model.controller import CONTROLLER, symmetry
+from kraftcheck.spec.controller import SPEC
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "controller_mutations.json").read_text())["mutations"]
 

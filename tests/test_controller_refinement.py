@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from model.controller import metadata_log as mlog
-from model.quorum import QUORUM
-from model.quorum.state import QState
+from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.quorum import QUORUM
+from kraftcheck.model.quorum.state import QState
 
 Obs = tuple[int, tuple[tuple[int, int], ...]]
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import attrs
 
-from model.controller import CONTROLLER
-from model.controller import actions as A
-from model.controller import metadata_log as mlog
-from model.controller.brokers import DUPLICATE_BROKER_REGISTRATION, handle_heartbeat, handle_registration
-from model.controller.image import Image, Partition, Registration, bootstrap, image_of
-from model.controller.partitions import (
+from kraftcheck.model.controller import CONTROLLER
+from kraftcheck.model.controller import actions as A
+from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.controller.brokers import DUPLICATE_BROKER_REGISTRATION, handle_heartbeat, handle_registration
+from kraftcheck.model.controller.image import Image, Partition, Registration, bootstrap, image_of
+from kraftcheck.model.controller.partitions import (
     FENCED_LEADER_EPOCH,
     INELIGIBLE_REPLICA,
     INVALID_UPDATE_VERSION,
@@ -22,7 +22,7 @@ from model.controller.partitions import (
     elect_leaderless,
     remove_broker,
 )
-from model.controller.state import (
+from kraftcheck.model.controller.state import (
     CS,
     FENCE,
     FENCED,
@@ -47,7 +47,7 @@ from model.controller.state import (
     part_record,
     reg_record,
 )
-from spec.controller import SPEC
+from kraftcheck.spec.controller import SPEC
 
 B = Bounds()
 CTX = CONTROLLER.context(B)

@@ -11,10 +11,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.api import check
-from checker.visited import CompactTable, DictTable
-from model import Context, Model
-from spec import Invariant, Spec
+from kraftcheck.checker.api import check
+from kraftcheck.checker.search.visited import CompactTable, DictTable
+from kraftcheck.model import Context, Model
+from kraftcheck.spec import Invariant, Spec
 
 
 @attrs.frozen
@@ -129,7 +129,7 @@ def test_fingerprints_are_stable_across_processes() -> None:
     import sys
 
     code = (
-        "from examples.mutex import mutex; from model.encoding import fingerprint_of;"
+        "from kraftcheck.examples.mutex import mutex; from kraftcheck.model.encoding import fingerprint_of;"
         "ctx = mutex.context(); print(sorted(fingerprint_of(mutex.encode, s) for s in "
         "[t for _, _, t in mutex.successors(mutex.initial_states(ctx)[0], ctx)]))"
     )
@@ -145,7 +145,10 @@ def test_fingerprints_are_stable_across_processes() -> None:
     }
     assert len(outs) == 1
     # and frozensets of strings (whose iteration order depends on the hash seed) encode identically
-    code2 = "from model.encoding import stable_encode; print(stable_encode(frozenset({'a', 'bb', 'ccc', 'dddd'})))"
+    code2 = (
+        "from kraftcheck.model.encoding import stable_encode; "
+        "print(stable_encode(frozenset({'a', 'bb', 'ccc', 'dddd'})))"
+    )
     outs = {
         subprocess.run(
             [sys.executable, "-c", code2],

@@ -7,7 +7,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from checker.api import check, make_context, resolve, simulate
+from kraftcheck.checker.api import check, make_context, resolve, simulate
 
 
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
@@ -108,8 +108,8 @@ def test_simulation_is_seeded_and_finds_the_mutation() -> None:
 
 def test_unreached_when_exhaustive() -> None:
     # Peterson without contention never has both waiting if only process 0 ever runs: build that via a tiny spec
-    from examples.mutex import mutex, mutual_exclusion
-    from spec.core import Reachable, Spec
+    from kraftcheck.examples.mutex import mutex, mutual_exclusion
+    from kraftcheck.spec.core import Reachable, Spec
 
     never = Reachable("Never", lambda s, ctx: s.turn == 5, "turn is never 5", "test")
     r = check(Spec(mutex, [mutual_exclusion, never], family="example"))

@@ -9,9 +9,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.fingerprints import batch_fingerprinter
-from model import Context, Model
-from model.encoding import INT_ROW_TAG, stable_encode
+from kraftcheck.checker.search.fingerprints import batch_fingerprinter
+from kraftcheck.model import Context, Model
+from kraftcheck.model.encoding import INT_ROW_TAG, stable_encode
 
 
 @attrs.frozen

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from checker import errors
-from checker.cli import main
-from checker.validate import ValidationReport, validate_events
-from impl.bugs import BUGS
-from impl.events import MemoryEvents
-from impl.simnet import FaultConfig, SimCluster
-from spec.registry import load
+from kraftcheck.checker import errors
+from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.validate.validator import ValidationReport, validate_events
+from kraftcheck.impl.bugs import BUGS
+from kraftcheck.impl.events import MemoryEvents
+from kraftcheck.impl.simnet import FaultConfig, SimCluster
+from kraftcheck.spec.registry import load
 
 SPEC = load("quorum")
 FAULTS = FaultConfig(drop=0.1, duplicate=0.1, delay=(0.001, 0.05), crash_rate=0.8, max_crashes=4)

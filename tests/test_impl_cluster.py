@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from checker import errors
-from checker.cli import main
-from checker.validate import validate_logdir
-from impl.cluster import ClusterReport, run_cluster
-from impl.events import merge
-from spec.registry import load
+from kraftcheck.checker import errors
+from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.validate.validator import validate_logdir
+from kraftcheck.impl.cluster import ClusterReport, run_cluster
+from kraftcheck.impl.events import merge
+from kraftcheck.spec.registry import load
 
 SPEC = load("quorum")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from impl import messages as m
-from impl.events import MemoryEvents
-from impl.log import MemoryDisk, MemoryLog
-from impl.node import (
+from kraftcheck.impl import messages as m
+from kraftcheck.impl.events import MemoryEvents
+from kraftcheck.impl.log import MemoryDisk, MemoryLog
+from kraftcheck.impl.node import (
     CANDIDATE,
     FOLLOWER,
     LEADER,
@@ -20,7 +20,7 @@ from impl.node import (
     KRaftNode,
     NodeConfig,
 )
-from impl.quorum_state import ElectionState, MemoryQuorumStore
+from kraftcheck.impl.quorum_state import ElectionState, MemoryQuorumStore
 
 R = m.Record
 

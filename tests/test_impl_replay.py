@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import errors
-from checker.api import check, make_context
-from checker.cli import main
-from checker.itf import write_itf
-from checker.trace import Trace, execute
-from impl.replay import replay_into_impl
-from spec.registry import load
+from kraftcheck.checker import errors
+from kraftcheck.checker.api import check, make_context
+from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.traces.itf import write_itf
+from kraftcheck.checker.traces.trace import Trace, execute
+from kraftcheck.impl.replay import replay_into_impl
+from kraftcheck.spec.registry import load
 
 SPEC = load("quorum")
 MODEL = SPEC.model
@@ -123,7 +123,7 @@ def random_walk(seed: int, depth: int, bounds: dict[str, Any]) -> tuple[Trace, A
     rng = random.Random(seed)
     (state,) = MODEL.initial_states(ctx)
     trace = Trace(state)
-    from checker.trace import Step
+    from kraftcheck.checker.traces.trace import Step
 
     for _ in range(depth):
         succ = list(MODEL.successors(state, ctx))

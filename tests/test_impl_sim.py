@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.validate import validate_events, validate_logdir
-from impl.events import MemoryEvents, merge
-from impl.node import LEADER
-from impl.simnet import FaultConfig, SimCluster
-from spec.registry import load
+from kraftcheck.checker.validate.validator import validate_events, validate_logdir
+from kraftcheck.impl.events import MemoryEvents, merge
+from kraftcheck.impl.node import LEADER
+from kraftcheck.impl.simnet import FaultConfig, SimCluster
+from kraftcheck.spec.registry import load
 
 SPEC = load("quorum")
 

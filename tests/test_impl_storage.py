@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl import messages as m
-from impl.log import FileLog, MemoryDisk, MemoryLog
-from impl.quorum_state import ElectionState, FileQuorumStore
-from impl.timers import TimerConfig, election_backoff, randomized_election_timeout
+from kraftcheck.impl import messages as m
+from kraftcheck.impl.log import FileLog, MemoryDisk, MemoryLog
+from kraftcheck.impl.quorum_state import ElectionState, FileQuorumStore
+from kraftcheck.impl.timers import TimerConfig, election_backoff, randomized_election_timeout
 
 R = m.Record
 

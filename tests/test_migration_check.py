@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from checker.api import check, replay_trace
-from checker.itf import to_itf
-from checker.trace_text import render
-from model.migration import MIGRATION
-from model.migration.state import canonical_key
-from spec.migration import SPEC
+from kraftcheck.checker.api import check, replay_trace
+from kraftcheck.checker.traces.itf import to_itf
+from kraftcheck.checker.traces.text import render
+from kraftcheck.model.migration import MIGRATION
+from kraftcheck.model.migration.state import canonical_key
+from kraftcheck.spec.migration import SPEC
 from tests.conftest import state_graph
 
 GOLDEN = Path(__file__).parent / "golden"

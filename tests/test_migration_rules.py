@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import zookeeper as zkm
-from model.core import Context
-from model.migration import MIGRATION
-from model.migration.driver import metric_state
-from model.migration.state import (
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration import MIGRATION
+from kraftcheck.model.migration.driver import metric_state
+from kraftcheck.model.migration.state import (
     ABSENT,
     BECOME_CONTROLLER,
     CONTROLLER,
@@ -36,7 +36,7 @@ from model.migration.state import (
     image_value,
     rename_controllers,
 )
-from model.migration.state import MIGRATION as MIGRATING
+from kraftcheck.model.migration.state import MIGRATION as MIGRATING
 
 
 def ctx(*variants: str, **bounds: Any) -> Context[Bounds]:

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.prove import ProveResult, prove
-from model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_CHECK, V_REUSE_EPOCH
-from spec.registry import load
-from spec.symbolic.agreement import walk
-from spec.symbolic.controller import ENCODING
+from kraftcheck.checker.prove.engine import ProveResult, prove
+from kraftcheck.model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_CHECK, V_REUSE_EPOCH
+from kraftcheck.spec.registry import load
+from kraftcheck.spec.symbolic.agreement import walk
+from kraftcheck.spec.symbolic.controller import ENCODING
 
 MODEL = ENCODING.model
 SPEC = load("controller")

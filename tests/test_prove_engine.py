@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import z3
 
-from checker.prove import prove_system, solve
-from spec.symbolic.logic import (
+from kraftcheck.checker.prove.engine import prove_system, solve
+from kraftcheck.spec.symbolic.logic import (
     BOOL,
     INT,
     NODE,
@@ -25,7 +25,7 @@ from spec.symbolic.logic import (
     truth,
     update,
 )
-from spec.symbolic.logic import Table as T
+from kraftcheck.spec.symbolic.logic import Table as T
 
 # a token ring: one node holds the token and passes it on; at most one holder is the property
 VOCAB = Vocab((Sym("has", (NODE,), BOOL), Sym("count", (), INT)))

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.prove import ProveResult, prove
-from spec.registry import load
-from spec.symbolic.agreement import walk
-from spec.symbolic.migration import ENCODING
+from kraftcheck.checker.prove.engine import ProveResult, prove
+from kraftcheck.spec.registry import load
+from kraftcheck.spec.symbolic.agreement import walk
+from kraftcheck.spec.symbolic.migration import ENCODING
 
 MODEL = ENCODING.model
 SPEC = load("migration")

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.cli import main
-from checker.cli_prove import _write_trace, render_table
-from checker.prove import ProveResult, prove, prove_system
-from model.quorum.state import NONE, OK, UNATTACHED, VOTE_REQ, VOTE_RESP, VOTED, History, QState, Voter
-from spec.registry import load
-from spec.symbolic.agreement import check_step, initial_agrees, lemma_values
-from spec.symbolic.quorum import ENCODING, SYSTEM
+from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.cli.prove import _write_trace, render_table
+from kraftcheck.checker.prove.engine import ProveResult, prove, prove_system
+from kraftcheck.model.quorum.state import NONE, OK, UNATTACHED, VOTE_REQ, VOTE_RESP, VOTED, History, QState, Voter
+from kraftcheck.spec.registry import load
+from kraftcheck.spec.symbolic.agreement import check_step, initial_agrees, lemma_values
+from kraftcheck.spec.symbolic.quorum import ENCODING, SYSTEM
 
 MODEL = ENCODING.model
 SPEC = load("quorum")

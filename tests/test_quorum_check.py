@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from checker.api import check, replay_trace
-from checker.itf import write_itf
-from model.quorum import QUORUM
-from spec.quorum import SPEC
+from kraftcheck.checker.api import check, replay_trace
+from kraftcheck.checker.traces.itf import write_itf
+from kraftcheck.model.quorum import QUORUM
+from kraftcheck.spec.quorum import SPEC
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "quorum_mutations.json").read_text())
 MUTATIONS: dict[str, dict[str, Any]] = GOLDEN["mutations"]
@@ -88,7 +88,7 @@ def test_stored_counterexample_of_a_slow_mutation_replays(name: str) -> None:
 @pytest.mark.parametrize("variant", ["prevote", "check-quorum"])
 def test_feature_variants_keep_every_property_on_random_runs(variant: str) -> None:
     """The exhaustive checks of the variants live in bench/ (larger state spaces); here seeded simulation."""
-    from checker.api import simulate
+    from kraftcheck.checker.api import simulate
 
     r = simulate("quorum", variants=[variant], walks=150, depth=60, seed=7)
     assert r.verdict in ("ok", "unreached"), (r.verdict, r.violated_property)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from model.quorum import QUORUM, election, faults, fetch
-from model.quorum.state import (
+from kraftcheck.model.quorum import QUORUM, election, faults, fetch
+from kraftcheck.model.quorum.state import (
     BEGIN_EPOCH,
     CANDIDATE,
     FENCED_LEADER_EPOCH,

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from model.quorum import QUORUM
-from model.quorum.state import LEADER
-from spec.quorum import SPEC
+from kraftcheck.model.quorum import QUORUM
+from kraftcheck.model.quorum.state import LEADER
+from kraftcheck.spec.quorum import SPEC
 
 BOUNDS: dict[str, Any] = {"max_epoch": 4, "max_values": 2, "max_msgs": 4, "fetch_max": 1, "loss": True, "max_dups": 2,
           "max_restarts": 2, "max_resigns": 1}

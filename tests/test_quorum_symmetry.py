@@ -11,9 +11,9 @@ import json
 import random
 from typing import Any
 
-from model.quorum import QUORUM
-from model.quorum.state import MESSAGE_ID_FIELD, History, QState, Voter
-from model.quorum.symmetry import encode, view
+from kraftcheck.model.quorum import QUORUM
+from kraftcheck.model.quorum.state import MESSAGE_ID_FIELD, History, QState, Voter
+from kraftcheck.model.quorum.symmetry import encode, view
 
 
 def rename(s: QState, p: tuple[int, ...]) -> QState:
@@ -111,7 +111,7 @@ def test_encoding_separates_states_and_view_is_json() -> None:
 def test_memoised_canonical_encoding_is_the_encoding_of_the_canonical_state() -> None:
     """Fingerprints use ``canonical_encoding`` (memoised, never builds the representative); it must be byte for
     byte the encoding of ``canonical``, for every renaming of states from several variants and bounds."""
-    from model.quorum.symmetry import canonical, canonical_encoding
+    from kraftcheck.model.quorum.symmetry import canonical, canonical_encoding
 
     b = QUORUM.make_bounds(BIG)
     states = walk_states(("check-quorum",), BIG, 20, 40, 5) + walk_states(("prevote",), BIG, 20, 40, 6)

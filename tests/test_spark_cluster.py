@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from checker import spark_session
-from checker.api import check, make_context, resolve
-from checker.run import Run
+from kraftcheck.checker.api import check, make_context, resolve
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark import session as spark_session
 
 
 def _java_ok() -> bool:
@@ -27,7 +27,7 @@ def _java_ok() -> bool:
 
 needs_java = pytest.mark.skipif(not _java_ok(), reason="Java 17+ is missing on this machine (Spark cannot start)")
 pytestmark = [pytest.mark.spark]
-CLI = [sys.executable, "-m", "checker.cli"]
+CLI = [sys.executable, "-m", "kraftcheck"]
 
 
 def _free_port() -> int:
@@ -93,7 +93,7 @@ def standalone(tmp_path: Path) -> Iterator[str]:
 
 @needs_java
 def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None:
-    from checker.spark_engine import check_spark
+    from kraftcheck.checker.spark.engine import check_spark
 
     inproc = check("quorum", ["double-vote"])
     spec = resolve("quorum")
@@ -111,7 +111,7 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
 
 @needs_java
 def test_killed_driver_resumes_to_the_same_count(tmp_path: Path) -> None:
-    from checker.spark_engine import check_spark
+    from kraftcheck.checker.spark.engine import check_spark
 
     side = 10
     bounds = {"width": side, "height": side}

@@ -8,9 +8,9 @@ from typing import Any
 
 import attrs
 
-from checker.trace import Step, Trace
-from checker.trace_text import diff, render, show
-from model import Context, Model
+from kraftcheck.checker.traces.text import diff, render, show
+from kraftcheck.checker.traces.trace import Step, Trace
+from kraftcheck.model import Context, Model
 
 
 @attrs.frozen
@@ -66,9 +66,9 @@ def test_render_uses_the_models_bags() -> None:
 
 def test_quorum_message_parameters_read_as_messages() -> None:
     """A receive step names the message it consumes exactly as the net bag shows it leaving, not as a raw tuple."""
-    from checker.api import check
-    from model.quorum import QUORUM
-    from model.quorum.state import KIND_NAMES
+    from kraftcheck.checker.api import check
+    from kraftcheck.model.quorum import QUORUM
+    from kraftcheck.model.quorum.state import KIND_NAMES
 
     r = check("quorum", variants=["double-vote"])
     assert r.trace is not None

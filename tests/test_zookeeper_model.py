@@ -9,8 +9,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import zookeeper as zk
-from model.zookeeper import ANY_VERSION, Check, Create, Delete, SetData
+from kraftcheck.model import zookeeper as zk
+from kraftcheck.model.zookeeper import ANY_VERSION, Check, Create, Delete, SetData
 
 
 def base() -> zk.Zk:

@@ -34,11 +34,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-from model.controller import actions as A
-from model.controller import metadata_log as mlog
-from model.controller import symmetry
-from model.controller.state import FENCED, Bounds, Broker, State
-from model.core import Model
+from kraftcheck.model.controller import actions as A
+from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.controller import symmetry
+from kraftcheck.model.controller.state import FENCED, Bounds, Broker, State
+from kraftcheck.model.core import Model
 
 CONTROLLER: Model[State, Bounds] = Model(
     "controller",

@@ -22,11 +22,11 @@ from typing import Any
 
 import attrs
 
-from model.controller import metadata_log as mlog
-from model.controller.brokers import handle_heartbeat, handle_registration, session_expired
-from model.controller.image import Image, image_of
-from model.controller.partitions import STALE_EPOCH_ERRORS, alter_partition
-from model.controller.state import (
+from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.controller.brokers import handle_heartbeat, handle_registration, session_expired
+from kraftcheck.model.controller.image import Image, image_of
+from kraftcheck.model.controller.partitions import STALE_EPOCH_ERRORS, alter_partition
+from kraftcheck.model.controller.state import (
     FENCED,
     K_ALTER,
     K_TIMEOUT,
@@ -50,7 +50,7 @@ from model.controller.state import (
     with_broker,
     with_state,
 )
-from model.core import Context
+from kraftcheck.model.core import Context
 
 # variant names (declared in __init__)
 V_STALE_PE = "accept-stale-partition-epoch"

@@ -15,9 +15,9 @@ ReplicationControlManager.processBrokerHeartbeat and BrokerHeartbeatManager.calc
 
 from __future__ import annotations
 
-from model.controller.image import Image, apply_record, leads_something
-from model.controller.partitions import STALE_BROKER_EPOCH, elect_leaderless, remove_broker
-from model.controller.state import (
+from kraftcheck.model.controller.image import Image, apply_record, leads_something
+from kraftcheck.model.controller.partitions import STALE_BROKER_EPOCH, elect_leaderless, remove_broker
+from kraftcheck.model.controller.state import (
     K_REGISTER,
     K_SHUTDOWN,
     K_SHUTDOWN_NOW,

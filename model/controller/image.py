@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import attrs
 
-from model.controller.state import CS, FENCE, NO_LEADER, PART, REG, UNFENCE, Entry, Record
+from kraftcheck.model.controller.state import CS, FENCE, NO_LEADER, PART, REG, UNFENCE, Entry, Record
 
 
 @attrs.frozen

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from model.core import Context, Model
+from kraftcheck.model.core import Context, Model
 
 
 @attrs.frozen

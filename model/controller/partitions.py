@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import attrs
 
-from model.controller.image import Image, Partition, is_active
-from model.controller.state import NO_LEADER, Record, Request, part_record
+from kraftcheck.model.controller.image import Image, Partition, is_active
+from kraftcheck.model.controller.state import NO_LEADER, Record, Request, part_record
 
 # AlterPartition / heartbeat error codes (Errors.*)
 NONE = "NONE"

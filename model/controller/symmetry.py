@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.controller.state import PART, Bounds, Entry, State
+from kraftcheck.model.controller.state import PART, Bounds, Entry, State
 
 
 def _record(r: tuple[Any, ...], bp: tuple[int, ...]) -> tuple[Any, ...]:

@@ -47,9 +47,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from model.core import Model
-from model.encoding import to_view
-from model.migration import (
+from kraftcheck.model.core import Model
+from kraftcheck.model.encoding import to_view
+from kraftcheck.model.migration import (
     brokers,
     copy,
     driver,
@@ -61,8 +61,8 @@ from model.migration import (
     takeover,
     zk_controller,
 )
-from model.migration.state import Bounds, MigState, canonical_key, encode, initial_state, view_len
-from model.zookeeper import Znode
+from kraftcheck.model.migration.state import Bounds, MigState, canonical_key, encode, initial_state, view_len
+from kraftcheck.model.zookeeper import Znode
 
 MIGRATION: Model[MigState, Bounds] = Model("migration", Bounds, doc="ZooKeeper to KRaft migration (KIP-866)",
                                             encode=encode)

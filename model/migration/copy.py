@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 import attrs
 
-from model import zookeeper as zkm
-from model.core import Context
-from model.migration.state import (
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration.state import (
     METADATA,
     MIGRATION,
     MIGRATION_ZNODE,

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import attrs
 
-from model import zookeeper as zkm
-from model.core import Context
-from model.migration.state import (
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration.state import (
     CONTROLLER_EPOCH,
     DUAL_WRITE,
     KRAFT_CONTROLLER_TO_BROKER_COMM,
@@ -44,7 +44,7 @@ from model.migration.state import (
     view_len,
     znode_version,
 )
-from model.zookeeper import Zk
+from kraftcheck.model.zookeeper import Zk
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 

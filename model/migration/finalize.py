@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from model.core import Context
-from model.migration.state import (
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration.state import (
     KRAFT_MODE,
     MIGRATION,
     OP_MIGRATE,

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from model.core import Context
-from model.migration.state import (
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration.state import (
     INACTIVE,
     OP_MIGRATE,
     OP_ROLLBACK,

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 
 import attrs
 
-from model import zookeeper as zkm
-from model.core import Context
-from model.migration.brokers import register_zk_broker
-from model.migration.dual_write import zk_batch
-from model.migration.state import (
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration.brokers import register_zk_broker
+from kraftcheck.model.migration.dual_write import zk_batch
+from kraftcheck.model.migration.state import (
     CONTROLLER,
     CONTROLLER_EPOCH,
     DUAL_WRITE,

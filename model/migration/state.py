@@ -27,8 +27,8 @@ from typing import Any
 
 import attrs
 
-from model import zookeeper as zkm
-from model.zookeeper import Zk
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.zookeeper import Zk
 
 # ---- bounds ------------------------------------------------------------------------------------------------------
 

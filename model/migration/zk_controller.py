@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import attrs
 
-from model import zookeeper as zkm
-from model.core import Context
-from model.migration.state import (
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration.state import (
     CONTROLLER,
     CONTROLLER_EPOCH,
     OP_MIGRATE,

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from model.core import Model
-from model.quorum import election, faults, fetch
-from model.quorum.bounds import Bounds, bounds_problem
-from model.quorum.state import NONE, UNATTACHED, History, QState, Voter
-from model.quorum.symmetry import canonical, canonical_encoding, encode, view
+from kraftcheck.model.core import Model
+from kraftcheck.model.quorum import election, faults, fetch
+from kraftcheck.model.quorum.bounds import Bounds, bounds_problem
+from kraftcheck.model.quorum.state import NONE, UNATTACHED, History, QState, Voter
+from kraftcheck.model.quorum.symmetry import canonical, canonical_encoding, encode, view
 
 QUORUM: Model[QState, Bounds] = Model(
     "quorum",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.quorum.bounds import Bounds
-from model.quorum.state import (
+from kraftcheck.model.quorum.bounds import Bounds
+from kraftcheck.model.quorum.state import (
     BEGIN_EPOCH,
     BEGIN_EPOCH_RESP,
     CANDIDATE,

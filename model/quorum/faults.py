@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from model.quorum.state import (
+from kraftcheck.model.quorum.state import (
     CANDIDATE,
     FOLLOWER,
     LEADER,

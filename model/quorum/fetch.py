@@ -3,8 +3,8 @@ the follower's truncation and append, the high watermark, and client appends at 
 
 from __future__ import annotations
 
-from model.quorum.election import common_response
-from model.quorum.state import (
+from kraftcheck.model.quorum.election import common_response
+from kraftcheck.model.quorum.state import (
     FENCED_LEADER_EPOCH,
     FETCH,
     FETCH_RESP,

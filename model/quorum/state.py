@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from model.core import Context
-from model.quorum.bounds import Bounds
+from kraftcheck.model.core import Context
+from kraftcheck.model.quorum.bounds import Bounds
 
 NONE = -1
 

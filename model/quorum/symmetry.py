@@ -16,9 +16,9 @@ import itertools
 import marshal
 from typing import Any
 
-from model.encoding import to_view
-from model.quorum.bounds import Bounds
-from model.quorum.state import (
+from kraftcheck.model.encoding import to_view
+from kraftcheck.model.quorum.bounds import Bounds
+from kraftcheck.model.quorum.state import (
     ERROR_NAMES,
     KIND_NAMES,
     MESSAGE_FIELDS,

@@ -14,14 +14,14 @@ from typing import Any
 
 import attrs
 
-from model.core import Context, Model
-from spec.symbolic.logic import Structure, System
+from kraftcheck.model.core import Context, Model
+from kraftcheck.spec.symbolic.logic import Structure, System
 
 # model name -> "module:attribute" of its Encoding
 ENCODINGS: dict[str, str] = {
-    "quorum": "spec.symbolic.quorum:ENCODING",
-    "controller": "spec.symbolic.controller:ENCODING",
-    "migration": "spec.symbolic.migration:ENCODING",
+    "quorum": "kraftcheck.spec.symbolic.quorum:ENCODING",
+    "controller": "kraftcheck.spec.symbolic.controller:ENCODING",
+    "migration": "kraftcheck.spec.symbolic.migration:ENCODING",
 }
 
 

@@ -22,10 +22,10 @@ from typing import Any
 import attrs
 import z3
 
-from model.core import Context
-from spec.core import Spec
-from spec.symbolic import Encoding
-from spec.symbolic.logic import (
+from kraftcheck.model.core import Context
+from kraftcheck.spec.core import Spec
+from kraftcheck.spec.symbolic import Encoding
+from kraftcheck.spec.symbolic.logic import (
     Env,
     State,
     Structure,

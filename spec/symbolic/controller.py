@@ -26,13 +26,13 @@ from typing import Any
 
 import z3
 
-from model.controller import CONTROLLER
-from model.controller import metadata_log as mlog
-from model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_CHECK, V_REUSE_EPOCH
-from model.controller.state import Entry, State
-from model.core import Context
-from spec.symbolic import Encoding
-from spec.symbolic.logic import (
+from kraftcheck.model.controller import CONTROLLER
+from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_CHECK, V_REUSE_EPOCH
+from kraftcheck.model.controller.state import Entry, State
+from kraftcheck.model.core import Context
+from kraftcheck.spec.symbolic import Encoding
+from kraftcheck.spec.symbolic.logic import (
     BOOL,
     INT,
     NODE,
@@ -50,7 +50,7 @@ from spec.symbolic.logic import (
     implies,
     update,
 )
-from spec.symbolic.logic import State as SymState
+from kraftcheck.spec.symbolic.logic import State as SymState
 
 BROKER = "broker"
 
@@ -279,7 +279,7 @@ def abstract(s: State, ctx: Context[Any], prev: Structure | None = None) -> Stru
 
 def concretize(st: Structure, n: int, ctx: Context[Any]) -> State:
     """A model state with these tables: log batches are empty ``propose`` batches written by the leader."""
-    from model.controller.state import Broker
+    from kraftcheck.model.controller.state import Broker
 
     brokers = sorted({k[0] for k in st["applied"].entries}) or [0]
     leader = next((c for c in range(n) if st["is_leader"].get((c,))), -1)

@@ -26,10 +26,10 @@ from typing import Any
 
 import z3
 
-from model import zookeeper as zkm
-from model.core import Context
-from model.migration import MIGRATION
-from model.migration.state import (
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
+from kraftcheck.model.migration import MIGRATION
+from kraftcheck.model.migration.state import (
     CONTROLLER,
     CONTROLLER_EPOCH,
     MIGRATION_ZNODE,
@@ -39,8 +39,8 @@ from model.migration.state import (
     OP_ROLLED_BACK,
     MigState,
 )
-from spec.symbolic import Encoding
-from spec.symbolic.logic import (
+from kraftcheck.spec.symbolic import Encoding
+from kraftcheck.spec.symbolic.logic import (
     BOOL,
     INT,
     NODE,
@@ -57,7 +57,7 @@ from spec.symbolic.logic import (
     Vocab,
     update,
 )
-from spec.symbolic.logic import State as SymState
+from kraftcheck.spec.symbolic.logic import State as SymState
 
 BROKER = "broker"
 CZ = "cz_kind"
@@ -398,7 +398,7 @@ def concretize(st: Structure, n: int, ctx: Context[Any]) -> MigState:
     """A model state with these tables: the initial state's ZooKeeper with the fencing znodes and roles set."""
     import attrs
 
-    from model.migration.state import DUAL_WRITE, Ctrl, ZkLead, initial_state
+    from kraftcheck.model.migration.state import DUAL_WRITE, Ctrl, ZkLead, initial_state
 
     def val(name: str, *key: Any) -> Any:
         return st[name].get(tuple(key))

@@ -30,9 +30,9 @@ from typing import Any
 
 import z3
 
-from model.core import Context
-from model.quorum import QUORUM
-from model.quorum.state import (
+from kraftcheck.model.core import Context
+from kraftcheck.model.quorum import QUORUM
+from kraftcheck.model.quorum.state import (
     BEGIN_EPOCH,
     CANDIDATE,
     LEADER,
@@ -46,8 +46,8 @@ from model.quorum.state import (
     Voter,
     log_up_to_date,
 )
-from spec.symbolic import Encoding
-from spec.symbolic.logic import (
+from kraftcheck.spec.symbolic import Encoding
+from kraftcheck.spec.symbolic.logic import (
     BOOL,
     INT,
     NODE,

@@ -6,8 +6,8 @@ from typing import Any
 
 import attrs
 
-from checker.errors import VERDICT_EXIT
-from checker.trace import Trace
+from kraftcheck.checker.errors import VERDICT_EXIT
+from kraftcheck.checker.traces.trace import Trace
 
 
 @attrs.define
@@ -47,7 +47,7 @@ class Result:
         )
 
     def to_json(self, model_obj: Any = None) -> dict[str, Any]:
-        from checker.itf import to_itf
+        from kraftcheck.checker.traces.itf import to_itf
 
         out: dict[str, Any] = {
             "model": self.model,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from checker.trace import Trace
+from kraftcheck.checker.traces.trace import Trace
 
 
 def show(value: Any) -> str:

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from checker import errors
-from checker.errors import ModelError, UsageError
+from kraftcheck.checker import errors
+from kraftcheck.checker.errors import ModelError, UsageError
 
-PLUGINS = ["checker.cli_prove", "checker.cli_impl"]
+PLUGINS = ["kraftcheck.checker.cli.prove", "kraftcheck.checker.cli.impl"]
 
 SEVERITY = [errors.VIOLATION, errors.DEADLOCK, errors.UNREACHED, errors.LIMIT, errors.OK]
 
@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # ---- commands -------------------------------------------------------------------------------------------------------
 def cmd_list(args: argparse.Namespace) -> int:
-    from spec.registry import available, load
+    from kraftcheck.spec.registry import available, load
 
     models: list[dict[str, Any]] = []
     for name in available():
@@ -177,8 +177,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:
-    from checker.itf import write_itf
-    from checker.trace_text import render
+    from kraftcheck.checker.traces.itf import write_itf
+    from kraftcheck.checker.traces.text import render
 
     if args.json:
         docs = [r.to_json(s.model) for r, s in zip(results, specs)]
@@ -208,7 +208,7 @@ def _report(results: list[Any], specs: list[Any], quiet: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from checker.trace_text import render
+    from kraftcheck.checker.traces.text import render
 
     con = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     for r, s in zip(results, specs):
@@ -252,8 +252,8 @@ def _worst(codes: list[int]) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from checker.api import check, resolve
-    from spec.registry import kraft_models
+    from kraftcheck.checker.api import check, resolve
+    from kraftcheck.spec.registry import kraft_models
 
     names = args.models or kraft_models()
     if not names:
@@ -286,15 +286,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) -> Any:
-    if importlib.util.find_spec("checker.spark_engine") is None:
+    if importlib.util.find_spec("kraftcheck.checker.spark.engine") is None:
         raise UsageError("the Spark engine is not installed in this checkout (use --engine inprocess)")
     if importlib.util.find_spec("pyspark") is None:
         raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
     if args.strategy != "bfs":
         raise UsageError("--engine spark runs BFS only (drop --strategy dfs)")
-    from checker.api import make_context
-    from checker.run import Run
-    from checker.spark_engine import check_spark
+    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.search.run import Run
+    from kraftcheck.checker.spark.engine import check_spark
 
     ctx = make_context(spec, args.variant, bounds)
     run = Run(spec, ctx, "spark", "bfs", progress=not args.quiet)
@@ -311,7 +311,7 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from checker.api import resolve, simulate
+    from kraftcheck.checker.api import resolve, simulate
 
     spec = resolve(args.model)
     r = simulate(
@@ -333,16 +333,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from checker.api import load_trace, make_context, replay_trace, resolve
-    from checker.trace_text import render
+    from kraftcheck.checker.api import load_trace, make_context, replay_trace, resolve
+    from kraftcheck.checker.traces.text import render
 
     spec = resolve(args.model)
     itf = load_trace(args.trace)
     bounds = _bounds(args.bounds) if args.bounds is not None else None
     if args.into == "impl":
-        if importlib.util.find_spec("impl.replay") is None:
+        if importlib.util.find_spec("kraftcheck.impl.replay") is None:
             raise UsageError("impl/ replay is not installed in this checkout")
-        from impl.replay import replay_into_impl
+        from kraftcheck.impl.replay import replay_into_impl
 
         outcome = replay_trace(spec, itf, args.variant, bounds)
         if outcome.trace is None or outcome.verdict == "diverged":

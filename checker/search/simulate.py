@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from checker.result import Result
-from checker.run import Run
-from checker.shrink import shrink
-from checker.trace import Step, Trace
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.traces.shrink import shrink
+from kraftcheck.checker.traces.trace import Step, Trace
 
 
 def simulate(run: Run, walks: int = 100, depth: int = 50, seed: int = 0, swarm: bool = False,

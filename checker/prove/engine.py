@@ -26,11 +26,11 @@ from typing import Any
 import attrs
 import z3
 
-from checker.errors import LIMIT, OK, VIOLATION, UsageError
-from model.core import BadBound
-from spec.symbolic import Encoding, NoEncoding
-from spec.symbolic import load as load_encoding
-from spec.symbolic.logic import (
+from kraftcheck.checker.errors import LIMIT, OK, VIOLATION, UsageError
+from kraftcheck.model.core import BadBound
+from kraftcheck.spec.symbolic import Encoding, NoEncoding
+from kraftcheck.spec.symbolic import load as load_encoding
+from kraftcheck.spec.symbolic.logic import (
     INT,
     Env,
     FragmentCheck,
@@ -127,7 +127,7 @@ class CTI:
             "post": _structure_json(self.post) if self.post is not None else None,
         }
         if self.trace is not None and model is not None:
-            from checker.itf import to_itf
+            from kraftcheck.checker.traces.itf import to_itf
 
             out["itf"] = to_itf(self.trace, model)
         return out
@@ -495,8 +495,8 @@ def prove(
 
 def attach_trace(cti: CTI, enc: Encoding, variants: Sequence[str]) -> None:
     """Turn a counterexample to induction into a model trace (pre-state, then the step) and its text."""
-    from checker.trace import Step, Trace
-    from checker.trace_text import render
+    from kraftcheck.checker.traces.text import render
+    from kraftcheck.checker.traces.trace import Step, Trace
 
     model = enc.model
     ctx0 = model.context(None, variants)

@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from checker import errors
-from checker.errors import UsageError
+from kraftcheck.checker import errors
+from kraftcheck.checker.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,8 +51,8 @@ def _need_action(p: argparse.ArgumentParser) -> int:
 
 
 def cmd_cluster_run(args: argparse.Namespace) -> int:
-    from impl.bugs import BUGS
-    from impl.cluster import run_cluster
+    from kraftcheck.impl.bugs import BUGS
+    from kraftcheck.impl.cluster import run_cluster
 
     if not 1 <= args.nodes <= 9:
         raise UsageError(f"--nodes takes 1 to 9 voters, not {args.nodes}")
@@ -88,8 +88,8 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from checker.validate import validate_logdir
-    from spec.registry import UnknownModel, load
+    from kraftcheck.checker.validate.validator import validate_logdir
+    from kraftcheck.spec.registry import UnknownModel, load
 
     try:
         spec = load(args.model)

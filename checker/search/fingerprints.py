@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from model.core import Context, Model
-from model.encoding import INT_ROW_TAG, stable_encode
+from kraftcheck.model.core import Context, Model
+from kraftcheck.model.encoding import INT_ROW_TAG, stable_encode
 
 U64 = np.uint64
 _SCALARS = frozenset({int, str, bool, type(None)})

@@ -63,7 +63,7 @@ from typing import Any
 
 import attrs
 
-from impl.modelmap import (
+from kraftcheck.impl.modelmap import (
     RECEIVE_ACTION,
     ROLE_NAMES,
     Mapper,
@@ -71,8 +71,8 @@ from impl.modelmap import (
     initial_voter,
     model_voter,
 )
-from model.core import Action, Context
-from spec.core import Spec
+from kraftcheck.model.core import Action, Context
+from kraftcheck.spec.core import Spec
 
 MAX_CANDIDATES = 64
 
@@ -454,8 +454,8 @@ def validate_events(spec: Spec, events: list[dict[str, Any]], variants: Sequence
 
 def validate_logdir(spec: Spec, logdir: str | Path, variants: Sequence[str] = ()) -> ValidationReport:
     """Validate every ``node-*/events.jsonl`` under ``logdir`` (merged causally, see impl/events.py)."""
-    from checker.errors import UsageError
-    from impl.events import event_files, merge
+    from kraftcheck.checker.errors import UsageError
+    from kraftcheck.impl.events import event_files, merge
 
     if not event_files(logdir):
         raise UsageError(f"no event logs (node-*/events.jsonl) under {str(logdir)!r}")

@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from checker.errors import UsageError
+from kraftcheck.checker.errors import UsageError
 
 JAVA_MISSING = (
     "Java 17+ is needed for --engine spark: install a JDK (e.g. apt-get install openjdk-17-jre-headless) "
@@ -32,8 +32,8 @@ JAVA_MISSING = (
 )
 MIN_JAVA = 17
 EXECUTOR_WAIT_S = 60.0
-# the packages executors need; shipped as one zip to non-local masters (local executors import the installed ones)
-PACKAGES = ("model", "spec", "checker", "examples")
+# the package executors need; shipped as one zip to non-local masters (local executors import the installed one)
+PACKAGE = "kraftcheck"
 
 _LOCAL = re.compile(r"^local(\[(\*|\d+)(,\s*\d+)?\])?$")
 _STANDALONE = re.compile(r"^spark://(.+)$")
@@ -128,16 +128,21 @@ def _quiet_log_config(workdir: Path) -> Path:
 
 
 def _package_zip(workdir: Path) -> Path:
-    """A zip of kraftcheck's packages as this driver sees them, for executors that do not have them installed."""
+    """A zip of the kraftcheck package as this driver sees it, for executors that do not have it installed.
+
+    The walk follows directory links: in a source checkout ``kraftcheck/model`` is a link to the top-level ``model/``.
+    """
     import importlib
 
     out = workdir / "kraftcheck-packages.zip"
+    root = Path(list(importlib.import_module(PACKAGE).__path__)[0])
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in PACKAGES:
-            pkg = importlib.import_module(name)
-            root = Path(list(pkg.__path__)[0])
-            for f in sorted(root.rglob("*.py")):
-                zf.write(f, str(Path(name) / f.relative_to(root)))
+        for folder, dirs, files in os.walk(root, followlinks=True):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    f = Path(folder) / name
+                    zf.write(f, str(Path(PACKAGE) / f.relative_to(root)))
     return out
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.run import Run
-from checker.trace import Trace, execute
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.traces.trace import Trace, execute
 
 
 def _fails(run: Run, trace: Trace, verdict: str, prop: str | None) -> int | None:

@@ -51,13 +51,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from checker import spark_checkpoint as ckpt_io
-from checker import spark_session
-from checker.bfs import BATCH, successor_lists
-from checker.errors import ModelError, UsageError
-from checker.result import Result
-from checker.run import Run
-from checker.trace import Trace, rebuild
+from kraftcheck.checker.errors import ModelError, UsageError
+from kraftcheck.checker.search.bfs import BATCH, successor_lists
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark import session as spark_session
+from kraftcheck.checker.traces.trace import Trace, rebuild
 
 U64 = np.uint64
 I64 = np.int64
@@ -69,9 +69,9 @@ assert BATCH == 1 << PBITS
 # up to this many distinct states the driver fetches all parent pointers at once to build a counterexample; beyond
 # it, it walks back with one small job per step
 PARENTS_COLLECT_LIMIT = 8_000_000
-# packages that executors import as installed (or from the shipped zip); any other module holding the spec is shipped
+# the package executors import as installed (or from the shipped zip); any other module holding the spec is shipped
 # to them as a file
-INSTALLED = ("model", "spec", "checker", "examples", "impl")
+INSTALLED = "kraftcheck"
 
 
 # ---- what executors need to rebuild the Run --------------------------------------------------------------------------
@@ -100,7 +100,7 @@ _RUNS: dict[str, Run] = {}  # per Python worker; only saves re-importing the spe
 
 
 def _build_run(ref: SpecRef) -> Run:
-    from spec.core import Spec
+    from kraftcheck.spec.core import Spec
 
     if ref.kind == "module":
         module = importlib.import_module(ref.target.partition(":")[0])
@@ -137,13 +137,13 @@ def describe(run: Run) -> tuple[SpecRef, Path | None]:
         for attr, value in list(members.items()):
             if value is run.spec:
                 holders.append((name, attr, mod))
-    holders.sort(key=lambda h: (h[0].split(".")[0] not in INSTALLED, h[0] == "__main__", h[0], h[1]))
+    holders.sort(key=lambda h: (h[0].split(".")[0] != INSTALLED, h[0] == "__main__", h[0], h[1]))
     b = run.ctx.b
     variants = tuple(sorted(run.ctx.variants))
     bounds = tuple((f.name, getattr(b, f.name)) for f in attrs.fields(type(b)))
     deadlock = bool(run.deadlock)
     for name, attr, _mod in holders:
-        if name.split(".")[0] in INSTALLED and name != "__main__":
+        if name.split(".")[0] == INSTALLED:
             return SpecRef("module", f"{name}:{attr}", name, attr, variants, bounds, deadlock), None
     for _name, attr, mod in holders:
         file = getattr(mod, "__file__", None)

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from checker.errors import ModelError
-from checker.result import Result
-from checker.run import Run
-from checker.trace import Trace, rebuild
-from checker.visited import Visited, make_visited
+from kraftcheck.checker.errors import ModelError
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.visited import Visited, make_visited
+from kraftcheck.checker.traces.trace import Trace, rebuild
 
 BATCH = 4096
 U64 = np.uint64

@@ -11,9 +11,9 @@ from typing import Any
 
 import attrs
 
-from checker.itf import ItfTrace, state_vars
-from checker.run import Run
-from checker.trace import Step, Trace
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.traces.itf import ItfTrace, state_vars
+from kraftcheck.checker.traces.trace import Step, Trace
 
 
 @attrs.define
@@ -26,7 +26,7 @@ class ReplayResult:
 
     @property
     def exit_code(self) -> int:
-        from checker.errors import OK, TRACE_DIVERGED, VIOLATION
+        from kraftcheck.checker.errors import OK, TRACE_DIVERGED, VIOLATION
 
         return {"violation": VIOLATION, "ok": OK, "diverged": TRACE_DIVERGED}[self.verdict]
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checker import errors
-from checker.errors import UsageError
+from kraftcheck.checker import errors
+from kraftcheck.checker.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,8 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.prove import prove
-    from spec.symbolic import available
+    from kraftcheck.checker.prove.engine import prove
+    from kraftcheck.spec.symbolic import available
 
     if args.nodes is not None and args.nodes < 1:
         raise UsageError(f"--nodes takes a number >= 1, not {args.nodes}")
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"prove: {len(results)} models in {total:.2f} s")
     if args.json:
         docs = []
-        from spec.symbolic import load
+        from kraftcheck.spec.symbolic import load
 
         for r in results:
             docs.append(r.to_json(load(r.model).model))
@@ -133,8 +133,8 @@ def _write(path: str, text: str) -> None:
 
 
 def _write_trace(path: str, results: list[Any]) -> None:
-    from checker.itf import to_itf
-    from spec.symbolic import load
+    from kraftcheck.checker.traces.itf import to_itf
+    from kraftcheck.spec.symbolic import load
 
     for r in results:
         for g in r.goals:

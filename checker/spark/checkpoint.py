@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.errors import UsageError
+from kraftcheck.checker.errors import UsageError
 
 FORMAT = 1
 META = "meta.json"

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from model.core import Action, Context, Model
+from kraftcheck.model.core import Action, Context, Model
 
 
 @attrs.frozen

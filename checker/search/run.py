@@ -12,13 +12,13 @@ from typing import Any
 
 import attrs
 
-from checker.errors import ModelError
-from checker.fingerprints import BatchFingerprint, batch_fingerprinter
-from checker.progress import Progress
-from checker.result import Result
-from checker.trace import Trace
-from model.core import Context
-from spec.core import Spec
+from kraftcheck.checker.errors import ModelError
+from kraftcheck.checker.search.fingerprints import BatchFingerprint, batch_fingerprinter
+from kraftcheck.checker.search.progress import Progress
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.traces.trace import Trace
+from kraftcheck.model.core import Context
+from kraftcheck.spec.core import Spec
 
 
 class Run:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from checker.trace import Trace
+from kraftcheck.checker.traces.trace import Trace
 
 SAFE_INT = 2**53 - 1
 

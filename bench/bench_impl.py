@@ -1,4 +1,4 @@
-"""Figures for impl/ (printed, never asserted): ``python -m impl.bench [--runs N] [--cluster-seconds S]``.
+"""Figures for impl/ (printed, never asserted): ``python bench/bench_impl.py [--runs N] [--cluster-seconds S]``.
 
 - simulated runs: events generated per second of CPU, and trace validation throughput (events validated per
   second) over seeded runs with loss, duplication, reordering and crashes;
@@ -15,13 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from checker.trace import Step, Trace
-from checker.validate import validate_events, validate_logdir
-from impl.cluster import run_cluster
-from impl.events import MemoryEvents
-from impl.replay import replay_into_impl
-from impl.simnet import FaultConfig, SimCluster
-from spec.registry import load
+from kraftcheck.checker.traces.trace import Step, Trace
+from kraftcheck.checker.validate.validator import validate_events, validate_logdir
+from kraftcheck.impl.cluster import run_cluster
+from kraftcheck.impl.events import MemoryEvents
+from kraftcheck.impl.replay import replay_into_impl
+from kraftcheck.impl.simnet import FaultConfig, SimCluster
+from kraftcheck.spec.registry import load
 
 
 def bench_sim(runs: int, voters: int, seconds: float) -> None:
@@ -48,7 +48,7 @@ def bench_sim(runs: int, voters: int, seconds: float) -> None:
 def bench_replay(walks: int, depth: int) -> None:
     spec = load("quorum")
     model = spec.model
-    from checker.api import make_context
+    from kraftcheck.checker.api import make_context
 
     ctx = make_context(spec, [], {"max_epoch": 3, "max_values": 2, "max_msgs": 5, "max_dups": 1,
                                   "max_restarts": 2, "max_resigns": 1})
@@ -90,7 +90,7 @@ def bench_cluster(seconds: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m impl.bench", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python bench/bench_impl.py", description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--voters", type=int, default=3)
     p.add_argument("--sim-seconds", type=float, default=8.0)

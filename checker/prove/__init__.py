@@ -1,0 +1,1 @@
+"""z3 proofs that properties (with strengthening lemmas) are inductive for the models' symbolic encodings."""

@@ -1,0 +1,1 @@
+"""The same BFS across Spark executors: the session, the engine (driver and task) and per-level checkpoints."""

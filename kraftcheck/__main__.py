@@ -1,0 +1,7 @@
+"""``python -m kraftcheck ...`` is the ``kraftcheck`` command."""
+
+import sys
+
+from kraftcheck.checker.cli.main import main
+
+sys.exit(main())
