@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from kraftcheck.checker.traces.trace import Step, Trace
-from kraftcheck.checker.validate.validator import validate_events, validate_logdir
+from kraftcheck.checker.validate.step_match import validate_events, validate_logdir
 from kraftcheck.impl.cluster import run_cluster
 from kraftcheck.impl.events import MemoryEvents
 from kraftcheck.impl.replay import replay_into_impl

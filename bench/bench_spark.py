@@ -90,7 +90,7 @@ import json, os, sys, time
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.api import make_context, resolve
 from kraftcheck.checker.search.run import Run
-from kraftcheck.checker.spark.engine import check_spark
+from kraftcheck.checker.spark.driver import check_spark
 
 def tree_cpu(root):
     tick = os.sysconf("SC_CLK_TCK")

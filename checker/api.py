@@ -1,6 +1,6 @@
-"""The Python API the CLI is a thin layer over; tests and researchers call it directly::
+"""The Python API the CLI is a thin layer over; ``kraftcheck`` exports it, and researchers call it directly::
 
-from kraftcheck.checker.api import check
+from kraftcheck import check
 result = check("quorum", variants=["double-vote"], bounds={"max_epoch": 3})
 assert result.verdict == "violation" and result.violated_property == "ElectionSafety"
 """
@@ -88,7 +88,7 @@ def simulate(
     deadlock: bool = True,
     progress: bool = False,
 ) -> Result:
-    """Random walks (seeded); see ``checker.simulate``."""
+    """Random walks (seeded); see ``checker.search.simulate``."""
     spec = resolve(spec)
     ctx = make_context(spec, variants, bounds)
     _check_limit("--walks", walks)

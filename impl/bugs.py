@@ -1,10 +1,10 @@
 """Bugs that can be injected into the node (``NodeConfig.bugs``, ``--bug NAME``), each mirroring a model mutation.
 
-Each one changes one rule in ``impl/node.py`` (search for its name there).  ``mirrors`` names the quorum-model
-variant with the same rule change (``kraftcheck check quorum --variant V`` finds its counterexample, which
-``kraftcheck replay quorum TRACE --into impl`` replays into the node with this bug switched on) and ``breaks`` the
-property the bug violates.  Trace validation against the correct model catches a bug at the first event the model
-does not allow.
+Each one changes one rule of the node (``impl/node.py``, ``impl/election.py`` or ``impl/fetch.py``: search for
+its name there).  ``mirrors`` names the quorum-model variant with the same rule change (``kraftcheck check quorum
+--variant V`` finds its counterexample, which ``kraftcheck replay quorum TRACE --into impl`` replays into the node
+with this bug switched on) and ``breaks`` the property the bug violates.  Trace validation against the correct
+model catches a bug at the first event the model does not allow.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Run a real multi-process KRaft cluster on 127.0.0.1 (``kraftcheck cluster run``).
 
-Each voter is its own OS process (``python -m impl.tcp``) with its own data directory ``<log-dir>/node-<id>/``
-(log, quorum-state, events.jsonl, the process's stdout/stderr).  The supervisor is also the client: every
-``append_every`` seconds it sends a ClientAppend to the node it believes leads (asking every node with Describe
-when it does not know), and optionally SIGKILLs the leader at ``kill_leader_at`` seconds (and restarts it
-``restart_after`` seconds later).  A killed node's ``crash`` event is appended to its event file by the
-supervisor.  Every process it started is stopped by PID at the end, also when the run fails.
+Each voter is its own OS process (``python -m kraftcheck.impl.tcp``) with its own data directory
+``<log-dir>/node-<id>/`` (log, quorum-state, events.jsonl, the process's stdout/stderr).  The supervisor is also the
+client: every ``append_every`` seconds it sends a ClientAppend to the node it believes leads (asking every node with
+Describe when it does not know), and optionally SIGKILLs the leader at ``kill_leader_at`` seconds (and restarts it
+``restart_after`` seconds later).  A killed node's ``crash`` event is appended to its event file by the supervisor.
+Every process it started is stopped by PID at the end, also when the run fails.
 """
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import kraftcheck
 from kraftcheck.impl.events import EVENT_FILE, FileEvents, last_counters
-from kraftcheck.impl.node import LEADER
+from kraftcheck.impl.node_state import LEADER
 from kraftcheck.impl.tcp import Client
 
 
@@ -91,9 +90,9 @@ class Cluster:
             cmd += ["--bug", b]
         out = open(d / "process.out", "ab")
         env = dict(os.environ)
-        # the folder that holds the kraftcheck package this process imported (not resolved: in a checkout
-        # kraftcheck/impl is a link to the top-level impl/), so the node runs the same code without an install
-        root = str(Path(kraftcheck.__file__).parent.parent)
+        # the folder that holds the kraftcheck package this module was imported from (kraftcheck/impl/cluster.py;
+        # not resolved: in a checkout kraftcheck/impl is a link to the top-level impl/), so nodes run the same code
+        root = str(Path(__file__).parent.parent.parent)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
         out.close()

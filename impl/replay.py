@@ -37,7 +37,8 @@ from kraftcheck.impl import messages as m
 from kraftcheck.impl.bugs import BUG_OF_VARIANT
 from kraftcheck.impl.events import MemoryEvents
 from kraftcheck.impl.modelmap import Mapper, NotValidatable, model_voter
-from kraftcheck.impl.node import (
+from kraftcheck.impl.node import KRaftNode
+from kraftcheck.impl.node_state import (
     FOLLOWER,
     RESIGNED,
     T_BEGIN_RESEND,
@@ -46,7 +47,6 @@ from kraftcheck.impl.node import (
     T_FETCH,
     T_FETCH_TIMEOUT,
     T_VOTE_RESEND,
-    KRaftNode,
 )
 from kraftcheck.impl.simnet import FaultConfig, SimCluster
 from kraftcheck.model.core import Context
@@ -225,7 +225,7 @@ class _Replayer:
 
 
 def replay_into_impl(spec: Spec, trace: Any, ctx: Context[Any]) -> ReplayReport:
-    """Replay ``trace`` (a ``checker.trace.Trace`` of the quorum model under ``ctx``) into the simulated-network
+    """Replay ``trace`` (a ``checker.traces.trace.Trace`` of the quorum model under ``ctx``) into the simulated-network
     implementation; ``reproduced`` is True when the implementation's own states violate a property of ``spec``."""
     expected = getattr(trace, "violation", None)
     steps = list(trace.steps)

@@ -29,7 +29,8 @@ from typing import Any
 from kraftcheck.impl import messages as m
 from kraftcheck.impl.events import EventSink, MemoryEvents
 from kraftcheck.impl.log import MemoryDisk, MemoryLog
-from kraftcheck.impl.node import LEADER, KRaftNode, NodeConfig
+from kraftcheck.impl.node import KRaftNode
+from kraftcheck.impl.node_state import LEADER, NodeConfig
 from kraftcheck.impl.quorum_state import MemoryQuorumStore
 from kraftcheck.impl.timers import TimerConfig
 

@@ -1,4 +1,4 @@
-"""asyncio TCP transport on 127.0.0.1 and the node process (``python -m impl.tcp ...``).
+"""asyncio TCP transport on 127.0.0.1 and the node process (``python -m kraftcheck.impl.tcp ...``).
 
 One process is one voter: it listens on its own loopback port, keeps one outgoing connection per peer (reconnecting
 with a backoff, as Kafka's NetworkClient does), and runs the node's poll loop: handle each frame as it arrives,
@@ -34,7 +34,8 @@ from typing import Any
 from kraftcheck.impl import messages as m
 from kraftcheck.impl.events import EVENT_FILE, FileEvents, last_counters
 from kraftcheck.impl.log import FileLog
-from kraftcheck.impl.node import KRaftNode, NodeConfig
+from kraftcheck.impl.node import KRaftNode
+from kraftcheck.impl.node_state import NodeConfig
 from kraftcheck.impl.quorum_state import FileQuorumStore
 from kraftcheck.impl.timers import TimerConfig
 
@@ -184,7 +185,7 @@ def parse_voters(text: str) -> dict[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m impl.tcp", description="one KRaft voter on 127.0.0.1")
+    p = argparse.ArgumentParser(prog="python -m kraftcheck.impl.tcp", description="one KRaft voter on 127.0.0.1")
     p.add_argument("--id", type=int, required=True)
     p.add_argument("--voters", required=True, help="id=port,id=port,...")
     p.add_argument("--data-dir", required=True)

@@ -57,7 +57,7 @@ def stable_encode(state: Any) -> bytes:
 
     A tuple of ints that fit in 64 bits (the commonest small state: counters, program counters) is encoded as
     ``INT_ROW_TAG`` plus its values as little-endian int64s, a form a whole batch can be built in by one numpy
-    conversion (``checker.fingerprints``); any other flat tuple of scalars as its ``repr``; anything else as the
+    conversion (``checker.search.fingerprints``); any other flat tuple of scalars as its ``repr``; anything else as the
     ``repr`` of its canonical nested tuple."""
     if type(state) is tuple:
         ints = True

@@ -11,7 +11,8 @@ import pytest
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.main import main
-from kraftcheck.checker.validate.validator import ValidationReport, validate_events
+from kraftcheck.checker.validate.report import ValidationReport
+from kraftcheck.checker.validate.step_match import validate_events
 from kraftcheck.impl.bugs import BUGS
 from kraftcheck.impl.events import MemoryEvents
 from kraftcheck.impl.simnet import FaultConfig, SimCluster

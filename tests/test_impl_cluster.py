@@ -14,7 +14,7 @@ import pytest
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.main import main
-from kraftcheck.checker.validate.validator import validate_logdir
+from kraftcheck.checker.validate.step_match import validate_logdir
 from kraftcheck.impl.cluster import ClusterReport, run_cluster
 from kraftcheck.impl.events import merge
 from kraftcheck.spec.registry import load

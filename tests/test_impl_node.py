@@ -8,7 +8,8 @@ from typing import Any
 from kraftcheck.impl import messages as m
 from kraftcheck.impl.events import MemoryEvents
 from kraftcheck.impl.log import MemoryDisk, MemoryLog
-from kraftcheck.impl.node import (
+from kraftcheck.impl.node import KRaftNode
+from kraftcheck.impl.node_state import (
     CANDIDATE,
     FOLLOWER,
     LEADER,
@@ -17,7 +18,6 @@ from kraftcheck.impl.node import (
     T_FETCH,
     UNATTACHED,
     VOTED,
-    KRaftNode,
     NodeConfig,
 )
 from kraftcheck.impl.quorum_state import ElectionState, MemoryQuorumStore

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kraftcheck.checker.validate.validator import validate_events, validate_logdir
+from kraftcheck.checker.validate.step_match import validate_events, validate_logdir
 from kraftcheck.impl.events import MemoryEvents, merge
-from kraftcheck.impl.node import LEADER
+from kraftcheck.impl.node_state import LEADER
 from kraftcheck.impl.simnet import FaultConfig, SimCluster
 from kraftcheck.spec.registry import load
 

@@ -14,7 +14,7 @@ from kraftcheck.checker.api import check, replay_trace
 from kraftcheck.checker.traces.itf import to_itf
 from kraftcheck.checker.traces.text import render
 from kraftcheck.model.migration import MIGRATION
-from kraftcheck.model.migration.state import canonical_key
+from kraftcheck.model.migration.symmetry import canonical_key
 from kraftcheck.spec.migration import SPEC
 from tests.conftest import state_graph
 

@@ -31,12 +31,11 @@ from kraftcheck.model.migration.state import (
     ZK_MIGRATION,
     Bounds,
     MigState,
-    canonical_key,
     image,
     image_value,
-    rename_controllers,
 )
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
+from kraftcheck.model.migration.symmetry import canonical_key, rename_controllers
 
 
 def ctx(*variants: str, **bounds: Any) -> Context[Bounds]:

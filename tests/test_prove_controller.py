@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kraftcheck.checker.prove.engine import ProveResult, prove
+from kraftcheck.checker.prove.engine import prove
+from kraftcheck.checker.prove.results import ProveResult
 from kraftcheck.model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_CHECK, V_REUSE_EPOCH
 from kraftcheck.spec.registry import load
 from kraftcheck.spec.symbolic.agreement import walk

@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import z3
 
-from kraftcheck.checker.prove.engine import prove_system, solve
-from kraftcheck.spec.symbolic.logic import (
-    BOOL,
-    INT,
-    NODE,
-    Env,
-    Goal,
-    Invariant,
-    Params,
-    State,
-    Sym,
-    System,
-    Transition,
-    Universe,
-    Vocab,
-    concrete_state,
-    fragment_problems,
-    majorities,
-    truth,
-    update,
-)
-from kraftcheck.spec.symbolic.logic import Table as T
+from kraftcheck.checker.prove.engine import prove_system
+from kraftcheck.checker.prove.solver import solve
+from kraftcheck.spec.symbolic.evaluate import concrete_state, truth
+from kraftcheck.spec.symbolic.fragment import fragment_problems
+from kraftcheck.spec.symbolic.states import State
+from kraftcheck.spec.symbolic.states import Table as T
+from kraftcheck.spec.symbolic.system import Env, Goal, Invariant, Params, System, Transition, update
+from kraftcheck.spec.symbolic.universe import Universe, majorities
+from kraftcheck.spec.symbolic.vocab import BOOL, INT, NODE, Sym, Vocab
 
 # a token ring: one node holds the token and passes it on; at most one holder is the property
 VOCAB = Vocab((Sym("has", (NODE,), BOOL), Sym("count", (), INT)))

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kraftcheck.checker.prove.engine import ProveResult, prove
+from kraftcheck.checker.prove.engine import prove
+from kraftcheck.checker.prove.results import ProveResult
 from kraftcheck.spec.registry import load
 from kraftcheck.spec.symbolic.agreement import walk
 from kraftcheck.spec.symbolic.migration import ENCODING

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from kraftcheck.checker.cli.main import main
 from kraftcheck.checker.cli.prove import _write_trace, render_table
-from kraftcheck.checker.prove.engine import ProveResult, prove, prove_system
+from kraftcheck.checker.prove.engine import prove, prove_system
+from kraftcheck.checker.prove.results import ProveResult
 from kraftcheck.model.quorum.state import NONE, OK, UNATTACHED, VOTE_REQ, VOTE_RESP, VOTED, History, QState, Voter
 from kraftcheck.spec.registry import load
 from kraftcheck.spec.symbolic.agreement import check_step, initial_agrees, lemma_values

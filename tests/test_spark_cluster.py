@@ -93,7 +93,7 @@ def standalone(tmp_path: Path) -> Iterator[str]:
 
 @needs_java
 def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None:
-    from kraftcheck.checker.spark.engine import check_spark
+    from kraftcheck.checker.spark.driver import check_spark
 
     inproc = check("quorum", ["double-vote"])
     spec = resolve("quorum")
@@ -111,7 +111,7 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
 
 @needs_java
 def test_killed_driver_resumes_to_the_same_count(tmp_path: Path) -> None:
-    from kraftcheck.checker.spark.engine import check_spark
+    from kraftcheck.checker.spark.driver import check_spark
 
     side = 10
     bounds = {"width": side, "height": side}

@@ -151,7 +151,7 @@ def both(spec: SpecType | str, master: str, variants: Sequence[str] = (), bounds
          partitions: int | None = None, deadlock: bool = True, max_states: int | None = None,
          max_depth: int | None = None) -> tuple[Result, Result]:
     """Run the in-process BFS and the Spark engine; assert they agree on everything; return both results."""
-    from kraftcheck.checker.spark.engine import check_spark
+    from kraftcheck.checker.spark.driver import check_spark
 
     inproc = check(spec, variants, bounds, max_states=max_states, max_depth=max_depth, deadlock=deadlock)
     resolved = resolve(spec)
@@ -258,7 +258,7 @@ def test_wide_state_limit_mid_level(master2: str) -> None:
 # ---- checkpoints ---------------------------------------------------------------------------------------------------
 @needs_java
 def test_checkpoint_resume_of_a_finished_run(master2: str, tmp_path: Any) -> None:
-    from kraftcheck.checker.spark.engine import check_spark
+    from kraftcheck.checker.spark.driver import check_spark
 
     master = master2
     spec = resolve("quorum")
@@ -276,7 +276,7 @@ def test_checkpoint_resume_of_a_finished_run(master2: str, tmp_path: Any) -> Non
 
 
 def test_resume_needs_a_checkpoint_dir() -> None:
-    from kraftcheck.checker.spark.engine import check_spark
+    from kraftcheck.checker.spark.driver import check_spark
 
     spec = resolve("mutex")
     with pytest.raises(UsageError, match="--checkpoint-dir"):

@@ -1,6 +1,6 @@
 """CLI plugin for impl/: ``kraftcheck cluster run`` and ``kraftcheck validate MODEL LOGDIR``.
 
-checker/cli.py imports this module (it is in ``PLUGINS``) and calls ``register(subparsers)``.
+checker/cli/parser.py imports this module (it is in ``PLUGINS``) and calls ``register(subparsers)``.
 ``kraftcheck replay quorum TRACE --into impl`` is the lead's ``replay`` command; it calls
 ``impl.replay.replay_into_impl``.
 """
@@ -88,7 +88,7 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from kraftcheck.checker.validate.validator import validate_logdir
+    from kraftcheck.checker.validate.step_match import validate_logdir
     from kraftcheck.spec.registry import UnknownModel, load
 
     try:

@@ -1,8 +1,8 @@
 """CLI plugin: ``kraftcheck prove [MODEL] [--property P] [--nodes N | --unbounded] [--variant V] [--json FILE]``.
 
-checker/cli.py imports this module (it is in ``PLUGINS``) and calls ``register(subparsers)``.  Exit codes: 0 every
-obligation proved, 12 a proof failed (a counterexample to induction or to initiation is printed), 15 some query was
-``unknown`` (a timeout: never read as proved), 2 bad usage.
+checker/cli/parser.py imports this module (it is in ``PLUGINS``) and calls ``register(subparsers)``.  Exit codes: 0
+every obligation proved, 12 a proof failed (a counterexample to induction or to initiation is printed), 15 some query
+was ``unknown`` (a timeout: never read as proved), 2 bad usage.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
-"""prove: z3 checks that a property, conjoined with its strengthening lemmas, is inductive.
+"""The prover's engine: the proof obligations of a symbolic system, sent one by one to the solver layer.
 
-Two layers, as in mypyvy.  The *solver layer* (:func:`solve`) is the only code that talks to a z3 solver: it pins the
-random seed, sets a timeout per query and reports ``unsat`` / ``sat`` (with the model) / ``unknown`` (timeout or
-incompleteness, never read as proved).  The *engine* (:func:`prove_system`, :func:`prove`) builds the proof
-obligations from the logic layer (``spec/symbolic/logic.py``):
-
-- initiation: ``axioms & init(s) & !C(s)`` is unsatisfiable, for every conjunct C (the property and each lemma);
-- consecution: ``axioms & Inv(s) & T(s, s', p) & !C(s')`` is unsatisfiable for every transition T and conjunct C,
-  where Inv is the conjunction of all conjuncts: each lemma is itself proved inductive (relative to the others);
-- a step property P (e.g. EpochMonotonic): ``axioms & Inv(s) & T(s, s', p) & !P(s, s', p)`` is unsatisfiable, with
-  Inv the property's lemmas (each again proved inductive).
-
-A satisfiable obligation yields a counterexample to induction: the pre-state, the step and the post-state read
-from the z3 model, turned into model states by the encoding and rendered with the same trace writers (text and ITF)
-as model-checker counterexamples.
+For each goal, :func:`prove_system` checks initiation and consecution of every conjunct (the property and its
+lemmas) and of a step property, over every transition (the obligations are listed in the package docstring,
+``checker/prove/__init__.py``).  A satisfiable obligation is re-solved for a small, sparse model
+(:meth:`_Run.small_model`) so that the counterexample reads well, and read back by ``cti.py``.  :func:`prove` is the
+entry point by model name: it checks the request against the model's symbolic encoding and attaches a model trace to
+each counterexample.
 """
 
 from __future__ import annotations
@@ -26,174 +18,17 @@ from typing import Any
 import attrs
 import z3
 
-from kraftcheck.checker.errors import LIMIT, OK, VIOLATION, UsageError
-from kraftcheck.model.core import BadBound
-from kraftcheck.spec.symbolic import Encoding, NoEncoding
+from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.prove.cti import CTI, attach_trace, read_cti
+from kraftcheck.checker.prove.results import FAILED, NA, PROVED, UNKNOWN, Conjunct, GoalResult, ProveResult
+from kraftcheck.checker.prove.solver import SEED, TIMEOUT_MS, Outcome, solve
+from kraftcheck.spec.symbolic import NoEncoding
 from kraftcheck.spec.symbolic import load as load_encoding
-from kraftcheck.spec.symbolic.logic import (
-    INT,
-    Env,
-    FragmentCheck,
-    State,
-    Structure,
-    System,
-    Transition,
-    Universe,
-    model_ints,
-    py_value,
-    read_state,
-    symbolic_state,
-)
-
-SEED = 0
-TIMEOUT_MS = 10_000
-
-PROVED, FAILED, UNKNOWN, NA = "proved", "failed", "unknown", "n/a"
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# the solver layer
-
-
-@attrs.frozen
-class Outcome:
-    status: str  # "unsat" | "sat" | "unknown"
-    seconds: float
-    model: z3.ModelRef | None = None
-    reason: str = ""
-    ints: tuple[int, ...] = ()  # integers worth reading integer-indexed tables at (set by the small-model search)
-
-
-def solve(assertions: Sequence[z3.BoolRef], seed: int = SEED, timeout_ms: int = TIMEOUT_MS) -> Outcome:
-    """One query with a pinned seed and a timeout.  ``unknown`` carries z3's reason (e.g. ``timeout``)."""
-    s = z3.Solver()
-    s.set("random_seed", seed)
-    s.set("timeout", timeout_ms)
-    s.add(*assertions)
-    start = time.perf_counter()
-    r = s.check()
-    took = time.perf_counter() - start
-    if r == z3.unsat:
-        return Outcome("unsat", took)
-    if r == z3.sat:
-        return Outcome("sat", took, s.model())
-    return Outcome("unknown", took, None, s.reason_unknown())
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# results
-
-
-@attrs.define
-class Conjunct:
-    """One conjunct of an inductive invariant (or the step property itself) and how its obligations went."""
-
-    name: str
-    role: str  # "property" | "lemma"
-    meaning: str
-    initiation: str = NA
-    consecution: str = NA
-    seconds: float = 0.0
-    failed: list[str] = attrs.Factory(list)  # "initiation" or transition names whose obligation failed
-    unknown: list[str] = attrs.Factory(list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "role": self.role, "meaning": self.meaning, "initiation": self.initiation,
-                "consecution": self.consecution, "seconds": round(self.seconds, 4), "failed": self.failed,
-                "unknown": self.unknown}
-
-
-@attrs.define
-class CTI:
-    """A counterexample to induction (or to initiation, then ``transition`` is None)."""
-
-    conjunct: str
-    obligation: str  # "initiation" | "consecution"
-    transition: str | None
-    params: dict[str, Any]
-    pre: Structure
-    post: Structure | None
-    nodes: int
-    sizes: dict[str, int] = attrs.Factory(dict)
-    trace: Any = None  # checker.trace.Trace, when the encoding can build model states
-    model_step: str = ""  # how the executable model judges the step from the concrete pre-state
-    text: str = ""
-
-    def to_json(self, model: Any = None) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "conjunct": self.conjunct, "obligation": self.obligation, "transition": self.transition,
-            "params": self.params, "nodes": self.nodes, "model_step": self.model_step,
-            "pre": _structure_json(self.pre),
-            "post": _structure_json(self.post) if self.post is not None else None,
-        }
-        if self.trace is not None and model is not None:
-            from kraftcheck.checker.traces.itf import to_itf
-
-            out["itf"] = to_itf(self.trace, model)
-        return out
-
-
-def _structure_json(st: Structure) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, table in st.items():
-        shown = {",".join(str(k) for k in key) or "-": v for key, v in table.entries.items()
-                 if not (v is False and table.default is False)}
-        out[name] = shown
-    return out
-
-
-@attrs.define
-class GoalResult:
-    property: str
-    kind: str  # "invariant" | "step"
-    verdict: str  # proved | failed | unknown
-    conjuncts: list[Conjunct]
-    seconds: float
-    cti: CTI | None = None
-
-    def to_json(self, model: Any = None) -> dict[str, Any]:
-        return {"property": self.property, "kind": self.kind, "verdict": self.verdict,
-                "seconds": round(self.seconds, 4), "conjuncts": [c.to_json() for c in self.conjuncts],
-                "counterexample": self.cti.to_json(model) if self.cti else None}
-
-
-@attrs.define
-class ProveResult:
-    model: str
-    universe: str
-    nodes: int | None
-    variants: tuple[str, ...]
-    seed: int
-    timeout_ms: int
-    goals: list[GoalResult]
-    seconds: float
-    queries: int = 0
-    fragment: list[str] = attrs.Factory(list)  # problems found by the fragment check (empty: decidable fragment)
-
-    @property
-    def verdict(self) -> str:
-        verdicts = {g.verdict for g in self.goals}
-        return FAILED if FAILED in verdicts else UNKNOWN if UNKNOWN in verdicts else PROVED
-
-    @property
-    def exit_code(self) -> int:
-        return {PROVED: OK, FAILED: VIOLATION, UNKNOWN: LIMIT}[self.verdict]
-
-    def goal(self, name: str) -> GoalResult:
-        for g in self.goals:
-            if g.property == name:
-                return g
-        raise KeyError(name)
-
-    def to_json(self, model: Any = None) -> dict[str, Any]:
-        return {"model": self.model, "universe": self.universe, "nodes": self.nodes, "variants": list(self.variants),
-                "seed": self.seed, "timeout_ms": self.timeout_ms, "verdict": self.verdict,
-                "exit_code": self.exit_code, "seconds": round(self.seconds, 4), "queries": self.queries,
-                "fragment_problems": self.fragment, "goals": [g.to_json(model) for g in self.goals]}
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# the engine
+from kraftcheck.spec.symbolic.fragment import FragmentCheck
+from kraftcheck.spec.symbolic.states import State, model_ints, symbolic_state
+from kraftcheck.spec.symbolic.system import Env, System, Transition
+from kraftcheck.spec.symbolic.universe import Universe
+from kraftcheck.spec.symbolic.vocab import INT
 
 
 def _status(outcome: Outcome) -> str:
@@ -334,39 +169,6 @@ class _Run:
         return symbolic_state(self.system.vocab, self.U, "1", share=pre, keep=keep)
 
 
-def _sizes(model: z3.ModelRef, U: Universe, sorts: Iterable[str]) -> dict[str, int]:
-    out = {}
-    for srt in sorts:
-        if U.is_finite(srt):
-            out[srt] = len(U.elements(srt))
-        else:
-            found = model.get_universe(U.sort(srt))
-            out[srt] = len(found) if found is not None else 1
-    return out
-
-
-def _read_cti(run: _Run, outcome: Outcome, conjunct: str, pre: State, post: State | None, t: Transition | None,
-              params: dict[str, z3.ExprRef]) -> CTI:
-    m = outcome.model
-    assert m is not None
-    U = run.U
-    int_params = [v for (_, sort), v in zip(t.params if t else (), params.values()) if sort == INT]
-    ints = model_ints(m, pre, U, int_params) | set(outcome.ints)
-    if post is not None:
-        ints |= model_ints(m, post, U)
-    pre_st = read_state(m, pre, U, ints)
-    post_st = read_state(m, post, U, ints) if post is not None else None
-    elems = {s: (U.elements(s) if U.is_finite(s) else list(m.get_universe(U.sort(s)) or []))
-             for s in run.system.vocab.element_sorts}
-    py_params: dict[str, Any] = {}
-    if t is not None:
-        for (name, sort), v in zip(t.params, params.values()):
-            py_params[name] = py_value(U, sort, m.eval(v, model_completion=True), elems)
-    sizes = _sizes(m, U, run.system.vocab.element_sorts)
-    return CTI(conjunct, "consecution" if t else "initiation", t.name if t else None, py_params, pre_st, post_st,
-               sizes.get("node", 0), sizes)
-
-
 def prove_system(
     system: System,
     goals: Iterable[str] | None = None,
@@ -420,7 +222,8 @@ def _prove_goal(run: _Run, goal: Any) -> GoalResult:
         out = run.query(asserted)
         record(conjuncts[inv.name], "initiation", out, "initiation")
         if out.status == "sat" and inv.name not in ctis:
-            ctis[inv.name] = _read_cti(run, run.small_model(asserted, [s0], out), inv.name, s0, None, None, {})
+            small = run.small_model(asserted, [s0], out)
+            ctis[inv.name] = read_cti(run.system.vocab, run.U, small, inv.name, s0, None, None, {})
     hyp = [inv.fn(s0, env) for inv in invs]
     for t in system.transitions:
         params = run.params(t)
@@ -432,14 +235,14 @@ def _prove_goal(run: _Run, goal: Any) -> GoalResult:
             record(conjuncts[inv.name], "consecution", out, t.name)
             if out.status == "sat" and inv.name not in ctis:
                 small = run.small_model(asserted, [s0, s1], out)
-                ctis[inv.name] = _read_cti(run, small, inv.name, s0, s1, t, params)
+                ctis[inv.name] = read_cti(run.system.vocab, run.U, small, inv.name, s0, s1, t, params)
         if step_prop is not None:
             asserted = hyp + [rel, z3.Not(step_prop.fn(s0, s1, t.name, params, env))]
             out = run.query(asserted)
             record(conjuncts[goal.property], "consecution", out, t.name)
             if out.status == "sat" and goal.property not in ctis:
                 small = run.small_model(asserted, [s0, s1], out)
-                ctis[goal.property] = _read_cti(run, small, goal.property, s0, s1, t, params)
+                ctis[goal.property] = read_cti(run.system.vocab, run.U, small, goal.property, s0, s1, t, params)
     verdict = PROVED
     for c in conjuncts.values():
         verdict = _combine(verdict, _combine(c.initiation if c.initiation != NA else PROVED, c.consecution))
@@ -451,10 +254,6 @@ def _prove_goal(run: _Run, goal: Any) -> GoalResult:
             break
     ordered = [conjuncts[n] for n in order]
     return GoalResult(goal.property, goal.kind, verdict, ordered, time.perf_counter() - start, cti)
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# proving a model by name, with counterexamples as model traces
 
 
 def prove(
@@ -492,77 +291,3 @@ def prove(
             attach_trace(g.cti, enc, variants)
     return result
 
-
-def attach_trace(cti: CTI, enc: Encoding, variants: Sequence[str]) -> None:
-    """Turn a counterexample to induction into a model trace (pre-state, then the step) and its text."""
-    from kraftcheck.checker.traces.text import render
-    from kraftcheck.checker.traces.trace import Step, Trace
-
-    model = enc.model
-    ctx0 = model.context(None, variants)
-    over = enc.bounds_for(cti.sizes, ctx0)
-    try:
-        bounds = model.make_bounds(over) if over else model.default_bounds()
-    except BadBound as exc:
-        cti.text = f"(no model trace: {exc})\n" + _structure_text(cti)
-        return
-    ctx = model.context(bounds, variants)
-    pre = enc.concretize(cti.pre, cti.nodes, ctx)
-    trace = Trace(pre, model=model.name, variant=tuple(variants), bounds=dict(over), violation=cti.conjunct)
-    if cti.transition is not None and cti.post is not None:
-        action, params = enc.model_step(cti.transition, cti.params)
-        pre = enc.prepare(pre, action, params, ctx)
-        trace.initial = pre
-        want = enc.concretize(cti.post, cti.nodes, ctx)
-        step_state, judged = _model_successor(enc, ctx, pre, action, params, cti.pre, cti.post, want)
-        trace.steps.append(Step(action, params, step_state))
-        cti.model_step = judged
-    how = "initiation" if cti.transition is None else f"consecution over step {cti.transition}"
-    trace.note = (f"counterexample to induction: {cti.conjunct} fails {how} "
-                  f"(the pre-state satisfies every conjunct of the inductive invariant; {cti.nodes} nodes)")
-    cti.trace = trace
-    cti.text = render(trace, model, title=trace.note)
-    if cti.model_step:
-        cti.text += f"\nmodel check of the step: {cti.model_step}\n"
-
-
-def _structure_text(cti: CTI) -> str:
-    lines = [f"pre-state: {_structure_json(cti.pre)}"]
-    if cti.transition is not None:
-        lines.append(f"step: {cti.transition} {cti.params}")
-    if cti.post is not None:
-        lines.append(f"post-state: {_structure_json(cti.post)}")
-    return "\n".join(lines) + "\n"
-
-
-def _model_successor(enc: Encoding, ctx: Any, pre: Any, action: str, params: dict[str, Any], pre_st: Structure,
-                     post: Structure, fallback: Any) -> tuple[Any, str]:
-    """The model's own successor for the step when it allows it (preferring one whose abstraction is the symbolic
-    post-state), else the concretised symbolic post-state."""
-    act = enc.model.action_named(action)
-    if act is None:
-        return fallback, f"the model has no action {action}"
-    candidates = []
-    try:
-        for values, nxt in act.successors(pre, ctx):
-            if act.named_params(values) == params:
-                candidates.append(nxt)
-    except Exception as exc:  # a concretised pre-state may be outside what the model expects
-        return fallback, f"the model raised on the concrete pre-state: {exc!r}"
-    for nxt in candidates:
-        if _same(enc.abstract(nxt, ctx, pre_st), post):
-            return nxt, "allowed by the executable model, with the same post-state"
-    if candidates:
-        return candidates[0], "allowed by the executable model (its post-state differs from the symbolic one)"
-    return fallback, "not allowed by the executable model from this pre-state (a symbolic over-approximation)"
-
-
-def _same(a: Structure, b: Structure) -> bool:
-    for name, table in b.items():
-        other = a.get(name)
-        if other is None:
-            return False
-        keys = set(table.entries) | set(other.entries)
-        if any(table.get(k) != other.get(k) for k in keys):
-            return False
-    return True

@@ -3,7 +3,7 @@
 The visited map keeps the smallest depth at which each state was seen, and a state reached again at a smaller
 depth is explored again: with a depth bound D, DFS therefore visits exactly the states within distance D of an
 initial state (plain "skip if seen" would miss some), and without a bound exactly the reachable set.  The
-counterexample is the current DFS path, shrunk by delta debugging (``checker.shrink``) before it is reported.
+counterexample is the current DFS path, shrunk by delta debugging (``checker.traces.shrink``) before it is reported.
 """
 
 from __future__ import annotations

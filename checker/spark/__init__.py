@@ -1,1 +1,44 @@
-"""The same BFS across Spark executors: the session, the engine (driver and task) and per-level checkpoints."""
+"""The Spark engine: the in-process BFS, level by level, across Spark executors, with identical results.
+
+Ownership.  Every state belongs to partition ``fingerprint % P`` (hash partitioning, as in PReach and Eddy Murphi).
+Partition q keeps the visited shard of the states it owns: sorted fingerprints with their parent fingerprints.
+
+One Spark stage per level.  Level L's task for partition q reads, from the previous level's shuffle, its own shard
+and every candidate successor that other partitions (and itself) generated for it, batched as one blob per (source,
+destination) pair.  It drops candidates its shard already holds, keeps the first occurrence of each new one, checks
+invariants and reachability targets on the new states, writes them (with parent pointers) to the checkpoint, expands
+them in batches (action properties, deadlock, coverage), and ships the successors to their owners as blobs, together
+with its grown shard to itself.  The stage runs as a map stage of the next shuffle (``submitMapStage``), so a level
+costs one stage; what the driver needs (the new states' order keys, counts, events) comes back through an accumulator
+keyed by (level, partition), which makes a re-executed task harmless.  On a cluster the shard travels through Spark's
+shuffle, so nothing depends on Python worker reuse or on which executor runs which partition; with a local master
+(one host) it is kept in a file per (level, partition) instead, written whole and renamed into place, which any
+Python worker of that host reads.
+
+Identical results.  The in-process BFS expands a level in a fixed order in batches of ``checker.search.bfs.BATCH``
+states, and what it reports when it stops early (the distinct-state count at a violation, a deadlock, a
+``--max-states`` limit) depends on that order.  The Spark engine reproduces the order exactly: each state carries an
+order key taken at its first occurrence (the batch of its parent's rank, the parent's place in that batch, the action
+and the successor's index among those the action yields: ``order.py``), which sorts a level exactly as the
+in-process engine's frontier.  The driver turns the keys of each level into dense ranks
+(one sorted array per level, shipped with the next level's job), from which every count is cut at the same batch as
+in-process: verdict, distinct states, transitions, depth, coverage, unreached targets and the counterexample (built
+from the same parent pointers, so not just as short: the same one) all agree with ``checker.search.bfs``.
+
+Because a level's new states are expanded in the same task that finds them, the decisions for level L (a deadlock or
+action property while expanding level L-1, an invariant broken by a level-L state, the state limit) are taken after
+level L's job, one job later than the work; the expansion done for nothing is thrown away.
+Modules, one concern each::
+
+    driver.py          check_spark and the level loop: jobs, judging each level as in-process, checkpoints, resume
+    task.py            what one partition does for one level (in a Python worker): read, dedup, judge the new states
+    expand.py          successors of a partition's new states in the in-process order, shipped to their owners
+    order.py           order keys: the in-process BFS order as sortable integers
+    job.py             what a level's tasks are told (Job) and how they report back (the accumulator)
+    shards.py          what one level hands the next: record kinds, shuffle chunks, shard files
+    stages.py          one Spark map stage per level, built through py4j
+    counterexample.py  the walk back by parent pointers from a state to an initial state
+    specref.py         how executors find the model and rebuild the Run
+    session.py         the SparkContext: Java detection, master checks, logs
+    checkpoint.py      per-level checkpoints on disk, read back on resume
+"""

@@ -9,9 +9,9 @@ for ``local[*]`` and a single-host cluster, a shared mount otherwise)::
 
 A level counts only when its ``_COMPLETE.json`` exists; parts of a later, unfinished level are rewritten on resume.
 ``fp``/``parent`` are the 64-bit fingerprints (parent 0 marks an initial state), ``key`` is the state's BFS order key
-(parent's rank in its level * 2**24 + successor index), which lets a resumed run reproduce the in-process engine's
-exploration order exactly.  Resuming reads parts 0..L of a partition back into its visited shard and the level-L
-states into its frontier; a counterexample is rebuilt by walking the parent pointers back.
+(its parent's batch and place in it, the action and the yield index: ``order.py``), which lets a resumed run reproduce
+the in-process engine's exploration order exactly.  Resuming reads parts 0..L of a partition back into its visited
+shard and the level-L states into its frontier; a counterexample is rebuilt by walking the parent pointers back.
 """
 
 from __future__ import annotations

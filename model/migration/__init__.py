@@ -30,7 +30,7 @@ where they matter (marked "(state-space bound)" in the actions: crashes during t
 broker during dual write, session expiries before the takeover, rollback from a steady dual-writing state,
 reconfigurations during finalization); ``--set wide_faults=true`` lifts the windows.
 
-The search is reduced exactly (``state.canonical_key``: controller symmetry plus normalisations of details no rule
+The search is reduced exactly (``symmetry.canonical_key``: controller symmetry plus normalisations of details no rule
 reads; tests/test_migration_check.py compares it with an unreduced exploration).  Figures on the project's 2-core
 box (CPU seconds; wall time was 2-5x more while other jobs shared the cores):
 
@@ -61,7 +61,8 @@ from kraftcheck.model.migration import (
     takeover,
     zk_controller,
 )
-from kraftcheck.model.migration.state import Bounds, MigState, canonical_key, encode, initial_state, view_len
+from kraftcheck.model.migration.state import Bounds, MigState, initial_state, view_len
+from kraftcheck.model.migration.symmetry import canonical_key, encode
 from kraftcheck.model.zookeeper import Znode
 
 MIGRATION: Model[MigState, Bounds] = Model("migration", Bounds, doc="ZooKeeper to KRaft migration (KIP-866)",

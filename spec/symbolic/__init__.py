@@ -1,9 +1,20 @@
 """Symbolic (z3) twins of the executable models, for ``kraftcheck prove``.
 
-Each module here holds a :class:`spec.symbolic.logic.System` (the transition rules the key invariants depend on, as
-formulas) and an :class:`Encoding` that ties it to the executable model it abstracts: ``abstract`` maps a model state
-to symbol tables (the agreement tests evaluate the formulas on them), ``concretize`` maps a z3 counterexample back to
-a model state (so counterexamples to induction print like any other trace).
+Each encoding module here (``quorum``, ``controller``, ``migration``) holds a :class:`spec.symbolic.system.System`
+(the transition rules the key invariants depend on, as formulas) and an :class:`Encoding` that ties it to the
+executable model it abstracts: ``abstract`` maps a model state to symbol tables (the agreement tests,
+``agreement.py``, evaluate the formulas on them), ``concretize`` maps a z3 counterexample back to a model state (so
+counterexamples to induction print like any other trace).
+
+The logic layer the encodings are written in (states, steps and properties as first-order formulas, built with z3's
+term language and knowing nothing of solver settings) is, from the bottom up:
+
+- ``vocab.py``: the sorts and the sorted state symbols (:class:`Vocab`);
+- ``universe.py``: how sorts and quantifiers are read: unbounded, for N nodes, or for evaluation (:class:`Universe`);
+- ``states.py``: symbol tables (:data:`Structure`), states as z3 functions, and reading z3 models back into tables;
+- ``system.py``: transitions, invariants, step properties, goals and the :class:`System` an encoding defines;
+- ``evaluate.py``: evaluating formulas on concrete structures (what the agreement tests do);
+- ``fragment.py``: the check that a query stays in the fragment where z3's MBQI is a decision procedure.
 """
 
 from __future__ import annotations
@@ -15,7 +26,8 @@ from typing import Any
 import attrs
 
 from kraftcheck.model.core import Context, Model
-from kraftcheck.spec.symbolic.logic import Structure, System
+from kraftcheck.spec.symbolic.states import Structure
+from kraftcheck.spec.symbolic.system import System
 
 # model name -> "module:attribute" of its Encoding
 ENCODINGS: dict[str, str] = {

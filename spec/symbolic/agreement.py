@@ -25,15 +25,10 @@ import z3
 from kraftcheck.model.core import Context
 from kraftcheck.spec.core import Spec
 from kraftcheck.spec.symbolic import Encoding
-from kraftcheck.spec.symbolic.logic import (
-    Env,
-    State,
-    Structure,
-    Universe,
-    concrete_state,
-    eval_universe_ints,
-    truth,
-)
+from kraftcheck.spec.symbolic.evaluate import concrete_state, eval_universe_ints, truth
+from kraftcheck.spec.symbolic.states import State, Structure
+from kraftcheck.spec.symbolic.system import Env
+from kraftcheck.spec.symbolic.universe import Universe
 
 
 @attrs.frozen

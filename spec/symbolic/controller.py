@@ -32,25 +32,20 @@ from kraftcheck.model.controller.actions import V_APPLY_UNCOMMITTED, V_NO_EPOCH_
 from kraftcheck.model.controller.state import Entry, State
 from kraftcheck.model.core import Context
 from kraftcheck.spec.symbolic import Encoding
-from kraftcheck.spec.symbolic.logic import (
-    BOOL,
-    INT,
-    NODE,
+from kraftcheck.spec.symbolic.states import State as SymState
+from kraftcheck.spec.symbolic.states import Structure, Table
+from kraftcheck.spec.symbolic.system import (
     Env,
     Goal,
     Invariant,
     Params,
     StepProperty,
-    Structure,
-    Sym,
     System,
-    Table,
     Transition,
-    Vocab,
     implies,
     update,
 )
-from kraftcheck.spec.symbolic.logic import State as SymState
+from kraftcheck.spec.symbolic.vocab import BOOL, INT, NODE, Sym, Vocab
 
 BROKER = "broker"
 

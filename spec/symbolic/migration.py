@@ -40,24 +40,10 @@ from kraftcheck.model.migration.state import (
     MigState,
 )
 from kraftcheck.spec.symbolic import Encoding
-from kraftcheck.spec.symbolic.logic import (
-    BOOL,
-    INT,
-    NODE,
-    Env,
-    Goal,
-    Invariant,
-    Params,
-    StepProperty,
-    Structure,
-    Sym,
-    System,
-    Table,
-    Transition,
-    Vocab,
-    update,
-)
-from kraftcheck.spec.symbolic.logic import State as SymState
+from kraftcheck.spec.symbolic.states import State as SymState
+from kraftcheck.spec.symbolic.states import Structure, Table
+from kraftcheck.spec.symbolic.system import Env, Goal, Invariant, Params, StepProperty, System, Transition, update
+from kraftcheck.spec.symbolic.vocab import BOOL, INT, NODE, Sym, Vocab
 
 BROKER = "broker"
 CZ = "cz_kind"

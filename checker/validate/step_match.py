@@ -1,4 +1,4 @@
-"""Trace validation: is a run of impl/ (its merged event logs) a behaviour the quorum model allows?
+"""Trace validation by step matching: is a run of impl/ (its merged event logs) a behaviour the quorum model allows?
 
 The approach is that of CCF's smart casual verification and of "Validating Traces of Distributed Programs Against
 TLA+ Specifications" (Cirstea, Kuppe, Merz et al.): read the implementation's events in one causally consistent
@@ -46,11 +46,11 @@ Where the model is more abstract: it has no timers (any timeout may fire at any 
 checked; the check-quorum window (``heard``) is model bookkeeping compared nowhere; client values are numbers, not
 strings; history variables are the model's own.  Bounds are taken from the logs (voters, the largest epoch, number
 of client values, duplications, restarts and resignations; ``fetch_max`` from the nodes' configuration), so that no
-bound ever blocks a step the implementation took.  The model keeps at most one Fetch of a follower, and one Vote or
-BeginQuorumEpoch per pair, on the network; the implementation retries only once a request counts as lost
-(``request_timeout``), so a retry that overtakes a slow but not lost request would be reported as not allowed (a
-real difference: Kafka behaves the same way).  A Fetch parked in the leader's purgatory is, for the model, still in
-flight.
+bound ever blocks a step the implementation took (``scan.py`` reads them, before the first step).  The model keeps
+at most one Fetch of a follower, and one Vote or BeginQuorumEpoch per pair, on the network; the implementation
+retries only once a request counts as lost (``request_timeout``), so a retry that overtakes a slow but not lost
+request would be reported as not allowed (a real difference: Kafka behaves the same way).  A Fetch parked in the
+leader's purgatory is, for the model, still in flight.
 """
 
 from __future__ import annotations
@@ -61,158 +61,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from kraftcheck.impl.modelmap import (
-    RECEIVE_ACTION,
-    ROLE_NAMES,
-    Mapper,
-    NotValidatable,
-    initial_voter,
-    model_voter,
-)
+from kraftcheck.checker.validate.report import ValidationReport, differences, model_view, voter_view
+from kraftcheck.checker.validate.scan import client_accepted, scan_run
+from kraftcheck.impl.modelmap import RECEIVE_ACTION, Mapper, NotValidatable, initial_voter, model_voter
 from kraftcheck.model.core import Action, Context
 from kraftcheck.spec.core import Spec
 
 MAX_CANDIDATES = 64
-
-
-@attrs.define
-class ValidationReport:
-    ok: bool
-    model: str
-    events: int = 0  # events read
-    steps: int = 0  # model steps taken (including losses of never-received messages)
-    stutters: int = 0  # events that changed nothing the model sees
-    seconds: float = 0.0
-    variants: tuple[str, ...] = ()
-    bounds: dict[str, Any] = attrs.Factory(dict)
-    violated_property: str | None = None
-    first_bad: dict[str, Any] | None = None  # index, event, reason, impl state, model state(s)
-    counts: dict[str, int] = attrs.Factory(dict)  # model action -> steps
-
-    @property
-    def events_per_second(self) -> float:
-        return self.events / self.seconds if self.seconds > 0 else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        out = attrs.asdict(self)
-        out["events_per_second"] = round(self.events_per_second, 1)
-        return out
-
-    def render(self, verbose: bool = True) -> str:
-        head = (f"validate {self.model}: {self.events} events, {self.steps} model steps, {self.stutters} stuttering, "
-                f"{self.seconds:.2f}s ({self.events_per_second:.0f} events/s)")
-        if self.ok:
-            return head + "\nOK: every event is a step the model allows and every property holds"
-        lines = [head]
-        bad = self.first_bad or {}
-        if self.violated_property:
-            lines.append(f"VIOLATION: property {self.violated_property} fails at event #{bad.get('index')}")
-        else:
-            lines.append(f"NOT ALLOWED: event #{bad.get('index')} is not a step the model allows")
-        lines.append(f"  event: {_short_event(bad.get('event') or {})}")
-        if bad.get("reason"):
-            lines.append(f"  why: {bad['reason']}")
-        if verbose:
-            for d in bad.get("differences") or []:
-                lines.append(f"  differs: {d}")
-            if bad.get("impl_state") is not None:
-                lines.append("  implementation state (projected):")
-                for i, v in enumerate(bad["impl_state"]["voters"]):
-                    lines.append(f"    voter {i}: {v}")
-                lines.append(f"    net: {bad['impl_state']['net']}")
-            if bad.get("model_state") is not None:
-                lines.append("  model state before the event:")
-                for i, v in enumerate(bad["model_state"]["voters"]):
-                    lines.append(f"    voter {i}: {v}")
-                lines.append(f"    net: {bad['model_state']['net']}")
-        return "\n".join(lines)
-
-
-def _short_event(e: dict[str, Any]) -> str:
-    parts = [f"node {e.get('node')}", str(e.get("event"))]
-    if e.get("timer"):
-        parts.append(f"timer={e['timer']}")
-    if e.get("msg"):
-        msg = {k: v for k, v in e["msg"].items() if k not in ("mid",)}
-        parts.append(f"msg={msg}")
-    if e.get("value") is not None:
-        parts.append(f"value={e['value']!r}")
-    if e.get("lc") is not None:
-        parts.append(f"(lc {e['lc']}, seq {e.get('seq')})")
-    return " ".join(parts)
-
-
-def _voter_view(p: tuple[Any, ...]) -> dict[str, Any]:
-    role, epoch, voted, leader, log, hw, ends, votes = p
-    return {"role": ROLE_NAMES[role], "epoch": epoch, "voted": voted, "leader": leader, "log": [list(e) for e in log],
-            "hw": hw, "ends": list(ends), "votes": list(votes)}
-
-
-def _differences(impl: tuple[Any, ...], model: tuple[Any, ...], who: str) -> list[str]:
-    names = ("role", "epoch", "voted", "leader", "log", "hw", "ends", "votes")
-    out = []
-    for name, a, b in zip(names, impl, model, strict=True):
-        if a != b:
-            if name == "role":
-                a, b = ROLE_NAMES[a], ROLE_NAMES[b]
-            out.append(f"{who} {name}: implementation {a!r}, model {b!r}")
-    return out
-
-
-# ================================================================================================ the check ===
-def _scan(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """Bounds, variants and message fates from a whole run."""
-    n = 0
-    fetch_max = 1
-    check_quorum = False
-    max_epoch = 1
-    values = restarts = dups = resigns = 0
-    received: set[str] = set()
-    dropped: set[str] = set()
-    last_ref: dict[str, int] = {}
-    for i, e in enumerate(events):
-        kind = e.get("event")
-        cfg = e.get("config")
-        if cfg:
-            n = max(n, len(cfg.get("voters") or []))
-            fetch_max = max(fetch_max, int(cfg.get("max_fetch_records", 1)))
-            check_quorum = check_quorum or bool(cfg.get("check_quorum"))
-        st = e.get("state")
-        if st:
-            max_epoch = max(max_epoch, int(st.get("epoch", 0)))
-        if kind == "start" and e.get("restart"):
-            restarts += 1
-        elif kind == "client_append" and e.get("accepted"):
-            values += 1
-        elif kind == "resign" and st and st.get("role") == "Resigned":
-            resigns += 1
-        elif kind == "receive":
-            msg = e["msg"]
-            received.add(msg["mid"])
-            if msg["type"] == "ClientAppendRequest" and _client_accepted(e):
-                values += 1
-        elif kind == "duplicate":
-            dups += 1
-            last_ref[e["msg"]["mid"]] = i
-            last_ref[e["copy"]] = i
-        elif kind == "drop":
-            dropped.add(e["msg"]["mid"])
-        for s in e.get("sent") or []:
-            last_ref[s["mid"]] = i
-            max_epoch = max(max_epoch, int(s.get("leader_epoch", s.get("candidate_epoch", 0)) or 0))
-    lose_after: dict[int, list[str]] = {}
-    for mid, i in last_ref.items():
-        if mid not in received and mid not in dropped:
-            lose_after.setdefault(i, []).append(mid)
-    return {"voters": n, "fetch_max": fetch_max, "check_quorum": check_quorum, "max_epoch": max_epoch,
-            "max_values": values, "max_restarts": restarts, "max_dups": dups, "max_resigns": resigns,
-            "lose_after": lose_after}
-
-
-def _client_accepted(e: dict[str, Any]) -> bool:
-    return any(s.get("type") == "ClientAppendResponse" and s.get("error") == "NONE" for s in e.get("sent") or [])
 
 
 class _Validator:
@@ -222,7 +77,7 @@ class _Validator:
         self.spec = spec
         self.model = spec.model
         self.events = events
-        info = _scan(events)
+        info = scan_run(events)
         self.n = info["voters"]
         if not 1 <= self.n <= 5:
             raise NotValidatable(f"the logs show {self.n} voters; the quorum model takes 1 to 5 (is a node's "
@@ -252,7 +107,7 @@ class _Validator:
         return tuple(sorted(self.in_flight.values()))
 
     def impl_state(self) -> dict[str, Any]:
-        return {"voters": [_voter_view(p) for p in self.view], "net": [list(m) for m in self.impl_net()]}
+        return {"voters": [voter_view(p) for p in self.view], "net": [list(m) for m in self.impl_net()]}
 
     def matches(self, s: Any) -> bool:
         for v, p in zip(s.voters, self.view, strict=True):
@@ -314,7 +169,7 @@ class _Validator:
             msg = e["msg"]
             if msg["type"] in RECEIVE_ACTION:
                 return [(RECEIVE_ACTION[msg["type"]], (self.map.message(msg),))]
-            if msg["type"] == "ClientAppendRequest" and _client_accepted(e):
+            if msg["type"] == "ClientAppendRequest" and client_accepted(e):
                 return [("client_request", (me,))]
             return []  # client RPCs the model does not know: stutter
         if kind == "client_append":
@@ -353,7 +208,7 @@ class _Validator:
             self.map.accept(e["value"])
         if kind == "receive":
             msg = e["msg"]
-            if msg["type"] == "ClientAppendRequest" and _client_accepted(e):
+            if msg["type"] == "ClientAppendRequest" and client_accepted(e):
                 self.map.accept(msg["value"])
             self.in_flight.pop(msg["mid"], None)
         if kind == "start" and e.get("restart"):
@@ -421,7 +276,7 @@ class _Validator:
         ref = after[0] if after else model_state
         if ref is not None:
             for j, (v, p) in enumerate(zip(ref.voters, self.view, strict=True)):
-                diffs += _differences(p, model_voter(v), f"voter {j}")
+                diffs += differences(p, model_voter(v), f"voter {j}")
             impl_net, model_net = Counter(self.impl_net()), Counter(ref.net)
             for mm in sorted((impl_net - model_net).elements()):
                 diffs.append(f"in flight in the implementation only: {mm}")
@@ -433,13 +288,9 @@ class _Validator:
             "reason": reason,
             "differences": diffs,
             "impl_state": self.impl_state(),
-            "model_state": _model_view(model_state) if model_state is not None else None,
-            "model_state_after": _model_view(after[0]) if after else None,
+            "model_state": model_view(model_state) if model_state is not None else None,
+            "model_state_after": model_view(after[0]) if after else None,
         }
-
-
-def _model_view(s: Any) -> dict[str, Any]:
-    return {"voters": [_voter_view(model_voter(v)) for v in s.voters], "net": [list(m) for m in s.net]}
 
 
 def _fmt_steps(steps: list[tuple[str, tuple[Any, ...]]]) -> str:

@@ -1,0 +1,120 @@
+"""The ``kraftcheck`` argument parser: the built-in commands' options and the plugins' subcommands.
+
+Separate from the commands so that ``--help`` and the option definitions read in one place.  Plugins are the modules
+in :data:`PLUGINS` that are installed: each has ``register(subparsers)``, which adds its subcommands (``prove.py``:
+``kraftcheck prove``; ``impl.py``: ``kraftcheck cluster`` and ``kraftcheck validate``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+from typing import NoReturn
+
+from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
+from kraftcheck.checker.errors import UsageError
+
+PLUGINS = ["kraftcheck.checker.cli.prove", "kraftcheck.checker.cli.impl"]
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line (and exit 2), never a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, not {value}")
+    return value
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="V",
+        help="switch on a variant (repeatable); see 'kraftcheck list'",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        dest="bounds",
+        help="override a bound (repeatable); see 'kraftcheck list' for bounds and defaults",
+    )
+    p.add_argument("--json", metavar="FILE", help="write the result as JSON (with the counterexample as ITF)")
+    p.add_argument(
+        "--trace-out", metavar="FILE", help="write the counterexample: FILE.json as ITF, anything else as readable text"
+    )
+    p.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
+    p.add_argument("--quiet", action="store_true", help="no progress line, no trace on stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="kraftcheck", description="Model checking, proofs and trace validation for Kafka's KRaft.")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    p = sub.add_parser("list", help="models, bounds, variants and properties")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("check", help="exhaustive search (all KRaft models when none is named)")
+    p.add_argument("models", nargs="*", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
+    _model_options(p)
+    p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    p.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states (verdict limit)")
+    p.add_argument("--max-depth", type=_positive, metavar="D", help="explore to depth D only (verdict limit if cut)")
+    p.add_argument("--visited", choices=["compact", "dict"], default="compact", help="visited-set implementation")
+    p.add_argument("--engine", choices=["inprocess", "spark"], default="inprocess")
+    p.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
+    p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")
+    p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
+    p.add_argument("--resume", action="store_true", help="Spark: resume from the last complete level")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("simulate", help="seeded random walks")
+    p.add_argument("model", metavar="MODEL")
+    _model_options(p)
+    p.add_argument("--walks", type=_positive, default=200)
+    p.add_argument("--depth", type=_positive, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--swarm", action="store_true", help="each walk prefers a random subset of the actions")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("replay", help="re-execute a trace file (ITF JSON) on the model or the implementation")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("trace", metavar="TRACE", help="an ITF file written by --trace-out or --json")
+    p.add_argument(
+        "--variant", action="append", default=None, metavar="V", help="variants (default: those the trace names)"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="NAME=VALUE",
+        dest="bounds",
+        help="bounds (default: those the trace names)",
+    )
+    p.add_argument(
+        "--into",
+        choices=["model", "impl"],
+        default="model",
+        help="replay on the model (default) or drive impl/ through it",
+    )
+    p.set_defaults(func=cmd_replay)
+
+    for name in PLUGINS:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).register(sub)
+    return parser
+

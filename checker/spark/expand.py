@@ -1,0 +1,193 @@
+"""Expanding one partition's new states: successors in the in-process order, events, and blobs for their owners.
+
+Generation follows the in-process BFS exactly (action by action over a batch of states, or state by state when action
+properties are checked), so that order keys, counts and the first deadlock or broken action property agree with it.
+The successors are fingerprinted, cut down to the occurrences that can be a state's first, and shipped to their owners
+(``fingerprint % P``) as one pickled blob per destination.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from kraftcheck.checker.errors import ModelError
+from kraftcheck.checker.search.bfs import BATCH, successor_lists
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark.job import Job, lap
+from kraftcheck.checker.spark.order import YBITS
+from kraftcheck.checker.spark.shards import CAND, ROWS
+
+U64 = np.uint64
+I64 = np.int64
+
+
+def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states: list[Any],
+            shard_f: np.ndarray, report: dict[str, Any]) -> list[Any]:
+    """Successors of this partition's level, shipped to their owners as one blob per destination."""
+    t = time.process_time()
+    check = not job.expand_all
+    checked = bool(check and run.action_props)
+    if checked:
+        cand, matrix, occ_p, occ_a, occ_y, event = _expand_checked(run, keys, fps, states)
+    else:
+        cand, matrix, occ_p, occ_a, occ_y, event = _expand_fast(run, keys, fps, states, check and run.deadlock)
+    report["x_event"] = event
+    t = lap(report, "expand", t)
+    n = len(matrix)
+    out: list[Any] = [(q, (ROWS, keys[:n].copy(), matrix))]
+    if not cand:
+        return out
+    try:
+        cfps = run.fingerprint_batch(cand)
+    except Exception as exc:
+        raise ModelError(f"model {run.model.name}: fingerprinting a state raised {type(exc).__name__}: {exc}") from exc
+    t = lap(report, "fingerprint", t)
+    if len(occ_y) and int(occ_y.max()) >= 1 << YBITS:
+        raise ModelError(f"model {run.model.name}: an action yields more than {(1 << YBITS) - 1} successors of a state")
+    # Only occurrences that can be a state's first (in the in-process order) need to travel.  State by state
+    # (checked expansion) that is the first occurrence of each fingerprint; action by action it is the first of each
+    # (fingerprint, action), since the batch of a parent, which comes before the action in the order, is not known
+    # here (generation order within one action is parent key, then yield index).
+    if checked:
+        _, keep = np.unique(cfps, return_index=True)
+    else:
+        parts = []
+        for a in np.unique(occ_a).tolist():
+            sel = np.flatnonzero(occ_a == a)
+            parts.append(sel[np.unique(cfps[sel], return_index=True)[1]])
+        keep = np.concatenate(parts)
+    uf, first, inv = np.unique(cfps[keep], return_index=True, return_inverse=True)
+    P = job.partitions
+    dest_u = (uf % U64(P)).astype(I64)
+    reps = keep[first]  # the candidate carrying each distinct state
+    if len(shard_f):  # own states already visited need not travel
+        own = np.flatnonzero(dest_u == q)
+        at = np.minimum(np.searchsorted(shard_f, uf[own]), len(shard_f) - 1)
+        seen = np.zeros(len(uf), dtype=bool)
+        seen[own[shard_f[at] == uf[own]]] = True
+        if seen.any():
+            occ_keep = ~seen[inv]
+            keep, inv = keep[occ_keep], (np.cumsum(~seen) - 1)[inv[occ_keep]]
+            uf, reps, dest_u = uf[~seen], reps[~seen], dest_u[~seen]
+    u_order = np.argsort(dest_u, kind="stable")
+    local = np.empty(len(uf), dtype=np.int32)  # index of a distinct state within its destination's list
+    dest_o = dest_u[inv]
+    o_order = np.argsort(dest_o, kind="stable")
+    u_cuts = np.searchsorted(dest_u[u_order], np.arange(P + 1))
+    o_cuts = np.searchsorted(dest_o[o_order], np.arange(P + 1))
+    for d in range(P):
+        us = u_order[u_cuts[d]:u_cuts[d + 1]]
+        if not len(us):
+            continue
+        local[us] = np.arange(len(us), dtype=np.int32)
+        occ = o_order[o_cuts[d]:o_cuts[d + 1]]
+        ci = keep[occ]  # candidate indices of these occurrences
+        par = occ_p[ci]
+        blob = pickle.dumps([cand[i] for i in reps[us].tolist()], 5)
+        out.append((d, (CAND, uf[us], blob, local[inv[occ]], keys[par], occ_a[ci], occ_y[ci], fps[par])))
+    lap(report, "ship", t)
+    return out
+
+
+def _expand_fast(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any], deadlock: bool
+                 ) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any] | None]:
+    """No action properties: one list comprehension per action over a chunk of states (as the in-process BFS)."""
+    ctx = run.ctx
+    actions = run.actions
+    A = len(actions)
+    cand: list[Any] = []
+    counts: list[list[int]] = [[] for _ in range(A)]
+    occ_p: list[np.ndarray] = []
+    occ_a: list[np.ndarray] = []
+    occ_y: list[np.ndarray] = []
+    ai = 0
+    try:
+        for lo in range(0, len(states), BATCH):
+            chunk = states[lo:lo + BATCH]
+            idx = np.arange(lo, lo + len(chunk))
+            for ai, (_, fn, has_params) in enumerate(actions):
+                if has_params:
+                    lists = [[t for _, t in fn(s, ctx)] for s in chunk]
+                else:
+                    lists = successor_lists(fn, chunk, ctx)
+                lens = np.fromiter(map(len, lists), dtype=I64, count=len(lists))
+                total = int(lens.sum())
+                counts[ai].extend(lens.tolist())
+                if total:
+                    cand.extend(chain.from_iterable(lists))
+                    occ_p.append(np.repeat(idx, lens))
+                    occ_a.append(np.full(total, ai, dtype=np.uint16))
+                    occ_y.append((np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)).astype(np.uint32))
+    except ModelError:
+        raise
+    except Exception as exc:
+        raise run.action_error(ai, exc) from exc
+    matrix = np.array(counts, dtype=np.uint32).T.reshape(len(states), A) if A else np.zeros((len(states), 0), np.uint32)
+    event = None
+    if deadlock:
+        stuck = np.flatnonzero(matrix.sum(axis=1) == 0)
+        if len(stuck):
+            i = int(stuck[0])
+            event = {"kind": "deadlock", "key": int(keys[i]), "j": 0, "fp": int(fps[i])}
+    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
+    return cand, matrix, cat(occ_p, I64), cat(occ_a, np.uint16), cat(occ_y, np.uint32), event
+
+
+def _expand_checked(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any]
+                    ) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any] | None]:
+    """With action properties: state by state (as the in-process BFS), stopping at the first event."""
+    ctx, fingerprint = run.ctx, run.fingerprint
+    actions = run.actions
+    A = len(actions)
+    deadlock = run.deadlock
+    cand: list[Any] = []
+    counts: list[int] = []
+    occ_p: list[int] = []
+    occ_a: list[int] = []
+    occ_y: list[int] = []
+    event: dict[str, Any] | None = None
+    ai = 0
+    try:
+        for i, s in enumerate(states):
+            start = len(cand)
+            row: list[int] = []
+            for ai in range(A):
+                name, fn, has_params = actions[ai]
+                before = len(cand)
+                pairs = fn(s, ctx) if has_params else (((), t) for t in fn(s, ctx))
+                for values, t in pairs:
+                    cand.append(t)
+                    bad = run.broken_action_property(s, (name, values), t)
+                    if bad:
+                        event = {"kind": "action", "key": int(keys[i]), "j": len(cand) - 1 - start, "prop": bad,
+                                 "fp": int(fps[i]), "action": name, "fp_next": fingerprint(t),
+                                 "partial": row + [0] * (A - len(row))}
+                        break
+                if event is not None:
+                    break
+                row.append(len(cand) - before)
+                occ_a.extend([ai] * row[-1])
+                occ_y.extend(range(row[-1]))
+            if event is not None:
+                del cand[start:]
+                del occ_a[start:]
+                del occ_y[start:]
+                break
+            if deadlock and len(cand) == start:
+                event = {"kind": "deadlock", "key": int(keys[i]), "j": 0, "fp": int(fps[i])}
+                break
+            counts.extend(row)
+            occ_p.extend([i] * (len(cand) - start))
+    except ModelError:
+        raise
+    except Exception as exc:
+        raise run.action_error(ai, exc) from exc
+    n = len(counts) // A if A else 0
+    matrix = np.array(counts, dtype=np.uint32).reshape(n, A)
+    return (cand, matrix, np.array(occ_p, dtype=I64), np.array(occ_a, dtype=np.uint16),
+            np.array(occ_y, dtype=np.uint32), event)

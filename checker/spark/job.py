@@ -1,0 +1,55 @@
+"""What the driver tells one level's tasks (``Job``) and how they report back (an accumulator of reports).
+
+A task's report (counts, order keys, events, CPU time by phase) goes back through an accumulator keyed by (level,
+partition), so a re-executed task overwrites its own entry instead of counting twice.  Shared by the driver, which
+builds the jobs and reads the reports, and by the task code, which fills them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from kraftcheck.checker.spark.specref import SpecRef
+
+
+# ---- accumulated task reports ---------------------------------------------------------------------------------------
+class Reports:
+    """AccumulatorParam (duck-typed): a dict (level, partition) -> report; a re-run task overwrites its own entry."""
+
+    def zero(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        return {}
+
+    def addInPlace(self, a: dict[Any, Any], b: dict[Any, Any]) -> dict[Any, Any]:
+        a.update(b)
+        return a
+
+
+class Job:
+    """What one level's tasks are told (pickled with the task function)."""
+
+    def __init__(self, ref: SpecRef, level: int, partitions: int, mode: str, ranks: np.ndarray | None = None,
+                 event_batches: tuple[int, ...] = (), targets: tuple[str, ...] = (), checkpoint: str | None = None,
+                 expand: bool = True, expand_all: bool = False, shard_dir: str | None = None) -> None:
+        self.ref = ref
+        self.level = level
+        self.partitions = partitions
+        self.mode = mode  # init | resume | dedup | probe
+        self.ranks = ranks  # sorted order keys of level - 1 (dedup, probe)
+        self.event_batches = event_batches
+        self.targets = targets
+        self.checkpoint = checkpoint
+        self.expand = expand
+        self.expand_all = expand_all  # the max-depth level: no deadlock / action property checks, never stop early
+        self.shard_dir = shard_dir  # shards kept in files there (one host), else they travel through the shuffle
+        self.acc: Any = None
+
+
+def lap(report: dict[str, Any], phase: str, since: float) -> float:
+    """Add the CPU time since ``since`` to a phase (CPU, not wall: meaningful on a busy machine too)."""
+    now = time.process_time()
+    times = report["time"]
+    times[phase] = times.get(phase, 0.0) + now - since
+    return now

@@ -1,0 +1,105 @@
+"""How executors find the model and rebuild the Run: a reference to the spec, and the Runs rebuilt from it.
+
+The driver describes where the run's spec lives (``describe``): a module of the installed package, which every
+executor can import, or else the model file, which is shipped to the executors with the job.  A task rebuilds the Run
+from that reference once per Python worker (``SpecRef.load_run``).  Nothing else in the engine knows where a model
+comes from, so this is kept apart from the per-level work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.search.run import Run
+
+# the package executors import as installed (or from the shipped zip); any other module holding the spec is shipped
+# to them as a file
+INSTALLED = "kraftcheck"
+
+
+@attrs.frozen
+class SpecRef:
+    """How an executor finds the spec: ``module:attr`` of an installed package, or a shipped file."""
+
+    kind: str  # "module" | "file"
+    target: str  # "package.module:ATTR", or the shipped file's name
+    module: str  # for a file: the module name it is loaded under (stable: derived from the file's content)
+    attr: str
+    variants: tuple[str, ...]
+    bounds: tuple[tuple[str, Any], ...]
+    deadlock: bool
+
+    def load_run(self) -> Run:
+        key = repr(self)
+        run = _RUNS.get(key)
+        if run is None:
+            run = _build_run(self)
+            _RUNS[key] = run
+        return run
+
+
+_RUNS: dict[str, Run] = {}  # per Python worker; only saves re-importing the spec, never holds search state
+
+
+def _build_run(ref: SpecRef) -> Run:
+    from kraftcheck.spec.core import Spec
+
+    if ref.kind == "module":
+        module = importlib.import_module(ref.target.partition(":")[0])
+    else:
+        module = sys.modules.get(ref.module)  # type: ignore[assignment]
+        if module is None:
+            from pyspark import SparkFiles
+
+            path = SparkFiles.get(ref.target)
+            spec_obj = importlib.util.spec_from_file_location(ref.module, path)
+            if spec_obj is None or spec_obj.loader is None:
+                raise RuntimeError(f"executor cannot load the shipped model file {path}")
+            module = importlib.util.module_from_spec(spec_obj)
+            sys.modules[ref.module] = module
+            spec_obj.loader.exec_module(module)
+    spec = getattr(module, ref.attr)
+    if not isinstance(spec, Spec):
+        raise RuntimeError(f"{ref.target} is not a Spec on the executor")
+    model = spec.model
+    ctx = model.context(model.bounds_type(**dict(ref.bounds)), ref.variants)
+    run = Run(spec, ctx, "spark", "bfs", progress=False)
+    run.deadlock = ref.deadlock
+    return run
+
+
+def describe(run: Run) -> tuple[SpecRef, Path | None]:
+    """Where the run's spec lives, as executors will find it, and the file to ship when it is not installed."""
+    holders: list[tuple[str, str, Any]] = []
+    for name, mod in list(sys.modules.items()):
+        try:
+            members = vars(mod)
+        except TypeError:
+            continue
+        for attr, value in list(members.items()):
+            if value is run.spec:
+                holders.append((name, attr, mod))
+    holders.sort(key=lambda h: (h[0].split(".")[0] != INSTALLED, h[0] == "__main__", h[0], h[1]))
+    b = run.ctx.b
+    variants = tuple(sorted(run.ctx.variants))
+    bounds = tuple((f.name, getattr(b, f.name)) for f in attrs.fields(type(b)))
+    deadlock = bool(run.deadlock)
+    for name, attr, _mod in holders:
+        if name.split(".")[0] == INSTALLED:
+            return SpecRef("module", f"{name}:{attr}", name, attr, variants, bounds, deadlock), None
+    for _name, attr, mod in holders:
+        file = getattr(mod, "__file__", None)
+        if file and file.endswith(".py") and Path(file).is_file():
+            digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
+            module = f"kraftcheck_model_{digest}"
+            return SpecRef("file", f"{module}.py", module, attr, variants, bounds, deadlock), Path(file)
+    raise UsageError(f"the Spark engine needs model {run.model.name}'s spec at module level (a built-in name, "
+                     "module:ATTR or file.py), so that executors can load it")

@@ -1,0 +1,234 @@
+"""What one partition does for one level, in a Python worker (the function each level's Spark stage runs).
+
+The task reads its input (its visited shard and the candidate successors other partitions generated for it), drops
+candidates the shard already holds, keeps each new state's first occurrence in BFS order, judges the new states
+(invariants, reachability targets), writes them to the checkpoint, and expands them (``expand``).  What the driver
+needs comes back in the task's report (see ``job``).
+"""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import time
+import traceback
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from kraftcheck.checker.errors import ModelError
+from kraftcheck.checker.search.bfs import BATCH
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark.expand import expand
+from kraftcheck.checker.spark.job import Job, lap
+from kraftcheck.checker.spark.order import key_layout, order_keys
+from kraftcheck.checker.spark.shards import CAND, ROWS, SHARD, payloads, read_shard_file, write_shard_file
+
+U64 = np.uint64
+I64 = np.int64
+
+
+def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
+    """Level ``job.level`` for partition ``q`` (runs in a Python worker)."""
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    shard_f = np.zeros(0, dtype=U64)
+    shard_p = np.zeros(0, dtype=U64)
+    rows: tuple[np.ndarray, np.ndarray] | None = None
+    cands: list[tuple[Any, ...]] = []
+    for payload in payloads(records):  # always drain the input: a worker that leaves input unread is not reused
+        kind = payload[0]
+        if kind == SHARD:
+            shard_f, shard_p = payload[1], payload[2]
+        elif kind == ROWS:
+            rows = (payload[1], payload[2])
+        elif kind == CAND:
+            cands.append(payload)
+    report: dict[str, Any] = {"time": {"read": time.process_time() - c0}}
+    out: list[Any] = []
+    if job.shard_dir and job.mode in ("dedup", "probe"):
+        shard_f, shard_p = read_shard_file(job.shard_dir, job.level - 1, q)
+    # as in checker.search.bfs: states are acyclic and freed by reference counting, so the cyclic collector only costs
+    # time walking the level's millions of new objects; it is off for the task and back on afterwards
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        run = job.ref.load_run()
+        out = _level(job, run, q, shard_f, shard_p, rows, cands, report)
+    except ModelError as exc:
+        report = {"error": ("model", str(exc))}
+        out = []
+    except Exception:
+        report = {"error": ("internal", traceback.format_exc())}
+        out = []
+    finally:
+        if collecting:
+            gc.enable()
+    report.setdefault("time", {})["cpu"] = time.process_time() - c0
+    report["time"]["wall"] = time.perf_counter() - t0
+    job.acc.add({(job.level, q): report})
+    return out
+
+
+def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
+           rows: tuple[np.ndarray, np.ndarray] | None, cands: list[tuple[Any, ...]],
+           report: dict[str, Any]) -> list[Any]:
+    P = job.partitions
+    if job.mode == "init":
+        inits = run.initial_states()
+        fingerprint = run.fingerprint
+        order: list[tuple[int, Any]] = []
+        taken: set[int] = set()
+        for s in inits:
+            f = fingerprint(s)
+            if f not in taken:
+                taken.add(f)
+                order.append((f, s))
+        mine = [(i, f, s) for i, (f, s) in enumerate(order) if f % P == q]
+        keys = np.array([i for i, _, _ in mine], dtype=I64)
+        fps = np.array([f for _, f, _ in mine], dtype=U64)
+        states = [s for _, _, s in mine]
+        shard_f = np.sort(fps)
+        shard_p = np.zeros(len(fps), dtype=U64)
+        report["new_keys"] = keys
+        if job.checkpoint:
+            ckpt_io.write_part(job.checkpoint, 0, q, fps, np.zeros(len(fps), dtype=U64), keys, states)
+    elif job.mode == "resume":
+        assert job.checkpoint is not None
+        shard_f, shard_p = ckpt_io.read_shard(job.checkpoint, job.level, q)
+        keys, fps, states = ckpt_io.read_frontier(job.checkpoint, job.level, q)
+    else:
+        keys, fps, states, shard_f, shard_p = _dedup(job, run, q, shard_f, shard_p, rows, cands, report)
+        if job.mode == "probe":
+            return []
+    out: list[Any] = []
+    if job.shard_dir:
+        write_shard_file(job.shard_dir, job.level, q, shard_f, shard_p)
+    else:
+        out.append((q, (SHARD, shard_f, shard_p)))
+    if job.expand and len(states):
+        out.extend(expand(job, run, q, keys, fps, states, shard_f, report))
+    return out
+
+
+def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
+           rows: tuple[np.ndarray, np.ndarray] | None, cands: list[tuple[Any, ...]],
+           report: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, list[Any], np.ndarray, np.ndarray]:
+    """Drop known candidates, keep each new state's first occurrence, judge the new states (in BFS order)."""
+    t = time.process_time()
+    ranks = job.ranks
+    assert ranks is not None
+    nb = max(1, -(-len(ranks) // BATCH))
+    A = len(run.actions)
+    _, bshift = key_layout(A)
+    # what expanding level - 1 cost, per batch of the in-process order (this partition's share)
+    cov_pb = np.zeros((nb, A), dtype=I64)
+    if rows is not None and len(rows[0]):
+        rk, matrix = rows
+        pos = np.searchsorted(ranks, rk)
+        batch = pos // BATCH
+        for a in range(A):
+            cov_pb[:, a] = np.bincount(batch, weights=matrix[:, a], minlength=nb)[:nb]
+        if job.event_batches:
+            sel = np.isin(batch, np.array(job.event_batches, dtype=I64))
+            report["x_rows"] = (pos[sel], matrix[sel].astype(I64))
+    report["x_cands"] = cov_pb.sum(axis=1)
+    report["x_cov"] = cov_pb
+    report["new_keys"] = np.zeros(0, dtype=I64)
+    report["new_per_batch"] = np.zeros(nb, dtype=I64)
+    empty: tuple[np.ndarray, np.ndarray, list[Any], np.ndarray, np.ndarray] = (
+        np.zeros(0, dtype=I64), np.zeros(0, dtype=U64), [], shard_f, shard_p)
+    if not cands:
+        if job.checkpoint and job.expand and job.mode == "dedup":
+            ckpt_io.write_part(job.checkpoint, job.level, q, empty[1], empty[1], empty[0], [])
+        return empty
+    # occurrences (one per generated successor) and the distinct states each blob carries
+    ufps = [c[1] for c in cands]
+    base = np.cumsum([0] + [len(u) for u in ufps])
+    occ_u = np.concatenate([c[3].astype(I64) + base[i] for i, c in enumerate(cands)])
+    pkeys = np.concatenate([c[4] for c in cands])
+    occ_a = np.concatenate([c[5] for c in cands])
+    occ_y = np.concatenate([c[6] for c in cands])
+    parents = np.concatenate([c[7] for c in cands])
+    all_ufps = np.concatenate(ufps)
+    fps = all_ufps[occ_u]
+    prank = np.searchsorted(ranks, pkeys)
+    if len(prank) and (prank.max() >= len(ranks) or not np.array_equal(ranks[prank], pkeys)):
+        raise RuntimeError("a candidate's parent key is not in the previous level (engine bug)")
+    keys = order_keys(prank.astype(I64), occ_a, occ_y, A, bool(run.action_props))
+    # per fingerprint, the occurrence with the smallest order key (keys are unique): group by fingerprint, take the
+    # minimum key of each group
+    by_fp = np.argsort(fps)
+    fs = fps[by_fp]
+    starts = np.flatnonzero(np.concatenate(([True], fs[1:] != fs[:-1])))
+    ko = keys[by_fp]
+    least = np.minimum.reduceat(ko, starts)
+    c = by_fp[ko == np.repeat(least, np.diff(np.append(starts, len(fs))))]  # one per fingerprint, by fingerprint
+    if len(shard_f):
+        at = np.minimum(np.searchsorted(shard_f, fps[c]), len(shard_f) - 1)
+        c = c[shard_f[at] != fps[c]]
+    c = c[np.argsort(keys[c])]  # in BFS order
+    if job.mode == "probe":
+        report["probe_min_pos"] = int(prank[c].min()) if len(c) else None
+        return empty
+    new_f, new_p, new_k = fps[c], parents[c], keys[c]
+    report["new_keys"] = new_k
+    new_batch = new_k >> bshift
+    report["new_per_batch"] = np.bincount(new_batch, minlength=nb)[:nb].astype(I64)
+    # grow the shard (sorted fingerprints, parents alongside)
+    by_fp = np.argsort(new_f, kind="stable")
+    at = np.searchsorted(shard_f, new_f[by_fp])
+    shard_f = np.insert(shard_f, at, new_f[by_fp])
+    shard_p = np.insert(shard_p, at, new_p[by_fp])
+    t = lap(report, "dedup", t)
+    # the new states themselves (unpickled blob by blob, only where needed)
+    u = occ_u[c]
+    blob_of = np.searchsorted(base, u, side="right") - 1
+    loaded: dict[int, list[Any]] = {}
+    states: list[Any] = []
+    for ui, bi in zip(u.tolist(), blob_of.tolist()):
+        lst = loaded.get(bi)
+        if lst is None:
+            lst = loaded[bi] = pickle.loads(cands[bi][2])
+        states.append(lst[ui - int(base[bi])])
+    del loaded
+    t = lap(report, "unpickle", t)
+    # invariants and targets, batch by batch as in-process: in the first batch with a broken invariant, the first
+    # invariant (in spec order) that some new state breaks, and the first such state, are reported
+    ctx = run.ctx
+    invariants = run.invariants
+    bad_batch = -1
+    bad: dict[int, tuple[int, int]] = {}
+    targets = [(n, run.targets[n]) for n in job.targets if n in run.targets]
+    hits: dict[str, int] = {}
+    for i, s in enumerate(states):
+        if bad_batch >= 0 and new_batch[i] != bad_batch:
+            break
+        for ii, (name, pred) in enumerate(invariants):
+            try:
+                ok = pred(s, ctx)
+            except Exception as exc:
+                raise ModelError(f"invariant {name} raised {type(exc).__name__}: {exc}") from exc
+            if not ok:
+                bad_batch = int(new_batch[i])
+                if ii not in bad:
+                    bad[ii] = (int(new_k[i]), int(new_f[i]))
+        if targets and bad_batch < 0:
+            for name, pred in targets:
+                if name not in hits and pred(s, ctx):
+                    hits[name] = int(new_k[i])
+            if len(hits) == len(targets):
+                targets = []
+    report["targets"] = hits
+    t = lap(report, "judge", t)
+    if bad:
+        ii = min(bad)
+        report["inv"] = (bad_batch, ii, bad[ii][0], invariants[ii][0], bad[ii][1])
+    if job.checkpoint and job.expand:
+        ckpt_io.write_part(job.checkpoint, job.level, q, new_f, new_p, new_k, states)
+        lap(report, "checkpoint", t)
+    if bad:
+        return empty[0], empty[1], [], shard_f, shard_p
+    return new_k, new_f, states, shard_f, shard_p
