@@ -11,8 +11,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck.model import Context, Model
-from kraftcheck.spec import Spec, invariant, reachable
+from kraftcheck import Context, Model, Spec, invariant, reachable
 
 
 @attrs.frozen

@@ -12,8 +12,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck.model import Context, Model
-from kraftcheck.spec import Spec, action_property, invariant, reachable
+from kraftcheck import Context, Model, Spec, action_property, invariant, reachable
 
 IDLE, FLAG, WAIT, CRIT = "idle", "flag", "wait", "critical"
 

@@ -9,15 +9,21 @@ from pathlib import Path
 
 from kraftcheck.spec.core import Spec
 
-# name -> "module:attribute" of a Spec.  KRaft models first (the default ``kraftcheck check`` job), then examples.
-BUILTIN: dict[str, str] = {
+# name -> "module:attribute" of a Spec.  The KRaft models are the default ``kraftcheck check`` job.
+KRAFT: dict[str, str] = {
     "quorum": "kraftcheck.spec.quorum:SPEC",
     "controller": "kraftcheck.spec.controller:SPEC",
     "migration": "kraftcheck.spec.migration:SPEC",
+}
+# The small models of examples/ ship inside the package, so they run by name from anywhere: ``mutex`` or, to say
+# that it is an example, ``example:mutex``.
+EXAMPLES: dict[str, str] = {
     "counter-grid": "kraftcheck.examples.counter_grid:SPEC",
     "mutex": "kraftcheck.examples.mutex:SPEC",
     "philosophers": "kraftcheck.examples.philosophers:SPEC",
 }
+EXAMPLE_PREFIX = "example:"
+BUILTIN: dict[str, str] = {**KRAFT, **EXAMPLES}
 
 
 class UnknownModel(LookupError):
@@ -25,18 +31,19 @@ class UnknownModel(LookupError):
 
 
 def available() -> list[str]:
-    """Built-in names whose module is present in this checkout."""
-    out = []
-    for name, target in BUILTIN.items():
-        module = target.split(":")[0]
-        if importlib.util.find_spec(module) is not None:
-            out.append(name)
-    return out
+    """Every built-in name: the KRaft models first, then the examples."""
+    return list(BUILTIN)
 
 
 def load(name: str) -> Spec:
-    """A Spec by built-in name, by ``path/to/file.py`` (attribute SPEC) or by ``package.module:ATTR``."""
-    if name in BUILTIN and name in available():
+    """A Spec by built-in name (``example:NAME`` too), by ``path/to/file.py`` (attribute SPEC) or by
+    ``package.module:ATTR``."""
+    if name.startswith(EXAMPLE_PREFIX):
+        example = name[len(EXAMPLE_PREFIX):]
+        if example not in EXAMPLES:
+            raise UnknownModel(f"unknown model {name!r} (examples: {', '.join(EXAMPLES)})")
+        target = EXAMPLES[example]
+    elif name in BUILTIN:
         target = BUILTIN[name]
     elif name.endswith(".py"):
         return _load_file(Path(name))
@@ -74,5 +81,5 @@ def _load_file(path: Path) -> Spec:
 
 
 def kraft_models() -> list[str]:
-    """The built-in KRaft models present (what ``kraftcheck check`` with no model runs)."""
-    return [n for n in available() if not BUILTIN[n].startswith("examples.")]
+    """The built-in KRaft models (what ``kraftcheck check`` with no model runs)."""
+    return list(KRAFT)

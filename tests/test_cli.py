@@ -142,6 +142,7 @@ BAD_INPUTS = [
     (["replay", "mutex", "/nonexistent/t.json"], "does not exist"),
     (["simulate", "mutex", "--walks", "x"], "whole number"),
     (["frobnicate"], "invalid choice"),
+    (["check", "example:quorum"], "unknown model 'example:quorum'"),
 ]
 
 
@@ -167,6 +168,27 @@ def test_malformed_trace_files(tmp_path: Path, content: str, message: str, capsy
     assert main(["replay", "mutex", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_check_with_no_model_is_the_three_kraft_models(tmp_path: Path) -> None:
+    """The main job checks the KRaft models, not the examples (cut by a limit here: exit 15, never ok)."""
+    out = tmp_path / "r.json"
+    assert main(["check", "--quiet", "--max-states", "100", "--json", str(out)]) == 15
+    assert [r["model"] for r in json.loads(out.read_text())["results"]] == ["quorum", "controller", "migration"]
+
+
+def test_examples_run_by_name_with_or_without_the_example_prefix(tmp_path: Path) -> None:
+    for name in ("mutex", "example:mutex"):
+        out = tmp_path / f"{name.replace(':', '_')}.json"
+        assert main(["check", name, "--quiet", "--json", str(out)]) == 0
+        assert json.loads(out.read_text())["model"] == "mutex"
+
+
+def test_version() -> None:
+    import kraftcheck
+
+    r = run_cli("--version")
+    assert (r.returncode, r.stdout.strip()) == (0, f"kraftcheck {kraftcheck.__version__}")
 
 
 def test_help_and_console_script() -> None:

@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 from typing import NoReturn
 
+from kraftcheck._version import __version__
 from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
 from kraftcheck.checker.errors import UsageError
 
@@ -61,6 +62,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="kraftcheck", description="Model checking, proofs and trace validation for Kafka's KRaft.")
+    parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
