@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import networkx as nx
 import pytest
+from hypothesis import settings
 
 from kraftcheck.model.core import Context, Model
+
+# CI runs the same examples every time (a red CI names a change, not a lucky draw); a developer's runs draw new ones
+# and keep what failed in .hypothesis/.  Known open discrepancies found by random draws are pinned as strict xfails.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def state_graph(model: Model[Any, Any], ctx: Context[Any]) -> tuple[nx.DiGraph, list[Any]]:

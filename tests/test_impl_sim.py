@@ -84,6 +84,22 @@ def test_restart_with_a_fetch_in_flight_is_a_behaviour_of_the_model() -> None:
     assert report.ok, report.render()
 
 
+
+@pytest.mark.xfail(strict=True, reason="known model/impl discrepancy, open: a follower whose Fetch is still delayed in "
+                   "the network when its fetch timer fires again sends a second Fetch (the impl, as Kafka's "
+                   "RequestManager after a request timeout), but the model's send_fetch allows one outstanding Fetch "
+                   "per voter.  Found by the property test above (seed 433, 5 voters, delays up to 0.12 s); the "
+                   "voter restarted 1.2 s earlier, so this is not the restart case pinned above.  Strict, so a fix "
+                   "makes this fail and the mark must go.")
+def test_fetch_resent_while_the_first_is_delayed_is_a_behaviour_of_the_model() -> None:
+    f = FaultConfig(drop=0.0, duplicate=0.2, delay=(0.01, 0.12), crash_rate=1.5, max_crashes=4)
+    c, ev = run(433, n=5, seconds=5.0, faults=f)
+    fetches = [e for e in ev.records if e.get("node") == 4 and e.get("event") == "timeout"
+               and [s["type"] for s in e.get("sent", [])] == ["FetchRequest"]]
+    assert len(fetches) >= 2  # the case: node 4 (model voter 3) sends Fetch on its fetch timer more than once
+    report = validate_events(SPEC, ev.records)
+    assert report.ok, report.render()
+
 def test_faults_are_exercised_and_validated() -> None:
     """A batch of runs with every fault on: the validated runs contain losses, duplicates, restarts, elections in
     several epochs and truncations, so the validation above is not passing on trivial runs."""
