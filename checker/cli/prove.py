@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from kraftcheck.checker import errors
+from kraftcheck.checker.cli.report import write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         for r in results:
             docs.append(r.to_json(load(r.model).model))
         body: dict[str, Any] = {"command": "prove", "results": docs, "seconds": round(total, 4), "exit_code": code}
-        _write(args.json, json.dumps(body, indent=1, default=_jsonable) + "\n")
+        write_file(args.json, json.dumps(body, indent=1, default=_jsonable) + "\n")
     if args.trace_out:
         _write_trace(args.trace_out, results)
     return code
@@ -125,13 +125,6 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def _write_trace(path: str, results: list[Any]) -> None:
     from kraftcheck.checker.traces.itf import to_itf
     from kraftcheck.spec.symbolic import load
@@ -141,7 +134,7 @@ def _write_trace(path: str, results: list[Any]) -> None:
             if g.cti is None:
                 continue
             if path.endswith(".json") and g.cti.trace is not None:
-                _write(path, json.dumps(to_itf(g.cti.trace, load(r.model).model), indent=1) + "\n")
+                write_file(path, json.dumps(to_itf(g.cti.trace, load(r.model).model), indent=1) + "\n")
             else:
-                _write(path, g.cti.text)
+                write_file(path, g.cti.text)
             return

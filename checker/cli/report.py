@@ -67,7 +67,7 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
     if args.json:
         docs = [r.to_json(s.model) for r, s in zip(results, specs)]
         body = docs[0] if len(docs) == 1 else {"results": docs}
-        _write(args.json, json.dumps(body, indent=1) + "\n")
+        write_file(args.json, json.dumps(body, indent=1) + "\n")
     if args.trace_out:
         traced = [(r, s) for r, s in zip(results, specs) if r.trace is not None]
         if traced:
@@ -78,10 +78,11 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
                 except OSError as exc:
                     raise UsageError(f"cannot write {args.trace_out}: {exc.strerror}") from None
             else:
-                _write(args.trace_out, render(r.trace, s.model))
+                write_file(args.trace_out, render(r.trace, s.model))
 
 
-def _write(path: str, text: str) -> None:
+def write_file(path: str, text: str) -> None:
+    """Write an output file; a failure is a one-line usage error naming the file."""
     try:
         Path(path).write_text(text)
     except OSError as exc:
