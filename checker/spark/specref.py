@@ -19,10 +19,7 @@ import attrs
 
 from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.search.run import Run
-
-# the package executors import as installed (or from the shipped zip); any other module holding the spec is shipped
-# to them as a file
-INSTALLED = "kraftcheck"
+from kraftcheck.checker.spark.session import PACKAGE  # executors import it installed (or from the shipped zip)
 
 
 @attrs.frozen
@@ -87,14 +84,15 @@ def describe(run: Run) -> tuple[SpecRef, Path | None]:
         for attr, value in list(members.items()):
             if value is run.spec:
                 holders.append((name, attr, mod))
-    holders.sort(key=lambda h: (h[0].split(".")[0] != INSTALLED, h[0] == "__main__", h[0], h[1]))
+    holders.sort(key=lambda h: (h[0].split(".")[0] != PACKAGE, h[0] == "__main__", h[0], h[1]))
     b = run.ctx.b
     variants = tuple(sorted(run.ctx.variants))
     bounds = tuple((f.name, getattr(b, f.name)) for f in attrs.fields(type(b)))
     deadlock = bool(run.deadlock)
     for name, attr, _mod in holders:
-        if name.split(".")[0] == INSTALLED:
+        if name.split(".")[0] == PACKAGE:
             return SpecRef("module", f"{name}:{attr}", name, attr, variants, bounds, deadlock), None
+    # any other module holding the spec is shipped to the executors as a file
     for _name, attr, mod in holders:
         file = getattr(mod, "__file__", None)
         if file and file.endswith(".py") and Path(file).is_file():
