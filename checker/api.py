@@ -35,14 +35,66 @@ def resolve(spec: Spec | str) -> Spec:
         raise UsageError(str(exc)) from None
 
 
-def make_context(spec: Spec, variants: Iterable[str] = (), bounds: Mapping[str, Any] | None = None) -> Context[Any]:
+def make_context(
+    spec: Spec, variants: Iterable[str] = (), bounds: Mapping[str, Any] | None = None, profile: str = "default"
+) -> Context[Any]:
+    """The context of a run: the profile's bounds, then what the variants need, then the explicit ``bounds``."""
+    return prepare(spec, variants, bounds, profile)[0]
+
+
+def prepare(
+    spec: Spec, variants: Iterable[str] = (), bounds: Mapping[str, Any] | None = None, profile: str = "default"
+) -> tuple[Context[Any], list[str]]:
+    """The context of a run and one-line notes for the user about how its bounds were chosen.
+
+    Bounds come from three layers: the profile (``default`` is the bounds' own defaults), raised to what each
+    variant declares it needs (a mutation whose bug lies beyond the profile must not pass as ok), then the explicit
+    ``--set`` values, which win; an explicit value below a variant's need is kept and warned about."""
+    model = spec.model
+    names = list(variants)
     try:
-        b = spec.model.make_bounds(dict(bounds or {}))
-        return spec.model.context(b, variants)
+        base = model.profile_bounds(profile)
+        for name in names:
+            if name not in model.variants:
+                model.context(model.default_bounds(), [name])  # raises the one-line KeyError naming the variants
+        profile_b = model.make_bounds(base)
+        explicit = dict(bounds or {})
+        explicit_b = model.make_bounds({**base, **explicit})
+        merged: dict[str, Any] = dict(base)
+        notes: list[str] = []
+        for name in names:
+            for key, need in model.variants[name].bounds:
+                have = getattr(profile_b, key)
+                if _at_least(have, need) or _at_least(merged.get(key, have), need):
+                    continue
+                if key in explicit:
+                    if not _at_least(getattr(explicit_b, key), need):
+                        notes.append(
+                            f"warning: --set {key}={_show(getattr(explicit_b, key))} is below what variant {name} "
+                            f"needs ({key}={_show(need)}): the bug it plants may not be found"
+                        )
+                    continue
+                merged[key] = need
+                notes.append(f"variant {name} needs {key}={_show(need)}: applied (see 'kraftcheck list')")
+        b = model.make_bounds({**merged, **explicit})
+        return model.context(b, names), notes
     except BadBound as exc:
         raise UsageError(str(exc)) from None
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from None
+
+
+def _at_least(have: Any, need: Any) -> bool:
+    """Whether a bound value covers what a variant needs: at least as large, or switched on."""
+    if isinstance(need, bool) or isinstance(have, bool):
+        return bool(have) or not bool(need)
+    if isinstance(need, int) and isinstance(have, int):
+        return have >= need
+    return bool(have == need)
+
+
+def _show(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _check_limit(name: str, value: int | None) -> None:
@@ -60,10 +112,13 @@ def check(
     deadlock: bool = True,
     visited: str = "compact",
     progress: bool = False,
+    profile: str = "default",
 ) -> Result:
-    """Exhaustively check a spec (by object or built-in name) at the given bounds and variants."""
+    """Exhaustively check a spec (by object or built-in name) at the given bounds and variants.
+
+    Bounds: the ``profile``'s, raised to what each variant needs, then ``bounds`` (see :func:`prepare`)."""
     spec = resolve(spec)
-    ctx = make_context(spec, variants, bounds)
+    ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--max-states", max_states)
     _check_limit("--max-depth", max_depth)
     if strategy not in STRATEGIES:
@@ -72,6 +127,7 @@ def check(
         raise UsageError(f"unknown visited set {visited!r} (compact, dict)")
     run = Run(spec, ctx, "inprocess", strategy, progress)
     run.deadlock = deadlock
+    run.notes = notes
     if strategy == "bfs":
         return bfs(run, visited, max_states, max_depth)
     return dfs(run, max_states, max_depth)
@@ -87,14 +143,16 @@ def simulate(
     swarm: bool = False,
     deadlock: bool = True,
     progress: bool = False,
+    profile: str = "default",
 ) -> Result:
     """Random walks (seeded); see ``checker.search.simulate``."""
     spec = resolve(spec)
-    ctx = make_context(spec, variants, bounds)
+    ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--walks", walks)
     _check_limit("--depth", depth)
     run = Run(spec, ctx, "inprocess", "simulate", progress)
     run.deadlock = deadlock
+    run.notes = notes
     return _simulate(run, walks, depth, seed, swarm)
 
 

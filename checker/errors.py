@@ -11,9 +11,17 @@ LIVENESS = 13  # reserved: liveness is not checked yet
 UNREACHED = 14
 LIMIT = 15  # a --max-states / --max-depth limit stopped the search before it was complete
 TRACE_DIVERGED = 16  # replay: a step of the trace file is not a step the model allows
+MISSED = 17  # a mutation variant ran without breaking the property it is expected to break
 MODEL_ERROR = 3  # the model itself raised (an action, an invariant, its initial states)
 
-VERDICT_EXIT = {"ok": OK, "violation": VIOLATION, "deadlock": DEADLOCK, "unreached": UNREACHED, "limit": LIMIT}
+VERDICT_EXIT = {
+    "ok": OK,
+    "violation": VIOLATION,
+    "deadlock": DEADLOCK,
+    "unreached": UNREACHED,
+    "limit": LIMIT,
+    "missed": MISSED,
+}
 
 
 class UsageError(Exception):

@@ -47,12 +47,44 @@ ActionFn = Callable[[Any, "Context"], Iterable[Any]]
 @attrs.frozen
 class Variant:
     """A named switch that changes one rule.  ``kind`` is ``feature`` or ``mutation``; a mutation names the property
-    it is expected to break (``expect``) so that CI can assert the checker still finds the bug."""
+    it is expected to break (``expect``) so that CI can assert the checker still finds the bug, and the bound
+    overrides it needs to be found (``bounds``), which ``check --variant NAME`` applies: a mutation whose bug lies
+    beyond the default bounds must not pass as ok.  A mutation the properties cannot tell from the original (an
+    equivalent mutant) names no property and says why in ``equivalent``."""
 
     name: str
     kind: str
     doc: str
     expect: str | None = None
+    bounds: tuple[tuple[str, Any], ...] = ()
+    equivalent: str | None = None
+
+    @property
+    def needs(self) -> dict[str, Any]:
+        """The bound overrides this variant needs, as a dict."""
+        return dict(self.bounds)
+
+
+@attrs.frozen
+class Profile:
+    """A named set of bound overrides (``--profile NAME``): ``default`` is the bounds' own defaults, ``deep`` goes
+    further.  ``states`` and ``seconds`` are what the profile was measured to take (distinct states, one-core CPU
+    seconds), shown by ``list`` so that a user knows the cost before starting."""
+
+    name: str
+    doc: str
+    bounds: tuple[tuple[str, Any], ...] = ()
+    states: int | None = None
+    seconds: float | None = None
+
+
+@attrs.frozen
+class Reduction:
+    """A state-space reduction that removes behaviour, switched by the boolean bound ``bound`` (on = reduced).
+    Declared so that results can say which behaviours a run left out, and profiles can switch it off."""
+
+    bound: str
+    doc: str
 
 
 @attrs.frozen
@@ -113,6 +145,8 @@ class Model(Generic[S, B]):
         self.bags = bags  # view paths that hold a multiset (messages in flight): traces diff them as bags
         self.actions: list[Action] = []
         self.variants: dict[str, Variant] = {}
+        self.profiles: dict[str, Profile] = {}
+        self.reductions: dict[str, Reduction] = {}
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
@@ -136,15 +170,55 @@ class Model(Generic[S, B]):
 
         return register(fn) if fn is not None else register
 
-    def variant(self, name: str, doc: str, kind: str = "feature", expect: str | None = None) -> Variant:
-        """Declare a variant.  ``kind='mutation'`` must name the property it is expected to break."""
+    def variant(
+        self,
+        name: str,
+        doc: str,
+        kind: str = "feature",
+        expect: str | None = None,
+        bounds: dict[str, Any] | None = None,
+        equivalent: str | None = None,
+    ) -> Variant:
+        """Declare a variant.  ``kind='mutation'`` must name the property it is expected to break (``expect``), or
+        say why no property can (``equivalent``); ``bounds`` are the overrides it needs to be found."""
         if kind not in ("feature", "mutation"):
             raise ValueError("variant kind is 'feature' or 'mutation'")
-        if kind == "mutation" and not expect:
+        if kind == "mutation" and not expect and not equivalent:
             raise ValueError(f"mutation variant {name} must name the property it breaks (expect=...)")
-        v = Variant(name, kind, doc, expect)
+        if equivalent and (kind != "mutation" or expect):
+            raise ValueError(f"variant {name}: only a mutation without expect=... can be equivalent")
+        self._check_bound_names(f"variant {name}", bounds or {})
+        v = Variant(name, kind, doc, expect, tuple((bounds or {}).items()), equivalent)
         self.variants[name] = v
         return v
+
+    def profile(
+        self,
+        name: str,
+        doc: str,
+        bounds: dict[str, Any] | None = None,
+        states: int | None = None,
+        seconds: float | None = None,
+    ) -> Profile:
+        """Declare a bounds profile (``--profile NAME``); ``states``/``seconds`` record what it was measured to take."""
+        self._check_bound_names(f"profile {name}", bounds or {})
+        p = Profile(name, doc, tuple((bounds or {}).items()), states, seconds)
+        self.profiles[name] = p
+        return p
+
+    def reduction(self, bound: str, doc: str) -> Reduction:
+        """Declare that the boolean bound ``bound`` switches a reduction that removes behaviour (on = reduced)."""
+        fields = self.bound_fields()
+        if not isinstance(fields.get(bound), bool):
+            raise ValueError(f"reduction {bound}: the model's bounds need a boolean field {bound!r}")
+        r = Reduction(bound, doc)
+        self.reductions[bound] = r
+        return r
+
+    def _check_bound_names(self, what: str, bounds: dict[str, Any]) -> None:
+        unknown = sorted(set(bounds) - set(self.bound_fields()))
+        if unknown:
+            raise ValueError(f"{what} of model {self.name} sets unknown bound {unknown[0]!r}")
 
     def symmetric(
         self, fn: Callable[[S, B], S], encoding: Callable[[S, B], bytes] | None = None
@@ -169,6 +243,19 @@ class Model(Generic[S, B]):
     def bound_fields(self) -> dict[str, Any]:
         """Bound name -> default value, in declaration order."""
         return {a.name: a.default for a in attrs.fields(self.bounds_type)}
+
+    def profile_bounds(self, name: str) -> dict[str, Any]:
+        """The overrides of profile ``name`` (``default`` is always there: no overrides unless declared)."""
+        if name in self.profiles:
+            return dict(self.profiles[name].bounds)
+        if name == "default":
+            return {}
+        accepted = ", ".join(["default", *[p for p in self.profiles if p != "default"]])
+        raise BadBound(f"model {self.name} has no profile {name!r} (profiles: {accepted})")
+
+    def active_reductions(self, bounds: Any) -> list[str]:
+        """The declared reductions switched on in ``bounds``."""
+        return [r for r in self.reductions if getattr(bounds, r)]
 
     def make_bounds(self, overrides: dict[str, str | int | bool] | None = None) -> B:
         """Bounds from defaults plus ``name=value`` overrides, each converted to the field's type (raises BadBound)."""

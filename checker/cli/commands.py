@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,17 +35,38 @@ def cmd_list(args: argparse.Namespace) -> int:
     for name in available():
         spec = load(name)
         mdl = spec.model
+        default: dict[str, Any] = {"doc": "the bounds' defaults", "bounds": {}, "states": None, "seconds": None}
+        profiles: dict[str, dict[str, Any]] = {"default": default}
+        for p in mdl.profiles.values():
+            profiles[p.name] = {"doc": p.doc, "bounds": dict(p.bounds), "states": p.states, "seconds": p.seconds}
         models.append(
             {
                 "name": name,
                 "family": spec.family,
                 "doc": mdl.doc,
                 "bounds": mdl.bound_fields(),
+                "profiles": profiles,
+                "reductions": {r.bound: r.doc for r in mdl.reductions.values()},
                 "variants": [
-                    {"name": v.name, "kind": v.kind, "expect": v.expect, "doc": v.doc} for v in mdl.variants.values()
+                    {
+                        "name": v.name,
+                        "kind": v.kind,
+                        "expect": v.expect,
+                        "needs": v.needs,
+                        "equivalent": v.equivalent,
+                        "doc": v.doc,
+                    }
+                    for v in mdl.variants.values()
                 ],
                 "properties": [
-                    {"name": p.name, "kind": p.kind, "meaning": p.meaning, "source": p.source} for p in spec.properties
+                    {
+                        "name": p.name,
+                        "kind": p.kind,
+                        "meaning": p.meaning,
+                        "source": p.source,
+                        "premise": p.premise_meaning or None,
+                    }
+                    for p in spec.properties
                 ],
                 "actions": [a.name for a in mdl.actions],
             }
@@ -54,15 +76,30 @@ def cmd_list(args: argparse.Namespace) -> int:
         return errors.OK
     from rich.console import Console
 
-    con = Console(highlight=False)
+    con = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
     for m in models:
         con.print(f"[bold]{m['name']}[/bold] ({m['family']}): {m['doc']}")
         con.print("  bounds: " + ", ".join(f"{k}={v}" for k, v in m["bounds"].items()))
+        for pname, p in m["profiles"].items():
+            cost = ""
+            if p["states"] is not None:
+                cost = f"; measured {p['states']:,} states"
+                cost += f", {p['seconds']:.0f} s on one core" if p["seconds"] is not None else ""
+            sets = " ".join(f"{k}={v}" for k, v in p["bounds"].items())
+            con.print(f"  profile {pname}{': ' + sets if sets else ''} ({p['doc']}{cost})")
+        for bound, doc in m["reductions"].items():
+            con.print(f"  reduction {bound} (on removes behaviour): {doc}")
         for v in m["variants"]:
+            if v["equivalent"]:
+                con.print(f"  variant {v['name']} (equivalent mutation: {v['equivalent']}): {v['doc']}")
+                continue
             exp = f", breaks {v['expect']}" if v["expect"] else ""
-            con.print(f"  variant {v['name']} ({v['kind']}{exp}): {v['doc']}")
+            needs = " ".join(f"{k}={v2}" for k, v2 in v["needs"].items())
+            needs = f", needs {needs}" if needs else ""
+            con.print(f"  variant {v['name']} ({v['kind']}{exp}{needs}): {v['doc']}")
         for p in m["properties"]:
-            con.print(f"  {p['kind']:<9} {p['name']}: {p['meaning']}  [dim]({p['source']})[/dim]")
+            premise = f" [premise: {p['premise']}]" if p["premise"] else ""
+            con.print(f"  {p['kind']:<9} {p['name']}: {p['meaning']}{premise}  [dim]({p['source']})[/dim]")
     return errors.OK
 
 
@@ -77,6 +114,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--variant and --set apply to one model: name exactly one")
     bounds = _bounds(args.bounds)
     specs = [resolve(n) for n in names]
+    for spec in specs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
+        _print_notes(spec, args.variant, bounds, args.profile)
     results = []
     for spec in specs:
         if args.engine == "spark":
@@ -93,11 +132,20 @@ def cmd_check(args: argparse.Namespace) -> int:
                 deadlock=not args.no_deadlock,
                 visited=args.visited,
                 progress=not args.quiet,
+                profile=args.profile,
             )
         )
     write_outputs(args, results, specs)
     print_report(results, specs, args.quiet)
     return worst([r.exit_code for r in results])
+
+
+def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], profile: str) -> None:
+    from kraftcheck.checker.api import prepare
+
+    _, notes = prepare(spec, variants, bounds, profile)
+    for note in notes:
+        print(f"kraftcheck: {spec.name}: {note}", file=sys.stderr)
 
 
 def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) -> Any:
@@ -107,13 +155,14 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
         raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
     if args.strategy != "bfs":
         raise UsageError("--engine spark runs BFS only (drop --strategy dfs)")
-    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import Run
     from kraftcheck.checker.spark.driver import check_spark
 
-    ctx = make_context(spec, args.variant, bounds)
+    ctx, notes = prepare(spec, args.variant, bounds, args.profile)
     run = Run(spec, ctx, "spark", "bfs", progress=not args.quiet)
     run.deadlock = not args.no_deadlock
+    run.notes = notes
     return check_spark(
         run,
         master=args.master,
@@ -129,10 +178,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kraftcheck.checker.api import resolve, simulate
 
     spec = resolve(args.model)
+    _print_notes(spec, args.variant, _bounds(args.bounds), args.profile)
     r = simulate(
         spec,
         args.variant,
         _bounds(args.bounds),
+        profile=args.profile,
         walks=args.walks,
         depth=args.depth,
         seed=args.seed,

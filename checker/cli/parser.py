@@ -16,6 +16,20 @@ from kraftcheck._version import __version__
 from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
 from kraftcheck.checker.errors import UsageError
 
+EXIT_CODES = """exit codes:
+  0   ok: every property holds, every reachability target and premise was reached
+  1   internal error (a bug in kraftcheck: please report it)
+  2   bad usage or input (one line says what and how to fix it)
+  3   the model raised (an action, a property or the initial states)
+  11  deadlock: a state without successors
+  12  a safety property is violated (counterexample printed)
+  13  reserved for liveness
+  14  unreached: a reachability target or a property's premise was never reached (the check is vacuous there)
+  15  a --max-states / --max-depth limit stopped the search before it was complete
+  16  replay: the trace diverged from the model
+  17  missed: a mutation variant ran without breaking the property it is expected to break
+  18  mutate: some mutants survived (no property observed the changed rule)"""
+
 PLUGINS = ["kraftcheck.checker.cli.prove", "kraftcheck.checker.cli.impl"]
 
 
@@ -52,6 +66,13 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         dest="bounds",
         help="override a bound (repeatable); see 'kraftcheck list' for bounds and defaults",
     )
+    p.add_argument(
+        "--profile",
+        default="default",
+        metavar="NAME",
+        help="bounds profile: 'default' (the model's defaults) or one the model declares, e.g. 'deep'; --set and "
+        "what a --variant needs apply on top (see 'kraftcheck list')",
+    )
     p.add_argument("--json", metavar="FILE", help="write the result as JSON (with the counterexample as ITF)")
     p.add_argument(
         "--trace-out", metavar="FILE", help="write the counterexample: FILE.json as ITF, anything else as readable text"
@@ -61,7 +82,12 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="kraftcheck", description="Model checking, proofs and trace validation for Kafka's KRaft.")
+    parser = Parser(
+        prog="kraftcheck",
+        description="Model checking, proofs and trace validation for Kafka's KRaft.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

@@ -17,7 +17,7 @@ from typing import Any
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
 
-SEVERITY = [errors.VIOLATION, errors.DEADLOCK, errors.UNREACHED, errors.LIMIT, errors.OK]
+SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.UNREACHED, errors.LIMIT, errors.OK]
 
 
 def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
@@ -37,11 +37,15 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
         )
     for r in results:
         name = r.model + (f" [{','.join(r.variant)}]" if r.variant else "")
-        prop = r.violated_property or (", ".join(r.unreached_targets) if r.verdict == "unreached" else "")
+        prop = r.violated_property or (
+            ", ".join(r.unreached_targets + [f"premise of {p}" for p in r.vacuous_properties])
+            if r.verdict == "unreached"
+            else ""
+        )
         if r.expected_property and r.verdict == "violation":
-            prop += (
-                " (expected)" if r.expected_property == r.violated_property else f" (expected {r.expected_property})"
-            )
+            prop += " (expected)"
+        elif r.verdict == "missed":
+            prop = f"expected {r.expected_property}" + (f"; found {prop}" if prop else "")
         table.add_row(
             name,
             r.verdict,
@@ -56,8 +60,22 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
     for r in results:
         if r.verdict == "limit":
             con.print(f"{r.model}: the search stopped at a limit before it was complete; nothing is proved.")
-        if r.verdict == "unreached":
+        if r.unreached_targets:
             con.print(f"{r.model}: never reached: {', '.join(r.unreached_targets)} (the check may be vacuous).")
+        for prop in r.vacuous_properties:
+            premise = r.manifest.get("premises", {}).get(prop, "")
+            con.print(
+                f"{r.model}: {prop} holds vacuously at these bounds: its premise ({premise}) was never reached; "
+                "raise the bounds (e.g. --profile deep) to check it."
+            )
+        if r.verdict == "missed":
+            found = f"; it found {r.violated_property} instead" if r.violated_property else ""
+            con.print(
+                f"[bold red]{r.model}: MISSED: mutation {','.join(r.variant)} should break {r.expected_property}, "
+                f"but the run did not{found} (exit 17).[/bold red]"
+            )
+        for bound, doc in r.manifest.get("reductions", {}).items():
+            con.print(f"{r.model}: reduction {bound} is on ({doc}); behaviour it removes was not checked.")
 
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:

@@ -17,7 +17,7 @@ class Result:
     bounds: dict[str, Any]
     engine: str
     strategy: str
-    verdict: str  # ok | violation | deadlock | unreached | limit
+    verdict: str  # ok | violation | deadlock | unreached | limit | missed
     violated_property: str | None = None
     distinct_states: int = 0
     transitions: int = 0
@@ -25,9 +25,11 @@ class Result:
     seconds: float = 0.0
     coverage: dict[str, int] = attrs.Factory(dict)
     unreached_targets: list[str] = attrs.Factory(list)
+    vacuous_properties: list[str] = attrs.Factory(list)  # safety properties whose premise was never reached
     trace: Trace | None = None
     manifest: dict[str, Any] = attrs.Factory(dict)
     expected_property: str | None = None  # for a mutation variant: the property it is expected to break
+    expected_violation_found: bool | None = None  # for a mutation variant: did the run break that property?
 
     @property
     def exit_code(self) -> int:
@@ -39,7 +41,10 @@ class Result:
 
     def summary(self) -> str:
         head = f"{self.model}{'[' + ','.join(self.variant) + ']' if self.variant else ''}: {self.verdict}"
-        if self.violated_property:
+        if self.verdict == "missed":
+            found = f"; found {self.violated_property} instead" if self.violated_property else ""
+            head += f" (expected {self.expected_property}{found})"
+        elif self.violated_property:
             head += f" ({self.violated_property})"
         return (
             f"{head}; {self.distinct_states:,} distinct states, {self.transitions:,} transitions, depth {self.depth}, "
@@ -58,12 +63,14 @@ class Result:
             "verdict": self.verdict,
             "violated_property": self.violated_property,
             "expected_property": self.expected_property,
+            "expected_violation_found": self.expected_violation_found,
             "distinct_states": self.distinct_states,
             "transitions": self.transitions,
             "depth": self.depth,
             "seconds": round(self.seconds, 4),
             "coverage": self.coverage,
             "unreached_targets": self.unreached_targets,
+            "vacuous_properties": self.vacuous_properties,
             "manifest": self.manifest,
             "trace": to_itf(self.trace, model_obj) if self.trace is not None and model_obj is not None else None,
         }
