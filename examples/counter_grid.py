@@ -55,7 +55,12 @@ def stay(s: tuple[int, int], ctx: Context[Bounds]) -> list[tuple[int, int]]:
     return [s] if s == (ctx.b.width, ctx.b.height) else []
 
 
-@invariant("InBounds", "both counters stay within their bounds", "example")
+def at_an_edge(s: tuple[int, int], ctx: Context[Bounds]) -> bool:
+    """a counter is at its bound"""
+    return s[0] == ctx.b.width or s[1] == ctx.b.height
+
+
+@invariant("InBounds", "both counters stay within their bounds", "example", premise=at_an_edge)
 def in_bounds(s: tuple[int, int], ctx: Context[Bounds]) -> bool:
     return 0 <= s[0] <= ctx.b.width and 0 <= s[1] <= ctx.b.height
 

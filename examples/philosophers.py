@@ -70,7 +70,13 @@ def put_down(s: tuple[int, ...], ctx: Context[Bounds]) -> Iterator[tuple[tuple[i
             yield (i,), s[:i] + (0,) + s[i + 1:]
 
 
-@invariant("ForkExclusive", "neighbours never eat at the same time", "Dijkstra 1965")
+def eats_beside_a_fork_holder(s: tuple[int, ...], ctx: Context[Bounds]) -> bool:
+    """a philosopher eats while a neighbour holds its left fork"""
+    n = ctx.b.n
+    return any(s[i] == 2 and 1 in (s[(i + 1) % n], s[i - 1]) for i in range(n))
+
+
+@invariant("ForkExclusive", "neighbours never eat at the same time", "Dijkstra 1965", premise=eats_beside_a_fork_holder)
 def fork_exclusive(s: tuple[int, ...], ctx: Context[Bounds]) -> bool:
     n = ctx.b.n
     return not any(s[i] == 2 and s[(i + 1) % n] == 2 for i in range(n))

@@ -22,10 +22,12 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     names = {m["name"] for m in doc["models"]}
     assert {"counter-grid", "mutex", "philosophers"} <= names
     for m in doc["models"]:
-        assert set(m) >= {"name", "bounds", "variants", "properties"}
+        assert set(m) >= {"name", "bounds", "variants", "properties", "profiles", "reductions"}
+        assert "default" in m["profiles"]
         for v in m["variants"]:
-            assert set(v) >= {"name", "kind", "expect"}
-            assert (v["kind"] == "mutation") == (v["expect"] is not None)
+            assert set(v) >= {"name", "kind", "expect", "needs", "equivalent"}
+            # a mutation names the property it breaks, or says why none can (an equivalent mutant)
+            assert (v["kind"] == "mutation") == (v["expect"] is not None or v["equivalent"] is not None)
         for p in m["properties"]:
             assert set(p) >= {"name", "kind", "source"} and p["source"]
     mutex = next(m for m in doc["models"] if m["name"] == "mutex")
@@ -34,6 +36,8 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
             "name": "no-turn",
             "kind": "mutation",
             "expect": "MutualExclusion",
+            "needs": {},
+            "equivalent": None,
             "doc": "a process enters without yielding the turn",
         }
     ]
