@@ -206,3 +206,44 @@ def test_profiles_and_their_errors() -> None:
     with pytest.raises(UsageError, match="no profile 'huge'.*default, deep"):
         check(SPEC, profile="huge")
     assert main(["check", "mutex", "--profile", "huge", "--quiet"]) == 2
+
+
+# ---- DFS reports BFS's depth ---------------------------------------------------------------------------------------
+@attrs.frozen
+class ChainBounds:
+    n: int = 10
+
+
+chain: Model[int, ChainBounds] = Model("chain-with-shortcut", ChainBounds)
+
+
+@chain.init
+def _chain_start(b: ChainBounds) -> Iterator[int]:
+    yield 0
+
+
+@chain.action
+def step(s: int, ctx: Context[ChainBounds]) -> Iterator[int]:
+    if s < ctx.b.n:
+        yield s + 1  # DFS takes this first: it meets state 2 at depth 2 ... and state n at depth n
+
+
+@chain.action
+def shortcut(s: int, ctx: Context[ChainBounds]) -> Iterator[int]:
+    if s == 0:
+        yield 2  # state 2 in one step, so every state k >= 2 is at distance k - 1
+
+
+@chain.action
+def stop(s: int, ctx: Context[ChainBounds]) -> Iterator[int]:
+    if s == ctx.b.n:
+        yield s
+
+
+CHAIN = Spec(chain, [], family="example")
+
+
+def test_dfs_reports_the_shortest_distance_depth_as_bfs_does() -> None:
+    bfs_r, dfs_r = check(CHAIN), check(CHAIN, strategy="dfs")
+    assert (bfs_r.depth, dfs_r.depth) == (9, 9)  # state 10 is 9 steps away: 0 -> 2 -> 3 ... -> 10
+    assert bfs_r.distinct_states == dfs_r.distinct_states == 11
