@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import print_report, worst, write_outputs
+from kraftcheck.checker.cli.report import check_output_paths, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
 
 
@@ -113,6 +113,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     if (args.variant or args.bounds) and len(names) > 1:
         raise UsageError("--variant and --set apply to one model: name exactly one")
     bounds = _bounds(args.bounds)
+    if args.engine != "spark":
+        spark_only = [opt for opt, given in (("--master", args.master is not None),
+                                             ("--partitions", args.partitions is not None),
+                                             ("--checkpoint-dir", args.checkpoint_dir is not None),
+                                             ("--resume", args.resume)) if given]
+        if spark_only:
+            raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
+    check_output_paths(args)
     specs = [resolve(n) for n in names]
     for spec in specs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
         _print_notes(spec, args.variant, bounds, args.profile)
@@ -135,9 +143,10 @@ def cmd_check(args: argparse.Namespace) -> int:
                 profile=args.profile,
             )
         )
-    write_outputs(args, results, specs)
     print_report(results, specs, args.quiet)
-    return worst([r.exit_code for r in results])
+    code = worst([r.exit_code for r in results])
+    failed = write_outputs_after(args, results, specs)
+    return failed if failed is not None and code == errors.OK else code
 
 
 def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], profile: str) -> None:
@@ -165,7 +174,7 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
     run.notes = notes
     return check_spark(
         run,
-        master=args.master,
+        master=args.master or "local[*]",
         partitions=args.partitions,
         checkpoint_dir=args.checkpoint_dir,
         resume=args.resume,
@@ -177,6 +186,9 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
 def cmd_simulate(args: argparse.Namespace) -> int:
     from kraftcheck.checker.api import resolve, simulate
 
+    if args.walks == 0:
+        raise UsageError("--walks 0 makes no walk: give at least 1")
+    check_output_paths(args)
     spec = resolve(args.model)
     _print_notes(spec, args.variant, _bounds(args.bounds), args.profile)
     r = simulate(
@@ -191,11 +203,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         deadlock=not args.no_deadlock,
         progress=not args.quiet,
     )
-    write_outputs(args, [r], [spec])
     print_report([r], [spec], args.quiet)
     if r.verdict == "ok":
         print(f"no violation in {args.walks} walks of depth {args.depth} (seed {args.seed}); not exhaustive")
-    return r.exit_code
+    failed = write_outputs_after(args, [r], [spec])
+    return failed if failed is not None and r.exit_code == errors.OK else r.exit_code
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-depth", type=_positive, metavar="D", help="explore to depth D only (verdict limit if cut)")
     p.add_argument("--visited", choices=["compact", "dict"], default="compact", help="visited-set implementation")
     p.add_argument("--engine", choices=["inprocess", "spark"], default="inprocess")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
+    p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")
     p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
     p.add_argument("--resume", action="store_true", help="Spark: resume from the last complete level")

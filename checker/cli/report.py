@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,11 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
     for r, s in zip(results, specs):
         if r.trace is not None and not quiet:
             con.print(render(r.trace, s.model, title=f"Counterexample ({len(r.trace)} steps):"), markup=False)
-    table = Table(title=None, show_edge=False)
-    for col in ("model", "verdict", "property", "states", "transitions", "depth", "seconds", "states/s"):
-        table.add_column(
-            col, justify="right" if col in ("states", "transitions", "depth", "seconds", "states/s") else "left"
-        )
+    table = Table(title=None, show_edge=False, show_footer=len(results) > 1)
+    numeric = ("states", "transitions", "depth", "seconds", "CPU s", "states/CPU s")
+    total = _totals(results)
+    for col in ("model", "verdict", "property", *numeric):
+        table.add_column(col, justify="right" if col in numeric else "left", footer=total.get(col, ""))
     for r in results:
         name = r.model + (f" [{','.join(r.variant)}]" if r.variant else "")
         prop = r.violated_property or (
@@ -54,7 +55,8 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
             f"{r.transitions:,}",
             str(r.depth),
             f"{r.seconds:.2f}",
-            f"{r.states_per_second:,.0f}",
+            f"{r.cpu_seconds:.2f}",
+            f"{r.states_per_cpu_second:,.0f}",
         )
     con.print(table)
     for r in results:
@@ -76,6 +78,51 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
             )
         for bound, doc in r.manifest.get("reductions", {}).items():
             con.print(f"{r.model}: reduction {bound} is on ({doc}); behaviour it removes was not checked.")
+
+
+def _totals(results: list[Any]) -> dict[str, str]:
+    """The footer of a table of several runs: the sums, and the worst verdict."""
+    states = sum(r.distinct_states for r in results)
+    cpu = sum(r.cpu_seconds for r in results)
+    codes = [r.exit_code for r in results]
+    verdict = next((r.verdict for r in results if r.exit_code == worst(codes)), "")
+    return {
+        "model": "total",
+        "verdict": verdict,
+        "states": f"{states:,}",
+        "transitions": f"{sum(r.transitions for r in results):,}",
+        "seconds": f"{sum(r.seconds for r in results):.2f}",
+        "CPU s": f"{cpu:.2f}",
+        "states/CPU s": f"{states / cpu:,.0f}" if cpu > 0 else "",
+    }
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Before any search starts: every output file can be written (a run of minutes must not end in a lost result)."""
+    paths = [(opt, getattr(args, attr, None)) for opt, attr in (("--json", "json"), ("--trace-out", "trace_out"))]
+    given = [(opt, p) for opt, p in paths if p]
+    if len(given) == 2 and Path(given[0][1]).resolve() == Path(given[1][1]).resolve():
+        raise UsageError(f"--json and --trace-out name the same file {given[0][1]}: give two files")
+    for opt, p in given:
+        path = Path(p)
+        if path.is_dir():
+            raise UsageError(f"{opt} {p} is a directory: give a file name")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"{opt} {p}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise UsageError(f"{opt} {p}: not writable")
+
+
+def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> int | None:
+    """Write the output files after the verdict is printed; a failure is one line on stderr and exit 2 only when the
+    verdict itself was ok (a finding's exit code is never replaced by a failed write)."""
+    try:
+        write_outputs(args, results, specs)
+    except UsageError as exc:
+        print(f"kraftcheck: error: {exc}", file=sys.stderr)
+        return errors.USAGE
+    return None
 
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:

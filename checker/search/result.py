@@ -23,6 +23,7 @@ class Result:
     transitions: int = 0
     depth: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time (on Spark: the driver's; executors report theirs apart)
     coverage: dict[str, int] = attrs.Factory(dict)
     unreached_targets: list[str] = attrs.Factory(list)
     vacuous_properties: list[str] = attrs.Factory(list)  # safety properties whose premise was never reached
@@ -38,6 +39,11 @@ class Result:
     @property
     def states_per_second(self) -> float:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def states_per_cpu_second(self) -> float:
+        """The rate to compare when other work shares the machine (wall time then measures the neighbours too)."""
+        return self.distinct_states / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
 
     def summary(self) -> str:
         head = f"{self.model}{'[' + ','.join(self.variant) + ']' if self.variant else ''}: {self.verdict}"
@@ -68,6 +74,7 @@ class Result:
             "transitions": self.transitions,
             "depth": self.depth,
             "seconds": round(self.seconds, 4),
+            "cpu_seconds": round(self.cpu_seconds, 4),
             "coverage": self.coverage,
             "unreached_targets": self.unreached_targets,
             "vacuous_properties": self.vacuous_properties,

@@ -61,6 +61,7 @@ class Run:
         self.actions = [(a.name, a.fn, bool(a.params)) for a in self.model.actions]
         self.coverage = [0] * len(self.actions)
         self.started = time.perf_counter()
+        self.cpu_started = time.process_time()
         self.progress = Progress(f"{self.model.name} {strategy}", enabled=progress)
 
     # ---- judging states -------------------------------------------------------------------------------------------
@@ -142,9 +143,12 @@ class Run:
 
     def initial_states(self) -> list[Any]:
         try:
-            return self.model.initial_states(self.ctx)
+            states = self.model.initial_states(self.ctx)
         except Exception as exc:
             raise ModelError(f"model {self.model.name}: initial states raised {type(exc).__name__}: {exc}") from exc
+        if not states:  # every property would hold over an empty state space: never an ok
+            raise ModelError(f"model {self.model.name} has no initial state at these bounds (check its @init)")
+        return states
 
     # ---- the result -----------------------------------------------------------------------------------------------
     def result(
@@ -209,6 +213,7 @@ class Run:
             transitions=transitions,
             depth=depth,
             seconds=time.perf_counter() - self.started,
+            cpu_seconds=time.process_time() - self.cpu_started,
             coverage={name: self.coverage[i] for i, (name, _, _) in enumerate(self.actions)},
             unreached_targets=unreached,
             vacuous_properties=vacuous,

@@ -237,8 +237,6 @@ class _Search:
                 run.coverage = self.coverage.tolist()
                 return run.result("violation", len(inits), 0, 0, bad, self._trace([f]), extra=self._extra())
             run.visit_targets(s)
-        if not inits:
-            return run.result("ok", 0, 0, 0, extra=self._extra())
         md = self.max_depth
         job = self._job(0, "init", expand_all=md is not None and md <= 0)
         reports = self._submit(job, self._start_rdd())

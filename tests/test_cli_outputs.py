@@ -1,0 +1,97 @@
+"""The command line never loses a result: output paths are checked before a search starts, the verdict is printed
+before files are written, and a failed write never hides a finding.  Also: options that do nothing in this mode are
+errors, and a run that would check nothing (no initial state, no walk) is not an ok."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+from kraftcheck import Model, Spec
+from kraftcheck.checker.cli import report
+from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.errors import UsageError
+
+
+def test_json_and_trace_out_naming_one_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "out.json"
+    assert main(["check", "mutex", "--json", str(f), "--trace-out", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "name the same file" in err and err.count("\n") == 1 and not f.exists()
+
+
+def test_an_unwritable_output_is_refused_before_the_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # quorum at default bounds takes a minute: exit 2 at once shows that nothing was searched
+    assert main(["check", "quorum", "--json", str(tmp_path / "no" / "such" / "dir.json")]) == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err and "states" not in captured.out
+    assert main(["check", "mutex", "--trace-out", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_a_failed_write_keeps_the_verdict(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    def fail(path: str, text: str) -> None:
+        raise UsageError(f"cannot write {path}: No space left on device")
+
+    monkeypatch.setattr(report, "write_file", fail)
+    out = str(tmp_path / "r.json")
+    # a finding keeps its exit code, and the table is printed before the write fails
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--json", out]) == 12
+    captured = capsys.readouterr()
+    assert "MutualExclusion" in captured.out and "No space left on device" in captured.err
+    # an ok whose requested output is missing is not a clean ok
+    assert main(["check", "mutex", "--quiet", "--json", out]) == 2
+
+
+def test_spark_options_without_the_spark_engine_are_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    for extra in (["--master", "local[2]"], ["--partitions", "4"], ["--checkpoint-dir", "/tmp/x"], ["--resume"]):
+        assert main(["check", "mutex", *extra]) == 2
+        assert "Spark engine only" in capsys.readouterr().err
+
+
+def test_simulate_with_no_walk_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "mutex", "--walks", "0"]) == 2
+    assert "--walks 0" in capsys.readouterr().err
+
+
+@attrs.frozen
+class NoBounds:
+    pass
+
+
+empty: Model[int, NoBounds] = Model("no-initial-state", NoBounds)
+
+
+@empty.init
+def _none(b: NoBounds) -> Iterator[int]:
+    yield from ()
+
+
+EMPTY = Spec(empty, [], family="example")
+
+
+def test_a_model_without_initial_states_is_a_model_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("from tests.test_cli_outputs import EMPTY as SPEC\n")
+    assert main(["check", str(f)]) == 3
+    assert "has no initial state" in capsys.readouterr().err
+    assert main(["simulate", str(f)]) == 3
+
+
+def test_the_table_has_a_total_line_and_states_per_cpu_second(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # two examples through the Python-level report (the CLI checks one model per variant set)
+    from kraftcheck import check
+    from kraftcheck.checker.api import resolve
+
+    results = [check("mutex"), check("counter-grid")]
+    report.print_report(results, [resolve("mutex"), resolve("counter-grid")], quiet=True)
+    out = capsys.readouterr().out
+    assert "states/CPU s" in out and "total" in out and "32" in out  # 20 + 12 states
+    r = results[0].to_json()
+    assert r["cpu_seconds"] >= 0 and json.dumps(r)
