@@ -95,3 +95,35 @@ def test_the_table_has_a_total_line_and_states_per_cpu_second(tmp_path: Path,
     assert "states/CPU s" in out and "total" in out and "32" in out  # 20 + 12 states
     r = results[0].to_json()
     assert r["cpu_seconds"] >= 0 and json.dumps(r)
+
+
+# ---- one line and exit 2 for what is the user's input, never "internal error" --------------------------------------
+def test_model_files_that_do_not_load_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "syntax.py"
+    bad.write_text("def f(:\n")
+    assert main(["check", str(bad)]) == 2
+    assert "syntax error at line 1" in capsys.readouterr().err
+    bad.write_text("import no_such_module_anywhere\n")
+    assert main(["check", str(bad)]) == 2
+    assert "failed to import: ModuleNotFoundError" in capsys.readouterr().err
+
+
+def test_a_deeply_nested_trace_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "deep.json"
+    f.write_text('{"states": [{"x": ' + "[" * 5000 + "]" * 5000 + "}]}")
+    assert main(["replay", "quorum", str(f)]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
+
+
+def test_cluster_log_dir_that_is_a_file_and_prove_without_z3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "afile"
+    f.write_text("")
+    assert main(["cluster", "run", "--log-dir", str(f)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "z3" else real(name, *a))
+    assert main(["prove", "quorum"]) == 2
+    assert "prove needs z3" in capsys.readouterr().err

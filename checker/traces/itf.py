@@ -112,7 +112,12 @@ def read_itf(path: Path) -> ItfTrace:
         raise BadTrace(f"cannot read trace file {str(path)!r}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise BadTrace(f"trace file {str(path)!r} is not JSON ({exc.msg} at line {exc.lineno})") from None
-    return parse_itf(raw, str(path))
+    except RecursionError:
+        raise BadTrace(f"trace file {str(path)!r} is nested too deeply to be a trace") from None
+    try:
+        return parse_itf(raw, str(path))
+    except RecursionError:
+        raise BadTrace(f"trace file {str(path)!r} holds a value nested too deeply to be a state") from None
 
 
 def parse_itf(raw: Any, where: str = "trace") -> ItfTrace:
