@@ -127,3 +127,25 @@ def test_cluster_log_dir_that_is_a_file_and_prove_without_z3(tmp_path: Path, mon
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "z3" else real(name, *a))
     assert main(["prove", "quorum"]) == 2
     assert "prove needs z3" in capsys.readouterr().err
+
+
+# ---- signals: the partial result, written, with its own exit code ---------------------------------------------------
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_ends_the_run_with_its_partial_result(signame: str, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "r.json"
+    # the controller model at max_epoch=3 takes minutes: the signal always lands mid-search
+    proc = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "controller", "--set", "max_epoch=3",
+                             "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # imports and the first levels
+    assert proc.poll() is None, "the run ended before the signal was sent"
+    proc.send_signal(getattr(signal, signame))
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted" in stdout
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "interrupted" and doc["distinct_states"] > 0 and doc["manifest"]["exhaustive"] is False

@@ -143,6 +143,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                 profile=args.profile,
             )
         )
+        if results[-1].verdict == "interrupted":  # Ctrl-C or SIGTERM: report what was done, start nothing more
+            break
+    specs = specs[: len(results)]
     print_report(results, specs, args.quiet)
     code = worst([r.exit_code for r in results])
     failed = write_outputs_after(args, results, specs)

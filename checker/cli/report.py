@@ -18,7 +18,8 @@ from typing import Any
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
 
-SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.UNREACHED, errors.LIMIT, errors.OK]
+SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.INTERRUPTED, errors.UNREACHED, errors.LIMIT,
+            errors.OK]
 
 
 def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
@@ -62,6 +63,8 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
     for r in results:
         if r.verdict == "limit":
             con.print(f"{r.model}: the search stopped at a limit before it was complete; nothing is proved.")
+        if r.verdict == "interrupted":
+            con.print(f"{r.model}: interrupted; the figures are those reached so far and nothing is proved.")
         if r.unreached_targets:
             con.print(f"{r.model}: never reached: {', '.join(r.unreached_targets)} (the check may be vacuous).")
         for prop in r.vacuous_properties:

@@ -62,6 +62,8 @@ def bfs(
     freeze = gc.isenabled() and not gc.get_freeze_count()
     try:
         return _bfs(run, visited_kind, max_states, max_depth, gc.freeze if freeze else _no_op)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (the CLI maps it to the same): the partial figures, not a traceback
+        return run.interrupted()
     finally:
         if freeze:
             gc.unfreeze()
@@ -213,6 +215,7 @@ def _bfs(
             next_frontier.extend(fresh_states)
             next_fps.append(fresh_fps)
             run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)
+            run.snapshot = (len(visited), transitions, depth + 1)
             if max_states is not None and len(visited) >= max_states:
                 return run.result("limit", len(visited), transitions, depth + 1, extra=extra)
         frontier = next_frontier

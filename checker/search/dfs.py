@@ -21,6 +21,13 @@ from kraftcheck.checker.traces.trace import Step, Trace
 
 
 def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, shrink_trace: bool = True) -> Result:
+    try:
+        return _dfs(run, max_states, max_depth, shrink_trace)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the partial figures, not a traceback
+        return run.interrupted()
+
+
+def _dfs(run: Run, max_states: int | None, max_depth: int | None, shrink_trace: bool) -> Result:
     seen: dict[int, int] = {}  # fingerprint -> smallest depth seen
     transitions = 0
     cut: set[int] = set()  # states first met beyond the depth bound
@@ -94,5 +101,6 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
             stack.append((nxt, d, iter(succ)))
             if transitions & 0x3FF == 0:
                 run.progress.tick(len(seen), transitions, len(stack), d)
+                run.snapshot = (len(seen), transitions, d)
     verdict = "limit" if any(f not in seen for f in cut) else "ok"
     return run.result(verdict, len(seen), transitions, shortest_depth(), extra={"visited_set": "dict"})

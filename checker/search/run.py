@@ -56,6 +56,8 @@ class Run:
             else:
                 self.step_premises[premise_key(p.name)] = p.premise
         self.all_step_premises = dict(self.step_premises)  # Spark executors reset theirs to the driver's pending set
+        # (distinct, transitions, depth) as of the last batch: what an interrupted run reports
+        self.snapshot: tuple[int, int, int] = (0, 0, 0)
         self.notes: list[str] = []  # one-line notes for the user (bounds a variant needs, applied or overridden)
         # (name, fn, has_params) so that the hot loop calls the model's function directly
         self.actions = [(a.name, a.fn, bool(a.params)) for a in self.model.actions]
@@ -150,6 +152,11 @@ class Run:
             raise ModelError(f"model {self.model.name} has no initial state at these bounds (check its @init)")
         return states
 
+    def interrupted(self, exhaustive_engine: bool = True) -> Result:
+        """The partial result of a run stopped by Ctrl-C or SIGTERM: never exhaustive, figures as of the last batch."""
+        distinct, transitions, depth = self.snapshot
+        return self.result("interrupted", distinct, transitions, depth, exhaustive=False)
+
     # ---- the result -----------------------------------------------------------------------------------------------
     def result(
         self,
@@ -174,7 +181,7 @@ class Run:
         searched_verdict = verdict
         if expected:
             found = verdict == "violation" and violated in expected
-            if not found:
+            if not found and verdict not in ("limit", "interrupted"):  # those say themselves that nothing is proved
                 verdict = "missed"  # a CI job that expects this bug must fail (exit 17), whatever was found instead
         if trace is not None:
             trace.model, trace.variant, trace.bounds = self.model.name, variants, bounds
