@@ -30,6 +30,8 @@ without a copy).
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -244,6 +246,15 @@ class Model(Generic[S, B]):
         """Bound name -> default value, in declaration order."""
         return {a.name: a.default for a in attrs.fields(self.bounds_type)}
 
+    def bound_docs(self) -> dict[str, str]:
+        """Bound name -> what it means: ``metadata={"doc": ...}`` on the attrs field, else the comment that ends the
+        field's line in the source (how the built-in models document their bounds), else nothing."""
+        docs = _source_comments(self.bounds_type)
+        for a in attrs.fields(self.bounds_type):
+            if a.metadata.get("doc"):
+                docs[a.name] = str(a.metadata["doc"])
+        return {name: docs[name] for name in self.bound_fields() if docs.get(name)}
+
     def profile_bounds(self, name: str) -> dict[str, Any]:
         """The overrides of profile ``name`` (``default`` is always there: no overrides unless declared)."""
         if name in self.profiles:
@@ -315,6 +326,23 @@ class Model(Generic[S, B]):
 
             return sym_fingerprint
         return lambda s: fingerprint_of(encode, sym(s, b))
+
+
+def _source_comments(cls: type) -> dict[str, str]:
+    """``name: type = default  # comment`` lines of a class body -> {name: comment}; {} when there is no source."""
+    try:
+        lines = inspect.getsource(cls).splitlines()
+    except (OSError, TypeError):
+        return {}
+    out: dict[str, str] = {}
+    for line in lines:
+        m = _FIELD_LINE.match(line)
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+_FIELD_LINE = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#=]+=[^#]*#\s*(.+)$")
 
 
 def _convert(key: str, raw: str | int | bool, default: Any) -> Any:

@@ -149,3 +149,17 @@ def test_a_signal_ends_the_run_with_its_partial_result(signame: str, tmp_path: P
     assert "Traceback" not in stderr and "interrupted" in stdout
     doc = json.loads(out.read_text())
     assert doc["verdict"] == "interrupted" and doc["distinct_states"] > 0 and doc["manifest"]["exhaustive"] is False
+
+
+def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "size of the voter set (controller.quorum.voters)" in out
+    assert main(["list", "--json"]) == 0
+    quorum = next(m for m in json.loads(capsys.readouterr().out)["models"] if m["name"] == "quorum")
+    assert set(quorum["bound_docs"]) == set(quorum["bounds"])  # every quorum bound is documented
+    from kraftcheck.checker.cli.parser import build_parser
+
+    sim = build_parser()._subparsers._group_actions[0].choices["simulate"]  # type: ignore[union-attr]
+    helps = {a.dest: a.help for a in sim._actions}
+    assert all(helps[k] and "default" in helps[k] for k in ("walks", "depth", "seed"))

@@ -45,6 +45,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "family": spec.family,
                 "doc": mdl.doc,
                 "bounds": mdl.bound_fields(),
+                "bound_docs": mdl.bound_docs(),
                 "profiles": profiles,
                 "reductions": {r.bound: r.doc for r in mdl.reductions.values()},
                 "variants": [
@@ -79,7 +80,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     con = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
     for m in models:
         con.print(f"[bold]{m['name']}[/bold] ({m['family']}): {m['doc']}")
-        con.print("  bounds: " + ", ".join(f"{k}={v}" for k, v in m["bounds"].items()))
+        con.print("  bounds (--set NAME=VALUE):")
+        for k, v in m["bounds"].items():
+            doc = m["bound_docs"].get(k)
+            con.print(f"    {k}={v}" + (f": {doc}" if doc else ""))
         for pname, p in m["profiles"].items():
             cost = ""
             if p["states"] is not None:

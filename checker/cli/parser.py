@@ -30,7 +30,7 @@ EXIT_CODES = """exit codes:
   17  missed: a mutation variant ran without breaking the property it is expected to break
   18  mutate: some mutants survived (no property observed the changed rule)"""
 
-PLUGINS = ["kraftcheck.checker.cli.prove", "kraftcheck.checker.cli.impl"]
+PLUGINS = ["kraftcheck.checker.cli.prove", "kraftcheck.checker.cli.impl", "kraftcheck.checker.cli.mutate"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -113,9 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="seeded random walks")
     p.add_argument("model", metavar="MODEL")
     _model_options(p)
-    p.add_argument("--walks", type=_positive, default=200)
-    p.add_argument("--depth", type=_positive, default=50)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--walks", type=_positive, default=200, help="random walks to make (default 200; at least 1)")
+    p.add_argument("--depth", type=_positive, default=50, help="most steps per walk (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="random seed: the same seed gives the same walks (default 0)")
     p.add_argument("--swarm", action="store_true", help="each walk prefers a random subset of the actions")
     p.set_defaults(func=cmd_simulate)
 
