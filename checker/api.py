@@ -183,4 +183,14 @@ def replay_trace(
             {k: v for k, v in recorded.items() if k in spec.model.bound_fields()} if isinstance(recorded, dict) else {}
         )
     ctx = make_context(spec, variants, bounds)
-    return replay(Run(spec, ctx, "inprocess", "replay"), itf)
+    outcome = replay(Run(spec, ctx, "inprocess", "replay"), itf)
+    if outcome.trace is not None:  # the replayed trace says what it was replayed under, as a checked one does
+        import attrs
+
+        t = outcome.trace
+        t.model, t.variant, t.bounds = spec.model.name, tuple(sorted(ctx.variants)), attrs.asdict(ctx.b)
+        recorded = itf.meta.get("violation")
+        t.violation = outcome.violated_property or (recorded if isinstance(recorded, str) else None)
+        prop = spec.property_named(t.violation) if t.violation else None
+        t.note = prop.meaning if prop is not None else ""
+    return outcome

@@ -163,3 +163,23 @@ def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: 
     sim = build_parser()._subparsers._group_actions[0].choices["simulate"]  # type: ignore[union-attr]
     helps = {a.dest: a.help for a in sim._actions}
     assert all(helps[k] and "default" in helps[k] for k in ("walks", "depth", "seed"))
+
+
+def test_replay_names_variant_and_property_and_refuses_impl_for_other_models(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cex = tmp_path / "cex.json"
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out", str(cex)]) == 12
+    capsys.readouterr()
+    assert main(["replay", "mutex", str(cex)]) == 12
+    out = capsys.readouterr().out
+    assert "model mutex, variant no-turn" in out and "violation: MutualExclusion" in out
+    assert main(["replay", "mutex", str(cex), "--into", "impl"]) == 2
+    assert "drives the quorum implementation" in capsys.readouterr().err
+
+
+def test_simulate_reports_the_counterexample_s_own_depth() -> None:
+    from kraftcheck import simulate
+
+    r = simulate("mutex", ["no-turn"], walks=50, depth=40, seed=3)
+    assert r.verdict == "violation" and r.trace is not None
+    assert r.depth == len(r.trace) and r.manifest["deepest_walk"] >= r.depth

@@ -227,6 +227,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.into == "impl":
         if importlib.util.find_spec("kraftcheck.impl.replay") is None:
             raise UsageError("impl/ replay is not installed in this checkout")
+        if spec.model.name != "quorum":
+            raise UsageError(f"replay --into impl drives the quorum implementation; model {spec.model.name!r} has none "
+                             "(replay it on the model: drop --into impl)")
         from kraftcheck.impl.replay import replay_into_impl
 
         outcome = replay_trace(spec, itf, args.variant, bounds)

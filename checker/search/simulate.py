@@ -37,7 +37,9 @@ def _simulate(run: Run, walks: int, depth: int, seed: int, swarm: bool, shrink_t
     def finish(verdict: str, trace: Trace, prop: str | None) -> Result:
         if shrink_trace:
             trace = shrink(run, trace, verdict, prop)
-        return run.result(verdict, len(seen), transitions, deepest, prop, trace, exhaustive=False, extra=extra)
+        # the depth reported with a counterexample is the counterexample's own (the deepest walk is in the manifest)
+        extra["deepest_walk"] = deepest
+        return run.result(verdict, len(seen), transitions, len(trace), prop, trace, exhaustive=False, extra=extra)
 
     for _ in range(walks):
         state = rng.choice(inits)
