@@ -189,8 +189,7 @@ def replay_trace(
 
         t = outcome.trace
         t.model, t.variant, t.bounds = spec.model.name, tuple(sorted(ctx.variants)), attrs.asdict(ctx.b)
-        recorded = itf.meta.get("violation")
-        t.violation = outcome.violated_property or (recorded if isinstance(recorded, str) else None)
+        t.violation = outcome.violated_property
         prop = spec.property_named(t.violation) if t.violation else None
         t.note = prop.meaning if prop is not None else ""
     return outcome

@@ -183,3 +183,20 @@ def test_simulate_reports_the_counterexample_s_own_depth() -> None:
     r = simulate("mutex", ["no-turn"], walks=50, depth=40, seed=3)
     assert r.verdict == "violation" and r.trace is not None
     assert r.depth == len(r.trace) and r.manifest["deepest_walk"] >= r.depth
+
+
+def test_a_hand_edited_trace_names_its_bad_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cex = tmp_path / "cex.json"
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out", str(cex)]) == 12
+    doc = json.loads(cex.read_text())
+    doc["states"][2]["turn"] = 1  # a step that cannot give this state
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["replay", "mutex", str(edited)]) == 16
+    assert "reaches a different state: turn: file has 1, model has 0" in capsys.readouterr().out
+    doc = json.loads(cex.read_text())
+    doc["states"][0]["bogus"] = 3
+    edited.write_text(json.dumps(doc))
+    assert main(["replay", "mutex", str(edited)]) == 16
+    assert "bogus: not a variable of the model" in capsys.readouterr().out

@@ -243,6 +243,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if bounds is not None
             else {k: v for k, v in (itf.meta.get("bounds") or {}).items() if k in spec.model.bound_fields()},
         )
+        recorded = itf.meta.get("violation")
+        if outcome.trace.violation is None and isinstance(recorded, str):
+            outcome.trace.violation = recorded  # the property the file says it breaks: what impl should reproduce
         report = replay_into_impl(spec, outcome.trace, ctx)
         print(report.summary)
         return errors.VIOLATION if report.reproduced else errors.OK

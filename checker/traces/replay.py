@@ -44,9 +44,11 @@ def replay(run: Run, itf: ItfTrace) -> ReplayResult:
     model = run.model
     view = lambda s: _norm(state_vars(model.view(s)))  # noqa: E731
     want0 = _norm(itf.states[0])
-    state = next((s for s in run.initial_states() if view(s) == want0), None)
+    inits = run.initial_states()
+    state = next((s for s in inits if view(s) == want0), None)
     if state is None:
-        return ReplayResult("diverged", "state 0 is not an initial state of the model", step=0)
+        closest = _closest(want0, [view(s) for s in inits])
+        return ReplayResult("diverged", f"state 0 is not an initial state of the model: {closest}", step=0)
     trace = Trace(state)
     bad = run.broken_invariant(state)
     if bad:
@@ -66,7 +68,8 @@ def replay(run: Run, itf: ItfTrace) -> ReplayResult:
         match = next((m for m in same_params if view(m[2]) == want), None)
         if match is None:
             why = ("the model does not enable it here" if not same_params
-                   else "the model allows it but reaches a different state")
+                   else "the model allows it but reaches a different state: "
+                   + _closest(want, [view(m[2]) for m in same_params]))
             return ReplayResult("diverged", f"step {i}: {name}({_fmt(params)}) is not allowed: {why}",
                                 step=i, trace=trace)
         values, named, nxt = match
@@ -76,6 +79,26 @@ def replay(run: Run, itf: ItfTrace) -> ReplayResult:
         if bad:
             return ReplayResult("violation", f"step {i}: {name}({_fmt(params)}) violates {bad}", bad, i, trace)
     return ReplayResult("ok", f"all {len(itf.steps)} steps are allowed and no property is violated", trace=trace)
+
+
+def _closest(want: Any, candidates: list[Any], shown: int = 4) -> str:
+    """How the trace file's state differs from the nearest state the model offers: the differing fields, by path,
+    so that a hand-edited trace names its bad field."""
+    from kraftcheck.checker.traces.text import flatten, show
+
+    w = flatten(want)
+    best: list[str] | None = None
+    for cand in candidates:
+        c = flatten(cand)
+        lines = [f"{p}: file has {show(w[p])}, model has {show(c[p])}" for p in w if p in c and w[p] != c[p]]
+        lines += [f"{p}: not a variable of the model" for p in w if p not in c]
+        lines += [f"{p}: missing from the file" for p in c if p not in w]
+        if best is None or len(lines) < len(best):
+            best = lines
+    if not best:
+        return "no state to compare with"
+    more = f" (and {len(best) - shown} more)" if len(best) > shown else ""
+    return "; ".join(best[:shown]) + more
 
 
 def _fmt(params: dict[str, Any]) -> str:
