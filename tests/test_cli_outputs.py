@@ -200,3 +200,9 @@ def test_a_hand_edited_trace_names_its_bad_field(tmp_path: Path, capsys: pytest.
     edited.write_text(json.dumps(doc))
     assert main(["replay", "mutex", str(edited)]) == 16
     assert "bogus: not a variable of the model" in capsys.readouterr().out
+
+
+def test_a_proof_counterexample_starts_from_an_arbitrary_pre_state(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "quorum", "--variant", "double-vote"]) == 12
+    out = capsys.readouterr().out
+    assert "State 0 (an arbitrary pre-state: it satisfies the inductive invariant but may not be reachable)" in out

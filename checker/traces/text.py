@@ -76,8 +76,9 @@ def diff(before: Any, after: Any, bags: frozenset[str] = frozenset()) -> list[st
     return lines or ["    (no change)"]
 
 
-def render(trace: Trace, model: Any, title: str | None = None) -> str:
-    """The whole trace as text; ``model`` supplies the human view of a state."""
+def render(trace: Trace, model: Any, title: str | None = None, first: str = "initial") -> str:
+    """The whole trace as text; ``model`` supplies the human view of a state; ``first`` labels state 0 (a proof's
+    counterexample to induction starts from an arbitrary pre-state, not an initial one)."""
     views = [model.view(s) for s in trace.states()]
     bags = frozenset(getattr(model, "bags", ()))
     out = []
@@ -91,7 +92,7 @@ def render(trace: Trace, model: Any, title: str | None = None) -> str:
     out.append(head)
     if trace.violation:
         out.append(f"violation: {trace.violation}" + (f" -- {trace.note}" if trace.note else ""))
-    out.append("State 0 (initial):")
+    out.append(f"State 0 ({first}):")
     for path, value in flatten(views[0], bags=bags).items():
         if path in bags and isinstance(value, list):
             out.append(f"    {path} = " + ("{}" if not value else "{" + ", ".join(show(v) for v in value) + "}"))
