@@ -206,3 +206,16 @@ def test_a_proof_counterexample_starts_from_an_arbitrary_pre_state(capsys: pytes
     assert main(["prove", "quorum", "--variant", "double-vote"]) == 12
     out = capsys.readouterr().out
     assert "State 0 (an arbitrary pre-state: it satisfies the inductive invariant but may not be reachable)" in out
+
+
+def test_validate_reports_use_the_cluster_s_node_ids_and_name_messages() -> None:
+    from kraftcheck.checker.validate.report import ValidationReport
+    from kraftcheck.model.quorum.state import FETCH, MESSAGE_FIELDS
+
+    fetch = [FETCH, 1, 0, 1] + [0] * (len(MESSAGE_FIELDS[FETCH]) - 4)  # from voter 1 to voter 0 in epoch 1
+    bad = {"index": 7, "event": {"node": 2, "event": "timeout"}, "reason": "not allowed",
+           "impl_state": {"voters": ["v0", "v1"], "net": [fetch]},
+           "model_state": {"voters": ["v0", "v1"], "net": []}}
+    text = ValidationReport(False, "quorum", events=8, first_bad=bad).render()
+    assert "node 1 (model voter 0): v0" in text and "node 2 (model voter 1): v1" in text
+    assert "Fetch node 2 -> node 1: epoch=1" in text and "net: (empty)" in text
