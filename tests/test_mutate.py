@@ -217,3 +217,32 @@ def test_kraft_models_run_and_print_a_score(model: str, bound: str, capsys: pyte
     out = capsys.readouterr().out
     assert code in (errors.OK, errors.MUTANTS_SURVIVED)
     assert f"mutation score of {model}: " in out and "score by module:" in out
+
+
+def test_reduction_code_is_judged_by_exactness(tmp_path: Path) -> None:
+    """Two interchangeable counters, reduced by sorting: a mutant of the symmetry that changes the reduced state graph
+    breaks no property (there is none) yet is observed, as ReductionExact; one that keeps the graph survives."""
+    model = tmp_path / "pair.py"
+    model.write_text(
+        "import attrs\n"
+        "from kraftcheck import Model, Spec, reachable\n\n"
+        "@attrs.frozen\nclass Bounds:\n    limit: int = 3\n\n"
+        "m = Model('pair', Bounds)\n\n"
+        "@m.init\ndef start(b):\n    yield (0, 0)\n\n"
+        "@m.action(params=('i',))\ndef tick(s, ctx):\n    for i in (0, 1):\n        if s[i] < ctx.b.limit:\n"
+        "            yield (i,), s[:i] + (s[i] + 1,) + s[i + 1:]\n\n"
+        "@m.action\ndef stay(s, ctx):\n    yield s\n\n"
+        "@m.symmetric\ndef canonical(s, b):\n    return (s[0], s[1]) if s[0] <= s[1] else (s[1], s[0])\n\n"
+        "@reachable('Full', 'both counters at the limit', 'test')\ndef full(s, ctx):\n"
+        "    return s == (ctx.b.limit, ctx.b.limit)\n\n"
+        "SPEC = Spec(m, [full])\n"
+    )
+    result = analyse(prepare(str(model)), jobs=1)
+    sym = [r for r in result.results if r.mutant.function == "canonical"]
+    assert sym and all(r.mutant.reduction for r in sym)
+    assert not any(r.mutant.reduction for r in result.results if r.mutant.function == "tick")
+    by = {(r.mutant.operator, r.mutant.mutated): r for r in sym}
+    exact = by[("flip-compare", "s[0] < s[1]")]  # ties are the same pair either way: the same graph
+    assert exact.outcome == "survived" and exact.same_counts
+    changed = [r for r in sym if r.outcome == "killed" and (r.killed_by or "").startswith("ReductionExact")]
+    assert changed, [(r.mutant.mutated, r.outcome, r.killed_by) for r in sym]

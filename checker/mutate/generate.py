@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from kraftcheck.checker.mutate.operators import OPERATORS, Path, Site, Walker
-from kraftcheck.checker.mutate.sites import Source, function_roles, record_fields, resolve
+from kraftcheck.checker.mutate.sites import Source, function_roles, record_fields, reduction_functions, resolve
 from kraftcheck.spec.core import Spec
 
 
@@ -43,6 +43,7 @@ class Mutant:
     cover_lines: tuple[int, ...]
     path: Path = attrs.field(eq=False, repr=False)
     replacement: Any = attrs.field(eq=False, repr=False)
+    reduction: bool = False  # in the encoding or symmetry code: judged by exactness too (sites.reduction_functions)
 
     @property
     def where(self) -> str:
@@ -52,7 +53,7 @@ class Mutant:
         return {
             "id": self.id, "module": self.module, "file": self.file, "function": self.function, "line": self.line,
             "col": self.col, "end_line": self.end_line, "operator": self.operator, "original": self.original,
-            "mutated": self.mutated, "occurrence": self.occurrence,
+            "mutated": self.mutated, "occurrence": self.occurrence, "reduction": self.reduction,
         }
 
 
@@ -64,6 +65,7 @@ def mutant_id(module: str, function: str, operator: str, original: str, mutated:
 def generate(spec: Spec, sources: dict[str, Source], model_modules: Iterable[str]) -> list[Mutant]:
     """Every mutant of the model's own modules (``model_modules``, a subset of the snapshot), in a fixed order."""
     roles = function_roles(spec)
+    reducing = reduction_functions(spec)
     out: list[Mutant] = []
     for name in sorted(model_modules):
         src = sources[name]
@@ -93,7 +95,8 @@ def generate(spec: Spec, sources: dict[str, Source], model_modules: Iterable[str
             ident = (site.function, site.operator, site.original, site.mutated)
             occurrence = counts.get(ident, 0)
             counts[ident] = occurrence + 1
-            out.append(_mutant(name, src, site, occurrence))
+            top = site.function.split(".")[0]
+            out.append(_mutant(name, src, site, occurrence, (real, top) in reducing))
     return out
 
 
@@ -103,12 +106,13 @@ def _replacement_text(replacement: Any) -> str:
     return ast.unparse(replacement)
 
 
-def _mutant(module: str, src: Source, site: Site, occurrence: int) -> Mutant:
+def _mutant(module: str, src: Source, site: Site, occurrence: int, reduction: bool = False) -> Mutant:
     return Mutant(
         id=mutant_id(src.display, site.function, site.operator, site.original, site.mutated, occurrence),
         module=module, file=src.display, function=site.function, line=site.line, col=site.col,
         end_line=site.end_line, operator=site.operator, original=site.original, mutated=site.mutated,
         occurrence=occurrence, cover_lines=site.cover_lines, path=site.path, replacement=site.replacement,
+        reduction=reduction,
     )
 
 

@@ -6,6 +6,11 @@ deadlock``, ``crashed`` (the mutant's model raised: detected, shown apart), ``ti
 listed), ``survived``, ``uncovered`` (survived without running: its lines never ran in the original), ``equivalent``
 (marked in the equivalents file, with its reason) and ``invalid`` (the mutated module did not compile or import).
 Score = (killed + killed-by-deadlock + crashed) / (all - equivalent - invalid).
+
+Mutants of the encoding and symmetry code (``Mutant.reduction``) have one more observer: exactness.  The reduced
+state graph of a complete run must be the original's, so different distinct-state or transition counts kill them
+(``ReductionExact``); the original's exactness is what the models' symmetry tests check against a renaming written
+independently of the model.
 """
 
 from __future__ import annotations
@@ -83,6 +88,11 @@ def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
         r.outcome, r.killed_by = "killed", f"verdict {verdict}"
     else:
         r.same_counts = (out["distinct_states"], out["transitions"]) == (base["distinct_states"], base["transitions"])
+        if m.reduction and not r.same_counts and verdict in ("ok", "unreached"):
+            # reduction code must give the original's state graph exactly (see sites.reduction_functions)
+            r.outcome = "killed"
+            r.killed_by = (f"ReductionExact ({out['distinct_states']:,} states, {out['transitions']:,} transitions "
+                           f"against {base['distinct_states']:,} and {base['transitions']:,})")
     return r
 
 

@@ -169,6 +169,20 @@ def function_roles(spec: Spec) -> dict[tuple[str, str, int], str]:
     return out
 
 
+def reduction_functions(spec: Spec) -> set[tuple[str, str]]:
+    """(real file, function name) of the model's state-space reduction code: the encoding and the symmetry (with the
+    model functions only they call).  Their contract is not a protocol rule but exactness: the reduced state graph
+    must be the original's (tests check the original against an independent renaming), so a mutant there that
+    changes the distinct states or transitions is observed (``ReductionExact``) even when no property breaks."""
+    mdl = spec.model
+    rules = {id(f) for f in _called_closure([a.fn for a in mdl.actions] + [getattr(mdl, "_init", None)])}
+    out: set[tuple[str, str]] = set()
+    for fn in _called_closure([mdl.encode, mdl.symmetry, mdl.symmetry_encoding]):
+        if id(fn) not in rules:
+            out.add((os.path.realpath(fn.__code__.co_filename), fn.__code__.co_name))
+    return out
+
+
 def _called_closure(roots: list[Any]) -> list[Any]:
     """``roots`` and the model functions they call by global name, transitively (the human view's and the bounds
     check's helpers: rendering a trace or refusing bounds is not a rule of the model)."""
