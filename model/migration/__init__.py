@@ -25,22 +25,18 @@ broker, a misconfigured controller elected mid-migration (resigns), migration re
 
 Bounds (``--set name=value``): see ``state.Bounds``.  The defaults are CI-small: one compatible ZK broker, one
 incompatible broker, two controllers, three KRaft epochs, one controller crash, three reconfigurations, one session
-expiry, one ZooKeeper outage, one ZK-mode write, two client writes, write-behind bound 1.  Faults strike in windows
-where they matter (marked "(state-space bound)" in the actions: crashes during the copy, outages and the incompatible
-broker during dual write, session expiries before the takeover, rollback from a steady dual-writing state,
-reconfigurations during finalization); ``--set wide_faults=true`` lifts the windows.
+expiry, one ZooKeeper outage, one ZK-mode write, two client writes, write-behind bound 1.
+
+Reductions (``MIGRATION.reductions``, each a boolean bound, on = behaviour left out): faults strike in windows where
+they matter (crashes during the copy, outages and the incompatible broker during dual write, broker session expiries
+before the takeover, rollback from a steady dual-writing state, reconfigurations for the finalization, no ZK-mode
+writes once a rollback started), ZK-mode controllers with a stale epoch resign at once, inert deposed controllers
+learn of a new epoch at once, and clients write the topic znode only.  Each is declared below with what it removes;
+``--profile deep`` switches every one of them off and models what Kafka 3.9 does there.
 
 The search is reduced exactly (``symmetry.canonical_key``: controller symmetry plus normalisations of details no rule
-reads; tests/test_migration_check.py compares it with an unreduced exploration).  Figures on the project's 2-core
-box (CPU seconds; wall time was 2-5x more while other jobs shared the cores):
-
-- defaults: 41,891 distinct states, 136,838 transitions, depth 37: 12-15 s CPU (about 3,000 states/s), 48 MB;
-- ``--set brokers=2`` (two ZK brokers racing for /controller, rolled to KRaft one by one): 221,904 states,
-  762,670 transitions, depth 40: 90 s CPU, 104 MB;
-- ``--set max_epoch=4`` (one more KRaft election): 177,143 states, 598,825 transitions, depth 44: 61 s CPU, 85 MB.
-
-Wider fault windows (``wide_faults``) are beyond exhaustive search at these bounds (more than 400,000 states by
-depth 19); seeded swarm simulation (16,000 walks of 70 steps) found no violation and no deadlock.
+reads; tests/test_migration_check.py compares it with an unreduced exploration).  Measured figures are in the
+profiles below and in README.md.
 """
 
 from __future__ import annotations
@@ -87,6 +83,38 @@ MIGRATION.variant("no-lag-bound", "KRaft writes do not wait for ZooKeeper to cat
                   kind="mutation", expect="DualWriteLagBounded")
 MIGRATION.variant("kip-rollback-deletes-epoch", "the rollback deletes /controller_epoch as well as /controller (the "
                   "KIP's text)", kind="mutation", expect="ZkControllerEpochMonotonic")
+
+
+# ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
+for _bound, _doc in (
+    ("zk_resign_at_once", "a ZK-mode controller whose /controller_epoch version went stale resigns at once; off, it "
+     "stays until its /controller watch fires or a write fails with ControllerMovedException (KafkaController)"),
+    ("learn_at_once", "deposed controllers whose driver cannot act learn of a new KRaft epoch at once; off, each "
+     "learns by its own step (KRaftMigrationDriver.KRaftLeaderEvent)"),
+    ("crash_in_copy_only", "KRaft controllers crash only as the active controller during the initial copy; off, any "
+     "running controller may crash at any time of the migration or rollback"),
+    ("expiry_before_takeover_only", "ZK brokers' ZooKeeper sessions expire only before the KRaft takeover; off, also "
+     "after it (KafkaZkClient.registerBroker re-registers)"),
+    ("outage_in_dual_write_only", "ZooKeeper becomes unavailable only while an active controller dual-writes; off, at "
+     "any time (every ZooKeeper operation fails, KRaftMigrationDriver retries)"),
+    ("join_in_dual_write_only", "the incompatible broker is started only while an active controller dual-writes; off, "
+     "at any time"),
+    ("no_zk_writes_in_rollback", "ZK-mode controllers write nothing once a rollback has started; off, a ZK controller "
+     "elected after the rollback writes as KafkaController does"),
+    ("rollback_from_steady_only", "a rollback starts only from a quiet steady state (an active dual-writing leader "
+     "every running controller follows, before any reconfiguration); off, at any point before the controllers leave "
+     "migration mode (KIP-866 'Reversal to ZK')"),
+    ("reconfig_for_finalize_only", "zookeeper.metadata.migration.enable is flipped only as the finalization's rolling "
+     "restart (and re-enabled after it); off, an operator may flip it on any controller at any time"),
+    ("topic_writes_only", "client metadata changes write the topic znode only; off, also its dynamic config "
+     "(AlterConfigs), dual-written by KRaftMigrationZkWriter"),
+):
+    MIGRATION.reduction(_bound, _doc)
+
+MIGRATION.profile("default", "the Bounds defaults, every reduction on")
+MIGRATION.profile("deep", "every reduction off (faults at any time, Kafka 3.9's resignation and learning), at a "
+                  "smaller workload so that it stays exhaustive: one client write, two reconfigurations",
+                  bounds={**{r: False for r in MIGRATION.reductions}, "max_client_writes": 1, "max_reconfigs": 2})
 
 
 @MIGRATION.init
