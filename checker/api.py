@@ -128,6 +128,7 @@ def check(
     run = Run(spec, ctx, "inprocess", strategy, progress)
     run.deadlock = deadlock
     run.notes = notes
+    run.profile = profile
     if strategy == "bfs":
         return bfs(run, visited, max_states, max_depth)
     return dfs(run, max_states, max_depth)

@@ -148,6 +148,9 @@ class Model(Generic[S, B]):
         self.actions: list[Action] = []
         self.variants: dict[str, Variant] = {}
         self.profiles: dict[str, Profile] = {}
+        # the profiles the main job (``kraftcheck check`` with no model named) runs; a second one covers a fault the
+        # default cannot afford, and a premise or target reached in either counts as reached (see cli/commands.py)
+        self.main_profiles: tuple[str, ...] = ("default",)
         self.reductions: dict[str, Reduction] = {}
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None

@@ -247,3 +247,18 @@ def test_dfs_reports_the_shortest_distance_depth_as_bfs_does() -> None:
     bfs_r, dfs_r = check(CHAIN), check(CHAIN, strategy="dfs")
     assert (bfs_r.depth, dfs_r.depth) == (9, 9)  # state 10 is 9 steps away: 0 -> 2 -> 3 ... -> 10
     assert bfs_r.distinct_states == dfs_r.distinct_states == 11
+
+
+def test_the_main_job_counts_a_premise_reached_in_another_profile_of_the_same_model() -> None:
+    from kraftcheck.checker.cli.commands import combine_profiles
+
+    plain, deep = check(SPEC), check(SPEC, profile="deep")
+    assert (plain.verdict, deep.verdict) == ("unreached", "ok")
+    combine_profiles([plain, deep])
+    assert plain.verdict == "ok" and plain.exit_code == 0
+    assert plain.manifest["reached_in_other_profile"] == {"ResetGoesToZero": "deep"}
+    assert plain.manifest["vacuous_here"] == ["ResetGoesToZero"]
+    # reached nowhere: stays unreached
+    again = check(SPEC)
+    combine_profiles([again, check(SPEC)])
+    assert again.verdict == "unreached"

@@ -126,12 +126,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
     check_output_paths(args)
     specs = [resolve(n) for n in names]
-    for spec in specs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
-        _print_notes(spec, args.variant, bounds, args.profile)
+    main_job = not args.models and not args.variant and not args.bounds and args.profile == "default"
+    runs = [(spec, p) for spec in specs for p in (spec.model.main_profiles if main_job else (args.profile,))]
+    for spec, profile in runs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
+        _print_notes(spec, args.variant, bounds, profile)
     results = []
-    for spec in specs:
+    for spec, profile in runs:
         if args.engine == "spark":
-            results.append(_check_spark(args, spec, bounds))
+            results.append(_check_spark(args, spec, bounds, profile))
             continue
         results.append(
             check(
@@ -144,12 +146,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                 deadlock=not args.no_deadlock,
                 visited=args.visited,
                 progress=not args.quiet,
-                profile=args.profile,
+                profile=profile,
             )
         )
         if results[-1].verdict == "interrupted":  # Ctrl-C or SIGTERM: report what was done, start nothing more
             break
-    specs = specs[: len(results)]
+    specs = [spec for spec, _ in runs[: len(results)]]
+    combine_profiles(results)
     print_report(results, specs, args.quiet)
     code = worst([r.exit_code for r in results])
     failed = write_outputs_after(args, results, specs)
@@ -164,7 +167,35 @@ def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], pro
         print(f"kraftcheck: {spec.name}: {note}", file=sys.stderr)
 
 
-def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) -> Any:
+def combine_profiles(results: list[Any]) -> None:
+    """The main job runs some models at several profiles (``Model.main_profiles``): a target or a premise reached in
+    one of a model's runs is reached for the model.  A run left ``unreached`` only by what another run of the same
+    model reached becomes ok, and its manifest says where each was reached; anything reached by none stays."""
+    by_model: dict[str, list[Any]] = {}
+    for r in results:
+        by_model.setdefault(r.model, []).append(r)
+    for runs in by_model.values():
+        if len(runs) < 2:
+            continue
+        for r in runs:
+            if r.verdict != "unreached":
+                continue
+            others = [o for o in runs if o is not r and o.verdict in ("ok", "unreached")]
+            elsewhere = {}
+            for name in r.unreached_targets + r.vacuous_properties:
+                where = next((o.manifest.get("profile") for o in others
+                              if name not in o.unreached_targets and name not in o.vacuous_properties), None)
+                if where is None:
+                    break
+                elsewhere[name] = where
+            else:
+                r.verdict = "ok"
+                r.manifest["reached_in_other_profile"] = elsewhere
+                r.manifest["vacuous_here"] = list(r.vacuous_properties)
+                r.unreached_targets, r.vacuous_properties = [], []
+
+
+def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
     if importlib.util.find_spec("kraftcheck.checker.spark.driver") is None:
         raise UsageError("the Spark engine is not installed in this checkout (use --engine inprocess)")
     if importlib.util.find_spec("pyspark") is None:
@@ -175,10 +206,11 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
     from kraftcheck.checker.search.run import Run
     from kraftcheck.checker.spark.driver import check_spark
 
-    ctx, notes = prepare(spec, args.variant, bounds, args.profile)
+    ctx, notes = prepare(spec, args.variant, bounds, profile)
     run = Run(spec, ctx, "spark", "bfs", progress=not args.quiet)
     run.deadlock = not args.no_deadlock
     run.notes = notes
+    run.profile = profile
     return check_spark(
         run,
         master=args.master or "local[*]",

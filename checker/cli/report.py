@@ -39,6 +39,8 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
         table.add_column(col, justify="right" if col in numeric else "left", footer=total.get(col, ""))
     for r in results:
         name = r.model + (f" [{','.join(r.variant)}]" if r.variant else "")
+        if r.manifest.get("profile", "default") != "default":
+            name += f" ({r.manifest['profile']})"
         prop = r.violated_property or (
             ", ".join(r.unreached_targets + [f"premise of {p}" for p in r.vacuous_properties])
             if r.verdict == "unreached"

@@ -59,6 +59,7 @@ class Run:
         # (distinct, transitions, depth) as of the last batch: what an interrupted run reports
         self.snapshot: tuple[int, int, int] = (0, 0, 0)
         self.notes: list[str] = []  # one-line notes for the user (bounds a variant needs, applied or overridden)
+        self.profile = "default"  # the bounds profile the context was built from (reported in the manifest)
         # (name, fn, has_params) so that the hot loop calls the model's function directly
         self.actions = [(a.name, a.fn, bool(a.params)) for a in self.model.actions]
         self.coverage = [0] * len(self.actions)
@@ -206,6 +207,7 @@ class Run:
             "reductions": {r: self.model.reductions[r].doc for r in self.model.active_reductions(self.ctx.b)},
             "searched_verdict": searched_verdict,
             "notes": list(self.notes),
+            "profile": self.profile,
             **(extra or {}),
         }
         return Result(

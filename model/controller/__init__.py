@@ -87,6 +87,10 @@ CONTROLLER.reduction("replies_at_once", "a request that writes nothing is answer
 
 CONTROLLER.profile("default", "the Bounds defaults: failover, session expiry, controlled shutdown; no broker "
                    "crash-restart; every reduction on")
+CONTROLLER.profile("crash", "a broker crash-restart with a stale request in flight, in one controller epoch: what "
+                   "the default cannot afford (its cost is about 4x); the main job runs it beside the default",
+                   bounds={"max_restarts": 1, "max_epoch": 1}, states=67_617, seconds=12)
+CONTROLLER.main_profiles = ("default", "crash")
 CONTROLLER.profile("deep", "one broker crash-restart and every reduction off, at the default cluster size",
                    bounds={"max_restarts": 1, "restartable_crashes_only": False, "crash_while_fenced_only": False,
                            "replies_at_once": False})
