@@ -77,6 +77,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--trace-out", metavar="FILE", help="write the counterexample: FILE.json as ITF, anything else as readable text"
     )
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML for CI: one test case per property, the "
+                   "counterexample in the failure")
     p.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
     p.add_argument("--quiet", action="store_true", help="no progress line, no trace on stdout")
 
