@@ -23,7 +23,8 @@ from kraftcheck.model.quorum import QUORUM
 from kraftcheck.model.quorum.election import receive_vote as kafka_receive_vote
 from kraftcheck.spec.quorum import SPEC as QUORUM_SPEC
 
-model = QUORUM.derive("quorum-vote-without-log-check", doc="KRaft quorum whose voters grant votes without the log check")
+model = QUORUM.derive("quorum-vote-without-log-check",
+                      doc="KRaft quorum whose voters grant votes without the log check")
 
 
 def _with_log(state: Any, voter: int, log: Any) -> Any:

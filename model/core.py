@@ -134,6 +134,7 @@ class Model(Generic[S, B]):
         encode: Callable[[Any], bytes] = stable_encode,
         view: Callable[[Any], Any] = to_view,
         bags: tuple[str, ...] = (),
+        diagram: Any = None,
     ) -> None:
         if not attrs.has(bounds):  # the bounds record is an attrs class: typed fields with defaults
             raise TypeError("bounds must be an attrs class whose fields all have defaults")
@@ -151,7 +152,7 @@ class Model(Generic[S, B]):
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
         self._init: Callable[[B], Iterable[S]] | None = None
-        self.diagram: Any = None  # how sequence diagrams read nodes and messages (model.diagram.Diagram), if declared
+        self.diagram: Any = diagram  # how sequence diagrams read nodes and messages (model.diagram.Diagram)
 
     # ---- building a model -------------------------------------------------------------------------------------
     def init(self, fn: Callable[[B], Iterable[S]]) -> Callable[[B], Iterable[S]]:

@@ -47,7 +47,7 @@ def assert_strict(doc: dict[str, Any]) -> None:
     for st in raw["states"]:
         assert not data_problems({k: v for k, v in st.items() if k != "#meta"}, f"state {st['#meta']['index']}")
         assert not data_problems(st["#meta"].get("params", {}), f"params of state {st['#meta']['index']}")
-        for name, value in st["#meta"].get("params", {}).items():
+        for value in st["#meta"].get("params", {}).values():
             itf_py.value_from_json(value)
 
 

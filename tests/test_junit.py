@@ -151,7 +151,8 @@ def test_a_limit_is_no_pass(tmp_path: Path) -> None:
     assert kind(got["tiny/Tiny"]) == "failure:limit"
 
 
-def test_simulate_writes_junit_and_the_path_is_checked_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_simulate_writes_junit_and_the_path_is_checked_first(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sim.xml"
     assert main(["simulate", "mutex", "--variant", "no-turn", "--walks", "50", "--quiet", "--junit", str(out)]) == 12
     assert kind(cases(out)["mutex[no-turn]/MutualExclusion"]) == "passed"

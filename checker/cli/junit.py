@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import socket
 import xml.etree.ElementTree as ET
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 DEADLOCK_CASE = "Deadlock"
@@ -44,7 +44,7 @@ def suite_for(result: Any, spec: Any) -> ET.Element:
     variant = f"[{','.join(result.variant)}]" if result.variant else ""
     name = f"{result.model}{variant}"
     classname = f"kraftcheck.{result.model}{variant}"
-    suite = ET.Element("testsuite", {"name": name, "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    suite = ET.Element("testsuite", {"name": name, "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
                                      "hostname": socket.gethostname(), "time": f"{result.seconds:.3f}"})
     props = ET.SubElement(suite, "properties")
     for key, value in (("engine", result.engine), ("strategy", result.strategy), ("verdict", result.verdict),

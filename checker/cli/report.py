@@ -130,6 +130,7 @@ def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: lis
 
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:
+    from kraftcheck.checker.traces.html import from_trace, render_html
     from kraftcheck.checker.traces.itf import write_itf
     from kraftcheck.checker.traces.text import render
 
@@ -150,6 +151,8 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
                     write_itf(r.trace, s.model, Path(args.trace_out))
                 except OSError as exc:
                     raise UsageError(f"cannot write {args.trace_out}: {exc.strerror}") from None
+            elif args.trace_out.endswith((".html", ".htm")):
+                write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
             else:
                 write_file(args.trace_out, render(r.trace, s.model))
 

@@ -127,7 +127,7 @@ def to_itf(trace: Trace, model: Any) -> dict[str, Any]:
             meta["action"] = step.action
             meta["params"] = {k: itf_value(model.view(v)) for k, v in step.params.items()}
         states.append({"#meta": meta, **{k: itf_value(x) for k, x in v.items()}})
-    meta: dict[str, Any] = {
+    head: dict[str, Any] = {
         "format": "ITF",
         "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
         "source": "kraftcheck",
@@ -138,8 +138,8 @@ def to_itf(trace: Trace, model: Any) -> dict[str, Any]:
         "description": trace.note,
     }
     if trace.violation is not None:  # ITF has no null: no violation, no key
-        meta["violation"] = trace.violation
-    return {"#meta": meta, "vars": list(views[0].keys()), "states": states}
+        head["violation"] = trace.violation
+    return {"#meta": head, "vars": list(views[0].keys()), "states": states}
 
 
 def write_itf(trace: Trace, model: Any, path: Path) -> None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from kraftcheck.model.core import Model
+from kraftcheck.model.diagram import Diagram, by_param
 from kraftcheck.model.encoding import to_view
 from kraftcheck.model.migration import (
     brokers,
@@ -206,5 +207,16 @@ def view(s: Any) -> Any:
 
 
 MIGRATION.view = view
+
+# sequence diagrams: ZooKeeper, the KRaft controllers and the ZK brokers; reads and writes of znodes are calls
+_ZK_CALLS = {**{a: ("b", "ZooKeeper") for a in ("zk_elect", "zk_write")},
+             **{a: ("c", "ZooKeeper") for a in ("claim", "copy_batch", "sync_to_zk", "dual_write")}}
+MIGRATION.diagram = Diagram(
+    nodes=lambda v: (["ZooKeeper"] + [f"controller {i}" for i in range(len(v["controllers"]))]
+                     + [f"broker {i}" for i in range(len(v["brokers"]))]),
+    locus=by_param({"c": "controller ", "b": "broker "}, calls=_ZK_CALLS,
+                   at={a: "ZooKeeper" for a in ("session_expire", "zk_outage", "zk_restore")},
+                   environment=("rollback_begin", "quorum_shutdown", "rollback_finish", "idle")),
+)
 
 __all__ = ["MIGRATION", "Bounds", "MigState"]
