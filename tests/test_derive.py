@@ -31,6 +31,11 @@ def test_the_changed_vote_rule_is_checked_from_its_file(tmp_path: Path, capsys: 
     assert (replayed.verdict, replayed.violated_property) == ("violation", "LeaderCompleteness")
     with pytest.raises(Exception, match="written for model 'quorum-vote-without-log-check'"):
         replay_trace("quorum", cex)
+    page = tmp_path / "cex.html"  # the diagram of a derived model's trace: its file gives the hooks
+    assert main(["render", str(cex), "--html", str(page)]) == 2
+    assert "give --model path/to/file.py" in capsys.readouterr().err
+    assert main(["render", str(cex), "--html", str(page), "--model", str(EXAMPLE)]) == 0
+    assert "model quorum-vote-without-log-check" in page.read_text() and page.read_text().count('class="lifeline"') == 3
 
 
 def test_the_derived_rule_is_the_log_check_dropped() -> None:
