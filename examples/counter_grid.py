@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck import Context, Model, Spec, invariant, reachable
+from kraftcheck import Context, Diagram, Model, Spec, invariant, reachable
 
 
 @attrs.frozen
@@ -21,7 +21,11 @@ class Bounds:
     forbid_corner: bool = False  # when true, NotCorner is violated at depth width + height
 
 
-grid: Model[tuple[int, int], Bounds] = Model("counter-grid", Bounds, doc="two bounded counters")
+grid: Model[tuple[int, int], Bounds] = Model(
+    "counter-grid", Bounds, doc="two bounded counters",
+    # cex.html: a lifeline per counter; a diagonal move and the stutter step belong to neither
+    diagram=Diagram(nodes=lambda v: ["x", "y"], locus=lambda action, params: {"right": "x", "up": "y"}.get(action)),
+)
 grid.variant("diagonal", "a third action increments both counters at once")
 
 

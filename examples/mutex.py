@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck import Context, Model, Spec, action_property, invariant, reachable
+from kraftcheck import Context, Diagram, Model, Spec, action_property, by_param, invariant, reachable
 
 IDLE, FLAG, WAIT, CRIT = "idle", "flag", "wait", "critical"
 
@@ -29,7 +29,10 @@ class State:
     turn: int
 
 
-mutex: Model[State, Bounds] = Model("mutex", Bounds, doc="Peterson's algorithm, two processes")
+mutex: Model[State, Bounds] = Model(
+    "mutex", Bounds, doc="Peterson's algorithm, two processes",
+    diagram=Diagram(nodes=lambda v: ["process 0", "process 1"], locus=by_param({"p": "process "})),  # cex.html
+)
 mutex.variant("no-turn", "a process enters without yielding the turn", kind="mutation", expect="MutualExclusion")
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck import Context, Model, Spec, invariant, reachable
+from kraftcheck import Context, Diagram, Model, Spec, by_param, invariant, reachable
 
 
 @attrs.frozen
@@ -20,7 +20,12 @@ class Bounds:
     n: int = 3
 
 
-phil: Model[tuple[int, ...], Bounds] = Model("philosophers", Bounds, doc="dining philosophers")
+phil: Model[tuple[int, ...], Bounds] = Model(
+    "philosophers", Bounds, doc="dining philosophers",
+    # cex.html: a lifeline per philosopher (a view that is no record is the trace's one variable, ``state``)
+    diagram=Diagram(nodes=lambda v: [f"philosopher {i}" for i in range(len(v["state"]))],
+                    locus=by_param({"p": "philosopher "})),
+)
 phil.variant("ordered", "the last philosopher picks up the right fork first (no deadlock)")
 
 

@@ -136,6 +136,7 @@ class Model(Generic[S, B]):
         encode: Callable[[Any], bytes] = stable_encode,
         view: Callable[[Any], Any] = to_view,
         bags: tuple[str, ...] = (),
+        diagram: Any = None,
     ) -> None:
         if not attrs.has(bounds):  # the bounds record is an attrs class: typed fields with defaults
             raise TypeError("bounds must be an attrs class whose fields all have defaults")
@@ -156,6 +157,7 @@ class Model(Generic[S, B]):
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
         self._init: Callable[[B], Iterable[S]] | None = None
+        self.diagram: Any = diagram  # how sequence diagrams read nodes and messages (model.diagram.Diagram)
 
     # ---- building a model -------------------------------------------------------------------------------------
     def init(self, fn: Callable[[B], Iterable[S]]) -> Callable[[B], Iterable[S]]:
@@ -240,6 +242,46 @@ class Model(Generic[S, B]):
         """Decorator: ``fn(bounds)`` returns an error message for a combination of bounds the model cannot run."""
         self.validate_bounds = fn
         return fn
+
+    # ---- deriving a model (a protocol change in the user's own file) -----------------------------------------
+    def derive(self, name: str, doc: str | None = None) -> Model[S, B]:
+        """A copy of this model under a new name, to change without touching the original: replace or remove an
+        action (``replace_action``, ``remove_action``), add one (``@m.action``), add a variant (``m.variant``) or a
+        profile.  Bounds, initial states, encoding, view, bags, symmetry and diagram hooks are shared.  Traces and
+        results name the derived model.  A replaced action must keep the symmetry the model declares (e.g. treat
+        every voter id alike), or the derived model must drop it with ``m.symmetry = None``."""
+        m: Model[S, B] = Model(name, self.bounds_type, self.doc if doc is None else doc, self.encode, self.view,
+                               self.bags)
+        m.actions = list(self.actions)
+        m.variants = dict(self.variants)
+        m.profiles = dict(self.profiles)
+        m.reductions = dict(self.reductions)
+        m.symmetry, m.symmetry_encoding = self.symmetry, self.symmetry_encoding
+        m.validate_bounds, m._init = self.validate_bounds, self._init
+        m.diagram = self.diagram
+        return m
+
+    def replace_action(self, name: str, fn: ActionFn | None = None, *, params: tuple[str, ...] | None = None) -> Any:
+        """Replace the function of action ``name`` (same place, same parameter names unless ``params`` is given);
+        ``m.replace_action("receive_vote", fn)`` or as a decorator ``@m.replace_action("receive_vote")``."""
+        index = next((i for i, a in enumerate(self.actions) if a.name == name), None)
+        if index is None:
+            raise ValueError(f"model {self.name} has no action {name!r} (actions: "
+                             f"{', '.join(a.name for a in self.actions)})")
+
+        def register(f: ActionFn) -> ActionFn:
+            old = self.actions[index]
+            doc = (f.__doc__ or "").strip().split("\n")[0] or old.doc
+            self.actions[index] = Action(name, f, old.params if params is None else tuple(params), doc)
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def remove_action(self, name: str) -> None:
+        """Drop action ``name`` (e.g. a fault the changed protocol rules out)."""
+        if self.action_named(name) is None:
+            raise ValueError(f"model {self.name} has no action {name!r}")
+        self.actions = [a for a in self.actions if a.name != name]
 
     # ---- reading a model --------------------------------------------------------------------------------------
     def default_bounds(self) -> B:

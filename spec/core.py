@@ -120,6 +120,22 @@ class Spec:
             if v.expect is not None and v.expect not in names:
                 raise ValueError(f"variant {v.name} of {model.name} expects unknown property {v.expect}")
 
+    def derive(
+        self,
+        model: Model[Any, Any] | None = None,
+        add: Iterable[Property] = (),
+        drop: Iterable[str] = (),
+        family: str | None = None,
+    ) -> Spec:
+        """A spec for a derived model (``Model.derive``): this spec's properties, without those named in ``drop``,
+        plus ``add``.  ``family`` defaults to ``user`` so that a derived spec never joins the built-in KRaft job."""
+        dropped = set(drop)
+        unknown = sorted(dropped - {p.name for p in self.properties})
+        if unknown:
+            raise ValueError(f"spec for {self.name} has no property {unknown[0]!r} to drop")
+        kept = [p for p in self.properties if p.name not in dropped]
+        return Spec(model if model is not None else self.model, [*kept, *add], family or "user")
+
     @property
     def name(self) -> str:
         return self.model.name

@@ -30,7 +30,12 @@ EXIT_CODES = """exit codes:
   17  missed: a mutation variant ran without breaking the property it is expected to break
   18  mutate: some mutants survived (no property observed the changed rule)"""
 
-PLUGINS = ["kraftcheck.checker.cli.prove", "kraftcheck.checker.cli.impl", "kraftcheck.checker.cli.mutate"]
+PLUGINS = [
+    "kraftcheck.checker.cli.prove",
+    "kraftcheck.checker.cli.impl",
+    "kraftcheck.checker.cli.mutate",
+    "kraftcheck.checker.cli.render",
+]
 
 
 class Parser(argparse.ArgumentParser):
@@ -75,8 +80,11 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", metavar="FILE", help="write the result as JSON (with the counterexample as ITF)")
     p.add_argument(
-        "--trace-out", metavar="FILE", help="write the counterexample: FILE.json as ITF, anything else as readable text"
+        "--trace-out", metavar="FILE", help="write the counterexample: FILE.json as ITF, FILE.html as a sequence "
+        "diagram (one self-contained page), anything else as readable text"
     )
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML for CI: one test case per property, the "
+                   "counterexample in the failure")
     p.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
     p.add_argument("--quiet", action="store_true", help="no progress line, no trace on stdout")
 

@@ -1,8 +1,9 @@
 """The results of check and simulate: the counterexample and results table on stdout, and the output files.
 
 :func:`print_report` prints each counterexample (unless ``--quiet``) and one table row per model;
-:func:`write_outputs` writes ``--json`` (the results, with counterexamples as ITF) and ``--trace-out`` (the first
-counterexample: ITF for ``FILE.json``, readable text otherwise); :func:`worst` is the exit code of several results.
+:func:`write_outputs` writes ``--json`` (the results, with counterexamples as ITF), ``--junit`` (JUnit XML, see
+``junit.py``) and ``--trace-out`` (the first counterexample: ITF for ``FILE.json``, a sequence diagram for
+``FILE.html``, readable text otherwise); :func:`worst` is the exit code of several results.
 Separate from the commands so that how a result is shown is in one place.
 """
 
@@ -104,10 +105,13 @@ def _totals(results: list[Any]) -> dict[str, str]:
 
 def check_output_paths(args: argparse.Namespace) -> None:
     """Before any search starts: every output file can be written (a run of minutes must not end in a lost result)."""
-    paths = [(opt, getattr(args, attr, None)) for opt, attr in (("--json", "json"), ("--trace-out", "trace_out"))]
+    options = (("--json", "json"), ("--trace-out", "trace_out"), ("--junit", "junit"))
+    paths = [(opt, getattr(args, attr, None)) for opt, attr in options]
     given = [(opt, p) for opt, p in paths if p]
-    if len(given) == 2 and Path(given[0][1]).resolve() == Path(given[1][1]).resolve():
-        raise UsageError(f"--json and --trace-out name the same file {given[0][1]}: give two files")
+    for i, (opt_a, a) in enumerate(given):
+        for opt_b, b in given[i + 1:]:
+            if Path(a).resolve() == Path(b).resolve():
+                raise UsageError(f"{opt_a} and {opt_b} name the same file {a}: give two files")
     for opt, p in given:
         path = Path(p)
         if path.is_dir():
@@ -131,6 +135,7 @@ def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: lis
 
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:
+    from kraftcheck.checker.traces.html import from_trace, render_html
     from kraftcheck.checker.traces.itf import write_itf
     from kraftcheck.checker.traces.text import render
 
@@ -138,6 +143,10 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
         docs = [r.to_json(s.model) for r, s in zip(results, specs)]
         body = docs[0] if len(docs) == 1 else {"results": docs}
         write_file(args.json, json.dumps(body, indent=1) + "\n")
+    if getattr(args, "junit", None):
+        from kraftcheck.checker.cli.junit import junit_xml
+
+        write_file(args.junit, junit_xml(results, specs))
     if args.trace_out:
         traced = [(r, s) for r, s in zip(results, specs) if r.trace is not None]
         if traced:
@@ -147,6 +156,8 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
                     write_itf(r.trace, s.model, Path(args.trace_out))
                 except OSError as exc:
                     raise UsageError(f"cannot write {args.trace_out}: {exc.strerror}") from None
+            elif args.trace_out.endswith((".html", ".htm")):
+                write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
             else:
                 write_file(args.trace_out, render(r.trace, s.model))
 

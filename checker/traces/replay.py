@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from kraftcheck.checker.search.run import Run
-from kraftcheck.checker.traces.itf import ItfTrace, state_vars
+from kraftcheck.checker.traces.itf import ITF_VERSION, ItfTrace, comparable, state_vars
 from kraftcheck.checker.traces.trace import Step, Trace
 
 
@@ -42,11 +42,15 @@ def _norm(value: Any) -> Any:
 
 def replay(run: Run, itf: ItfTrace) -> ReplayResult:
     model = run.model
-    view = lambda s: _norm(state_vars(model.view(s)))  # noqa: E731
+    view = lambda s: _norm(comparable(state_vars(model.view(s))))  # noqa: E731
     want0 = _norm(itf.states[0])
     inits = run.initial_states()
     state = next((s for s in inits if view(s) == want0), None)
     if state is None:
+        if itf.meta.get("kraftcheck-itf") != ITF_VERSION and itf.meta.get("source") == "kraftcheck":
+            return ReplayResult("diverged", "state 0 is not an initial state of the model: the file was written by an "
+                                "older kraftcheck, before strict ITF, and this model's view has changed since; run "
+                                "the check again to write it anew", step=0)
         closest = _closest(want0, [view(s) for s in inits])
         return ReplayResult("diverged", f"state 0 is not an initial state of the model: {closest}", step=0)
     trace = Trace(state)
@@ -63,7 +67,7 @@ def replay(run: Run, itf: ItfTrace) -> ReplayResult:
         same_params = []
         for values, nxt in action.successors(state, run.ctx):
             named = action.named_params(values)
-            if _norm({k: model.view(v) for k, v in named.items()}) == _norm(params):  # as to_itf writes them
+            if _norm({k: comparable(model.view(v)) for k, v in named.items()}) == _norm(params):  # as to_itf writes
                 same_params.append((values, named, nxt))
         match = next((m for m in same_params if view(m[2]) == want), None)
         if match is None:

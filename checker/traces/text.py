@@ -21,6 +21,8 @@ def show(value: Any) -> str:
             return "{" + ", ".join(show(v) for v in value["#set"]) + "}"
         if set(value) == {"#map"}:
             return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in value["#map"]) + "}"
+        if set(value) == {"#tup"}:
+            return "(" + ", ".join(show(v) for v in value["#tup"]) + ")"
         if isinstance(value.get("kind"), str):  # a message or event record reads as Kind(field=value, ...)
             return value["kind"] + "(" + ", ".join(f"{k}={show(v)}" for k, v in value.items() if k != "kind") + ")"
         return "(" + ", ".join(f"{k}={show(v)}" for k, v in value.items()) + ")"
@@ -36,9 +38,10 @@ def _scalars(values: list[Any]) -> bool:
 
 
 def flatten(view: Any, prefix: str = "", bags: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Path -> leaf value; sets, maps, scalars, lists of scalars or of tuples of scalars (a log of entries), and the
-    paths named in ``bags`` are leaves."""
-    if prefix in bags:
+    """Path -> leaf value; sets, maps, scalars, lists of scalars or of tuples of scalars (a log of entries), records
+    with a ``kind`` (a message or a log record, shown as ``Kind(field=...)``) and the paths named in ``bags`` are
+    leaves."""
+    if prefix in bags or (prefix and isinstance(view, dict) and isinstance(view.get("kind"), str)):
         return {prefix: view}
     if isinstance(view, dict) and not (set(view) <= {"#set", "#map"} and view):
         out: dict[str, Any] = {}

@@ -50,6 +50,7 @@ from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller import symmetry
 from kraftcheck.model.controller.state import FENCED, Bounds, Broker, State
 from kraftcheck.model.core import Model
+from kraftcheck.model.diagram import Diagram, by_param
 
 CONTROLLER: Model[State, Bounds] = Model(
     "controller",
@@ -135,5 +136,15 @@ for _fn, _params in (
     (A.idle, ()),
 ):
     CONTROLLER.action(_fn, params=_params)
+
+# sequence diagrams: controllers, the metadata log (the quorum, abstracted) and brokers; broker RPCs are calls
+_RPCS = ("register", "heartbeat", "alter_isr", "deliver_stray")
+CONTROLLER.diagram = Diagram(
+    nodes=lambda v: ([f"controller {i}" for i in range(len(v["ml"]["ctrl_epoch"]))] + ["metadata log"]
+                     + [f"broker {i}" for i in range(len(v["brokers"]))]),
+    locus=by_param({"controller": "controller ", "broker": "broker "},
+                   calls={**{a: ("broker", "controller") for a in _RPCS}, "fetch": ("broker", "metadata log")},
+                   at={"commit": "metadata log"}, environment=("idle",)),
+)
 
 __all__ = ["CONTROLLER", "Bounds", "State"]

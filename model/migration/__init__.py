@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from kraftcheck.model.core import Model
+from kraftcheck.model.diagram import Diagram, by_param
 from kraftcheck.model.encoding import to_view
 from kraftcheck.model.migration import (
     brokers,
@@ -173,30 +174,34 @@ MIGRATION.action(faults.idle)
 
 
 # ---- the human view (trace text and ITF) ------------------------------------------------------------------------
-def _znode(path: str, n: Znode) -> str:
-    d = n.data
-    if path == "/controller":
-        text = f"KRaft controller {d[1]} (KRaft epoch {d[2]}, isKRaft)" if d[0] == "kraft" else f"ZK broker {d[1]}"
-    elif path == "/migration":
-        text = f"kraft_controller_id={d[0]} kraft_controller_epoch={d[1]} kraft_metadata_offset={d[2]}"
-    else:
-        text = str(d)
-    owner = f", ephemeral of session {'-'.join(map(str, n.owner))}" if n.owner is not None else ""
-    return f"{text} (version {n.version}{owner})"
+# Values are data, never prose (ITF readers type them): records with named fields, znodes as a dict from path to a
+# record (written to ITF as a ``#map``: a path is no field name), log records as ``Kind(field=...)`` records named
+# after the Kafka record they stand for.
+_RECORD_KINDS = {"reg": "RegisterBrokerRecord", "begin": "BeginTransactionRecord", "end": "EndTransactionRecord",
+                 "abort": "AbortTransactionRecord", "copy": "CopiedFromZk", "meta": "MetadataChange",
+                 "mig": "ZkMigrationStateRecord"}
+_RECORD_FIELDS = {"reg": ("broker",), "copy": ("path", "value"), "meta": ("path", "value"), "mig": ("state",)}
 
 
-def _record(r: tuple[Any, ...]) -> str:
+def _znode_data(path: str, d: Any) -> Any:
+    if path == "/controller":  # KafkaZkClient's ControllerZNode: {"brokerid", "kraftControllerEpoch", "isKRaft"...}
+        if d[0] == "kraft":
+            return {"is_kraft": True, "controller_id": d[1], "kraft_epoch": d[2]}
+        return {"is_kraft": False, "controller_id": d[1], "kraft_epoch": -1}
+    if path == "/migration":  # MigrationZNode's JSON fields
+        return {"kraft_controller_id": d[0], "kraft_controller_epoch": d[1], "kraft_metadata_offset": d[2]}
+    return to_view(d)
+
+
+def _znode(path: str, n: Znode) -> dict[str, Any]:
+    owner = "-".join(map(str, n.owner)) if n.owner is not None else ""  # a session id; "" for a persistent znode
+    return {"data": _znode_data(path, n.data), "version": n.version, "ephemeral_owner": owner}
+
+
+def _record(r: tuple[Any, ...]) -> dict[str, Any]:
     kind = r[1]
-    body = {
-        "reg": lambda: f"RegisterBrokerRecord(broker {r[2]}, isZkBroker)",
-        "begin": lambda: "BeginTransactionRecord",
-        "end": lambda: "EndTransactionRecord",
-        "abort": lambda: "AbortTransactionRecord",
-        "copy": lambda: f"copied from ZK: {r[2]} = {r[3]}",
-        "meta": lambda: f"metadata change: {r[2]} = {r[3]}",
-        "mig": lambda: f"ZkMigrationRecord({r[2]})",
-    }[kind]()
-    return f"epoch {r[0]}: {body}"
+    fields = dict(zip(_RECORD_FIELDS.get(kind, ()), (to_view(x) for x in r[2:])))
+    return {"kind": _RECORD_KINDS[kind], "epoch": r[0], **fields}
 
 
 def view(s: Any) -> Any:
@@ -206,25 +211,23 @@ def view(s: Any) -> Any:
     for x in s.ctrls:
         lead = None
         if x.zk is not None:
-            lead = (f"zk controller epoch {x.zk.zk_epoch} (/controller_epoch v{x.zk.epoch_version}), "
-                    f"expects /migration v{x.zk.mig_version}, written up to {x.zk.written}")
+            lead = {"zk_controller_epoch": x.zk.zk_epoch, "controller_epoch_version": x.zk.epoch_version,
+                    "expects_migration_version": x.zk.mig_version, "written_up_to": x.zk.written}
         seen = view_len(s.log, x.epoch)
         ctrls.append({"up": x.up, "migration_enabled": x.mig, "epoch": x.epoch, "driver": x.driver,
-                      "zk_state": lead, "copy_step": x.copy,
-                      "sees": "the whole log" if seen == len(s.log) else f"the first {seen} records (stale)"})
+                      "zk_state": lead, "copy_step": x.copy, "sees_records": seen, "stale": seen < len(s.log)})
     brokers_view = []
     for br in s.brokers:
-        zkc = None if br.ctrl is None else f"ZK controller, epoch {br.ctrl[0]} (/controller_epoch v{br.ctrl[1]})"
+        zkc = None if br.ctrl is None else {"zk_controller_epoch": br.ctrl[0], "controller_epoch_version": br.ctrl[1]}
         brokers_view.append({"mode": br.mode, "zk_session": br.gen, "controller_role": zkc})
     return {
         "metric": driver.metric_state(s),
         "operator": s.op,
-        "zookeeper": {"available": s.zk.available, **{p: _znode(p, n) for p, n in s.zk.nodes}},
-        "kraft": {"leader": s.leader, "epoch": s.kepoch,
-                  "log": {str(i): _record(r) for i, r in enumerate(s.log)} if s.log else "empty"},
+        "zookeeper": {"available": s.zk.available, "znodes": {p: _znode(p, n) for p, n in s.zk.nodes}},
+        "kraft": {"leader": s.leader, "epoch": s.kepoch, "log": [_record(r) for r in s.log]},
         "controllers": ctrls,
         "brokers": brokers_view,
-        "history": {"controller_epoch_set_by": " ".join(map(str, s.holder)), "highest_controller_epoch": s.epoch_hi,
+        "history": {"controller_epoch_set_by": to_view(s.holder), "highest_controller_epoch": s.epoch_hi,
                     "kraft_took_over": s.taken_over, "rpcs_sent_to": sorted(s.rpc_to),
                     "dual_write_epochs": sorted(s.dw_epochs), "all_controllers_disabled": s.all_off},
         "budget_used": to_view(s.used),
@@ -232,5 +235,16 @@ def view(s: Any) -> Any:
 
 
 MIGRATION.view = view
+
+# sequence diagrams: ZooKeeper, the KRaft controllers and the ZK brokers; reads and writes of znodes are calls
+_ZK_CALLS = {**{a: ("b", "ZooKeeper") for a in ("zk_elect", "zk_write")},
+             **{a: ("c", "ZooKeeper") for a in ("claim", "copy_batch", "sync_to_zk", "dual_write")}}
+MIGRATION.diagram = Diagram(
+    nodes=lambda v: (["ZooKeeper"] + [f"controller {i}" for i in range(len(v["controllers"]))]
+                     + [f"broker {i}" for i in range(len(v["brokers"]))]),
+    locus=by_param({"c": "controller ", "b": "broker "}, calls=_ZK_CALLS,
+                   at={a: "ZooKeeper" for a in ("session_expire", "zk_outage", "zk_restore")},
+                   environment=("rollback_begin", "quorum_shutdown", "rollback_finish", "idle")),
+)
 
 __all__ = ["MIGRATION", "Bounds", "MigState"]

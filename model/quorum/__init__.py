@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kraftcheck.model.core import Model
+from kraftcheck.model.diagram import Diagram, by_param
 from kraftcheck.model.quorum import election, faults, fetch
 from kraftcheck.model.quorum.bounds import Bounds, bounds_problem
 from kraftcheck.model.quorum.state import NONE, UNATTACHED, History, QState, Voter
@@ -109,5 +110,13 @@ QUORUM.action(faults.duplicate, params=("msg",))
 QUORUM.action(faults.restart, params=("node",))
 
 QUORUM.symmetric(canonical, encoding=canonical_encoding)
+
+# sequence diagrams (--trace-out cex.html): a lifeline per voter, the net's messages as arrows
+QUORUM.diagram = Diagram(
+    nodes=lambda v: [f"voter {i}" for i in range(len(v["voters"]))],
+    endpoints=lambda m: (f"voter {m['src']}", f"voter {m['dst']}"),
+    locus=by_param({p: "voter " for p in ("node", "candidate", "leader", "follower")},
+                   receiver=lambda m: f"voter {m['dst']}", environment=("lose", "duplicate")),
+)
 
 __all__ = ["QUORUM", "Bounds", "QState", "Voter", "History"]
