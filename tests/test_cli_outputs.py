@@ -219,3 +219,19 @@ def test_validate_reports_use_the_cluster_s_node_ids_and_name_messages() -> None
     text = ValidationReport(False, "quorum", events=8, first_bad=bad).render()
     assert "node 1 (model voter 0): v0" in text and "node 2 (model voter 1): v1" in text
     assert "Fetch node 2 -> node 1: epoch=1" in text and "net: (empty)" in text
+
+
+def test_states_must_be_immutable_values_and_absent_values_print_as_data(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("import attrs\nfrom kraftcheck import Model, Spec\n@attrs.frozen\nclass B:\n    pass\n"
+                 "m = Model('unh', B)\n@m.init\ndef start(b):\n    yield 0\n"
+                 "@m.action\ndef to_list(s, ctx):\n    if s == 0:\n        yield [1, 2]\n"
+                 "@m.action\ndef stay(s, ctx):\n    yield s\nSPEC = Spec(m, [])\n")
+    for extra in ([], ["--strategy", "dfs"]):
+        assert main(["check", str(f), *extra]) == 3
+        assert "action to_list produced a state that is not an immutable value" in capsys.readouterr().err
+    from kraftcheck.checker.traces.text import show
+
+    assert show(None) == "absent" and show({"tag": "Absent", "value": "U_OF_UNIT"}) == "absent"
+    assert show([1, True, None]) == "[1, true, absent]"

@@ -129,6 +129,8 @@ def _bfs(
                         before = len(cand)
                         cand.extend(chain.from_iterable(lists))
                         coverage[ai] += len(cand) - before
+                        if depth == 0 and lo == 0:  # the first batch: states must be immutable values
+                            run.check_hashable(cand[before:], actions[ai][0])
                         per_action.append(np.fromiter(map(len, lists), dtype=np.int64, count=len(batch)))
                     counts_by_action = np.stack(per_action) if per_action else np.zeros((0, len(batch)), np.int64)
                     if deadlock:
@@ -177,6 +179,8 @@ def _bfs(
                                             run, visited, transitions, depth, sf, s, name, (), t, bad, extra, trace_to
                                         )
                         coverage[ai] += len(cand) - before
+                    if depth == 0 and lo == 0:
+                        run.check_hashable(cand[start:], "an action")
                     if len(cand) == start and deadlock:
                         return run.result(
                             "deadlock", len(visited), transitions + len(cand), depth, trace=trace_to(sf), extra=extra

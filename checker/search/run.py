@@ -138,7 +138,23 @@ class Run:
                 self.coverage[ai] += len(out) - before
         except Exception as exc:
             raise self.action_error(ai, exc) from exc
+        if self.hash_checks:
+            self.hash_checks -= 1
+            for name, _, t in out:
+                self.check_hashable((t,), name)
         return out
+
+    hash_checks = 1000  # successors() calls whose states are checked to be immutable values (DFS, simulation)
+
+    def check_hashable(self, states: Any, action: str) -> None:
+        """States are immutable values: one that cannot be hashed (a list, a dict, a mutable record) would let an
+        action change a state other states share.  Engines call this on early states only (it costs a hash)."""
+        for t in states:
+            try:
+                hash(t)
+            except TypeError as exc:
+                raise ModelError(f"model {self.model.name}: action {action} produced a state that is not an "
+                                 f"immutable value ({exc}); use tuples, frozensets and frozen attrs records") from None
 
     def action_error(self, ai: int, exc: Exception) -> ModelError:
         name = self.actions[ai][0] if 0 <= ai < len(self.actions) else "?"
@@ -149,6 +165,7 @@ class Run:
             states = self.model.initial_states(self.ctx)
         except Exception as exc:
             raise ModelError(f"model {self.model.name}: initial states raised {type(exc).__name__}: {exc}") from exc
+        self.check_hashable(states, "@init")
         if not states:  # every property would hold over an empty state space: never an ok
             raise ModelError(f"model {self.model.name} has no initial state at these bounds (check its @init)")
         return states

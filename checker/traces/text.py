@@ -17,6 +17,8 @@ from kraftcheck.checker.traces.trace import Trace
 def show(value: Any) -> str:
     """One value, compactly (sets as ``{a, b}``, maps as ``{k: v}``, records as ``(f=v, ...)``)."""
     if isinstance(value, dict):
+        if value.get("tag") == "Absent" and set(value) == {"tag", "value"}:
+            return "absent"
         if set(value) == {"#set"}:
             return "{" + ", ".join(show(v) for v in value["#set"]) + "}"
         if set(value) == {"#map"}:
@@ -30,7 +32,13 @@ def show(value: Any) -> str:
         return "[" + ", ".join(show(v) for v in value) + "]"
     if isinstance(value, str):
         return value
-    return repr(value) if not isinstance(value, bool) else str(value).lower()
+    if value is None:  # an absent value (ITF's tagged Absent): shown as the trace file's readers see it
+        return "absent"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return str(value)
+    return str(value)  # never a Python repr: a view holds data, this is a last resort
 
 
 def _scalars(values: list[Any]) -> bool:
