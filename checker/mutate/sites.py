@@ -25,7 +25,9 @@ import attrs
 from kraftcheck.spec.core import Spec
 
 MODEL_ROOT = "kraftcheck.model"
-CONTRACT = frozenset({"kraftcheck.model", "kraftcheck.model.core", "kraftcheck.model.encoding"})
+# the model contract and the display hooks every model shares (the sequence-diagram reader is display, not a rule)
+CONTRACT = frozenset({"kraftcheck.model", "kraftcheck.model.core", "kraftcheck.model.encoding",
+                      "kraftcheck.model.diagram"})
 # the directory holding model/, spec/, examples/: the checkout (kraftcheck/ only links to them) or an installed package
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -161,7 +163,10 @@ def function_roles(spec: Spec) -> dict[tuple[str, str, int], str]:
     mdl = spec.model
     rules = {id(f) for f in _called_closure([a.fn for a in mdl.actions] + [getattr(mdl, "_init", None), mdl.encode,
                                                                              mdl.symmetry, mdl.symmetry_encoding])}
-    for helper in _called_closure([mdl.view, mdl.validate_bounds]):
+    diagram = getattr(mdl, "diagram", None)  # the sequence-diagram reader: display, like the view
+    shown = [v for v in (vars(diagram).values() if hasattr(diagram, "__dict__") else
+                         [getattr(diagram, a, None) for a in getattr(diagram, "__slots__", ())]) if callable(v)]
+    for helper in _called_closure([mdl.view, mdl.validate_bounds, *shown]):
         if id(helper) not in rules:  # a helper the actions also call stays a rule
             mark(helper, "skip")
     for a in spec.model.actions:
