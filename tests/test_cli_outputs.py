@@ -235,3 +235,15 @@ def test_states_must_be_immutable_values_and_absent_values_print_as_data(tmp_pat
 
     assert show(None) == "absent" and show({"tag": "Absent", "value": "U_OF_UNIT"}) == "absent"
     assert show([1, True, None]) == "[1, true, absent]"
+
+
+def test_piped_list_output_is_not_hard_wrapped() -> None:
+    import subprocess
+    import sys
+
+    from kraftcheck.spec.registry import load
+
+    r = subprocess.run([sys.executable, "-m", "kraftcheck", "list"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0
+    longest = max(load("quorum").properties, key=lambda p: len(p.source))
+    assert longest.source in r.stdout  # one line however long, never broken mid-sentence
