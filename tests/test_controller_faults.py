@@ -60,6 +60,7 @@ def test_reduced_and_unreduced_models_agree_on_every_mutation(variant: str) -> N
     assert (unreduced.verdict, unreduced.violated_property) == (reduced.verdict, reduced.violated_property)
 
 
+@pytest.mark.slow  # an independent BFS over the 188,090 default states (the engine's own report is tested below)
 def test_every_premise_is_reached_at_the_default_bounds_but_the_restart_one() -> None:
     reached = premises_reached(SPEC)
     assert set(reached) == {p.name for p in SPEC.properties if p.kind in ("invariant", "action")}
@@ -67,7 +68,15 @@ def test_every_premise_is_reached_at_the_default_bounds_but_the_restart_one() ->
     assert [n for n, ok in reached.items() if not ok] == ["BrokerEpochFencing"]
 
 
+@pytest.mark.slow  # two independent BFS runs, about 2 minutes
 def test_the_stale_broker_epoch_premise_is_reached_with_a_restart() -> None:
     bounds = CONTROLLER.variants["heartbeat-ignores-broker-epoch"].needs
     assert premises_reached(SPEC, bounds)["BrokerEpochFencing"]
     assert premises_reached(SPEC, {**bounds, **UNREDUCED})["BrokerEpochFencing"]
+
+
+def test_the_crash_profile_reaches_the_stale_broker_epoch_premise_the_default_leaves_out() -> None:
+    """The main job runs the controller at 'default' and 'crash': together every premise and target is reached."""
+    crash = check(SPEC, profile="crash")
+    assert "BrokerEpochFencing" not in crash.vacuous_properties
+    assert crash.distinct_states == CONTROLLER.profiles["crash"].states
