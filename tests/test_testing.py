@@ -28,10 +28,11 @@ def test_assert_holds_is_no_silent_ok() -> None:
 
 
 def test_assert_violates_finds_the_shortest_counterexample_within_max_length() -> None:
-    r = assert_violates("quorum", property="ElectionSafety", variants=["double-vote"], max_length=7)
-    assert r.trace is not None and len(r.trace) == 7
-    with pytest.raises(AssertionError, match="no counterexample to ElectionSafety within 6 steps"):
-        assert_violates("quorum", property="ElectionSafety", variants=["double-vote"], max_length=6)
+    # 8 steps at the quorum defaults (tests/golden/quorum_mutations.json): Votes go out one at a time
+    r = assert_violates("quorum", property="ElectionSafety", variants=["double-vote"], max_length=8)
+    assert r.trace is not None and len(r.trace) == 8
+    with pytest.raises(AssertionError, match="no counterexample to ElectionSafety within 7 steps"):
+        assert_violates("quorum", property="ElectionSafety", variants=["double-vote"], max_length=7)
 
 
 def test_assert_violates_names_what_broke_instead() -> None:
