@@ -14,6 +14,7 @@ import os
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.commands import _bounds
+from kraftcheck.checker.cli.parser import whole_number
 from kraftcheck.checker.cli.report import write_file
 from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.mutate.operators import OPERATORS
@@ -29,14 +30,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, not {value}")
-    return value
+_count = whole_number(1)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
