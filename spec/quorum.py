@@ -10,7 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from kraftcheck.model.quorum import QUORUM
-from kraftcheck.model.quorum.state import FETCH, LEADER, NONE, VOTE_REQ, Ctx, QState
+from kraftcheck.model.quorum.state import (
+    BEGIN_EPOCH,
+    BEGIN_EPOCH_RESP,
+    END_EPOCH,
+    FETCH,
+    FETCH_RESP,
+    LEADER,
+    NONE,
+    RESPONSES,
+    VOTE_REQ,
+    VOTE_RESP,
+    Ctx,
+    QState,
+)
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 
 
@@ -289,6 +302,46 @@ def vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     return True
 
 
+# a message that tells its receiver of a higher epoch: requests the receiver handles, responses it still expects
+_HANDLERS = {"receive_vote": VOTE_REQ, "receive_begin_epoch": BEGIN_EPOCH, "receive_end_epoch": END_EPOCH,
+             "receive_vote_response": VOTE_RESP, "receive_begin_epoch_response": BEGIN_EPOCH_RESP,
+             "receive_fetch_response": FETCH_RESP}
+
+
+def _higher_epoch_news(s: QState, step: Any) -> tuple[int, int] | None:
+    """(receiver, epoch) when ``step`` hands a voter a request or an expected response from a higher epoch, else
+    None.  Pre-vote messages are left out: KIP-996 handling differs between the model and Kafka 4.1 (FIDELITY.md)."""
+    kind = _HANDLERS.get(step[0])
+    if kind is None or not step[1]:
+        return None
+    m = step[1][0]
+    if m[0] != kind or m[2] >= len(s.voters) or m[3] <= s.voters[m[2]].epoch:
+        return None
+    if kind in (VOTE_REQ, VOTE_RESP) and m[-2]:  # the prevote flag
+        return None
+    if kind in RESPONSES and not m[-1]:  # a stale response is consumed unread (RequestManager.isResponseExpected)
+        return None
+    return m[2], m[3]
+
+
+def premise_higher_epoch_adopted(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    """a voter handles a request or an expected response from a higher epoch"""
+    return _higher_epoch_news(s, step) is not None
+
+
+@action_property(
+    "HigherEpochAdopted",
+    "a voter that handles a request, or a response it expects, from a higher epoch moves to that epoch",
+    "KIP-595: 'if the epoch is larger than the local epoch, the voter ... transitions' "
+    "(KafkaRaftClient.maybeTransition via handleVoteRequest, handleBeginQuorumEpochRequest, "
+    "handleEndQuorumEpochRequest and maybeHandleCommonResponse, Kafka 3.9/4.0)",
+    premise=premise_higher_epoch_adopted,
+)
+def higher_epoch_adopted(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    news = _higher_epoch_news(s, step)
+    return news is None or t.voters[news[0]].epoch == news[1]
+
+
 # ---- reachability targets ------------------------------------------------------------------------------------------
 @reachable("LeaderElected", "some voter becomes leader", "KIP-595 Leader Election")
 def leader_elected(s: QState, ctx: Ctx) -> bool:
@@ -323,6 +376,7 @@ SPEC = Spec(
         high_watermark_monotonic,
         epoch_monotonic,
         vote_persistence,
+        higher_epoch_adopted,
         leader_elected,
         value_committed,
         follower_truncated,

@@ -248,3 +248,14 @@ def test_reduction_code_is_judged_by_exactness(tmp_path: Path) -> None:
     assert exact.outcome == "survived" and exact.same_counts
     changed = [r for r in sym if r.outcome == "killed" and (r.killed_by or "").startswith("ReductionExact")]
     assert changed, [(r.mutant.mutated, r.outcome, r.killed_by) for r in sym]
+
+
+def test_a_quorum_survivor_is_killed_by_the_property_added_for_it() -> None:
+    """The first mutation run found that a voter ignoring a message from a higher epoch (state.maybe_transition's
+    guard negated) broke no property, even at the default bounds; HigherEpochAdopted now observes it."""
+    plan = prepare("quorum", bounds={"loss": False, "max_dups": 0, "max_restarts": 0}, modules=["state"],
+                   operators=["negate-condition"])
+    result = analyse(plan, jobs=2)
+    hit = [r for r in result.results if r.mutant.function == "maybe_transition"
+           and r.mutant.original == "epoch > v.epoch"]
+    assert len(hit) == 1 and (hit[0].outcome, hit[0].killed_by) == ("killed", "HigherEpochAdopted")
