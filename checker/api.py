@@ -53,30 +53,23 @@ def prepare(
     model = spec.model
     names = list(variants)
     try:
-        base = model.profile_bounds(profile)
-        for name in names:
-            if name not in model.variants:
-                model.context(model.default_bounds(), [name])  # raises the one-line KeyError naming the variants
-        profile_b = model.make_bounds(base)
+        model.context(model.default_bounds(), names)  # an unknown variant: the one-line KeyError naming the variants
+        merged: dict[str, Any] = {**model.bound_fields(), **model.profile_bounds(profile)}
         explicit = dict(bounds or {})
-        explicit_b = model.make_bounds({**base, **explicit})
-        merged: dict[str, Any] = dict(base)
         notes: list[str] = []
         for name in names:
             for key, need in model.variants[name].bounds:
-                have = getattr(profile_b, key)
-                if _at_least(have, need) or _at_least(merged.get(key, have), need):
-                    continue
-                if key in explicit:
-                    if not _at_least(getattr(explicit_b, key), need):
-                        notes.append(
-                            f"warning: --set {key}={_show(getattr(explicit_b, key))} is below what variant {name} "
-                            f"needs ({key}={_show(need)}): the bug it plants may not be found"
-                        )
-                    continue
-                merged[key] = need
-                notes.append(f"variant {name} needs {key}={_show(need)}: applied (see 'kraftcheck list')")
+                if key not in explicit and not _at_least(merged[key], need):
+                    merged[key] = need
+                    notes.append(f"variant {name} needs {key}={_show(need)}: applied (see 'kraftcheck list')")
         b = model.make_bounds({**merged, **explicit})
+        for name in names:  # an explicit value is kept, and judged as it will run
+            for key, need in model.variants[name].bounds:
+                if key in explicit and not _at_least(getattr(b, key), need):
+                    notes.append(
+                        f"warning: --set {key}={_show(getattr(b, key))} is below what variant {name} "
+                        f"needs ({key}={_show(need)}): the bug it plants may not be found"
+                    )
         return model.context(b, names), notes
     except BadBound as exc:
         raise UsageError(str(exc)) from None

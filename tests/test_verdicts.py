@@ -142,6 +142,9 @@ def test_a_variant_applies_the_bounds_it_needs_and_says_so() -> None:
 def test_a_profile_above_the_need_is_kept() -> None:
     ctx, notes = prepare(SPEC, ["overflow"], {}, profile="deep")
     assert (ctx.b.limit, ctx.b.resets, notes) == (4, True, [])
+    # an explicit value is judged as it will run, whatever the profile held
+    ctx, notes = prepare(SPEC, ["overflow"], {"limit": "2"}, profile="deep")
+    assert ctx.b.limit == 2 and len(notes) == 1 and notes[0].startswith("warning: --set limit=2 is below")
 
 
 def test_an_explicit_bound_below_the_need_warns_and_the_miss_is_loud(tmp_path: Path,

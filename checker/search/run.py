@@ -170,7 +170,7 @@ class Run:
             raise ModelError(f"model {self.model.name} has no initial state at these bounds (check its @init)")
         return states
 
-    def interrupted(self, exhaustive_engine: bool = True) -> Result:
+    def interrupted(self) -> Result:
         """The partial result of a run stopped by Ctrl-C or SIGTERM: never exhaustive, figures as of the last batch."""
         distinct, transitions, depth = self.snapshot
         return self.result("interrupted", distinct, transitions, depth, exhaustive=False)
