@@ -155,8 +155,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     combine_profiles(results)
     print_report(results, specs, args.quiet)
     code = worst([r.exit_code for r in results])
-    failed = write_outputs_after(args, results, specs)
-    return failed if failed is not None and code == errors.OK else code
+    return write_outputs_after(args, results, specs, code)
 
 
 def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], profile: str) -> None:
@@ -245,8 +244,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print_report([r], [spec], args.quiet)
     if r.verdict == "ok":
         print(f"no violation in {args.walks} walks of depth {args.depth} (seed {args.seed}); not exhaustive")
-    failed = write_outputs_after(args, [r], [spec])
-    return failed if failed is not None and r.exit_code == errors.OK else r.exit_code
+    return write_outputs_after(args, [r], [spec], r.exit_code)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

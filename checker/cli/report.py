@@ -123,15 +123,16 @@ def check_output_paths(args: argparse.Namespace) -> None:
             raise UsageError(f"{opt} {p}: not writable")
 
 
-def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> int | None:
-    """Write the output files after the verdict is printed; a failure is one line on stderr and exit 2 only when the
-    verdict itself was ok (a finding's exit code is never replaced by a failed write)."""
+def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: list[Any], code: int) -> int:
+    """Write the output files after the verdict is printed and return the exit code: the verdict's ``code``, or 2
+    when a write failed and the verdict was ok (a finding's exit code is never replaced by a failed write, which is
+    one line on stderr)."""
     try:
         write_outputs(args, results, specs)
     except UsageError as exc:
         print(f"kraftcheck: error: {exc}", file=sys.stderr)
-        return errors.USAGE
-    return None
+        return errors.USAGE if code == errors.OK else code
+    return code
 
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:
