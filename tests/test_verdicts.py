@@ -265,3 +265,14 @@ def test_the_main_job_counts_a_premise_reached_in_another_profile_of_the_same_mo
     again = check(SPEC)
     combine_profiles([again, check(SPEC)])
     assert again.verdict == "unreached"
+
+
+def test_actions_that_never_fire_are_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """reset is off unless resets is on: a complete run says the action was never taken, so never checked."""
+    from kraftcheck.checker.cli.report import print_report
+
+    r = check(SPEC)
+    assert r.manifest["actions_never_taken"] == ["reset"]
+    print_report([r], [SPEC], quiet=True)
+    assert "never taken at these bounds, so not checked: reset" in capsys.readouterr().out
+    assert check(SPEC, bounds={"resets": True}).manifest["actions_never_taken"] == []

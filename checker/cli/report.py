@@ -82,6 +82,9 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
                 f"[bold red]{r.model}: MISSED: mutation {','.join(r.variant)} should break {r.expected_property}, "
                 f"but the run did not{found} (exit 17).[/bold red]"
             )
+        never = r.manifest.get("actions_never_taken") or []
+        if never and r.manifest.get("exhaustive") and r.verdict in ("ok", "unreached"):
+            con.print(f"{r.model}: never taken at these bounds, so not checked: {', '.join(never)}.")
         for bound, doc in r.manifest.get("reductions", {}).items():
             con.print(f"{r.model}: reduction {bound} is on ({doc}); behaviour it removes was not checked.")
 

@@ -222,6 +222,8 @@ class Run:
                 p.name for p in self.spec.properties if p.kind in ("invariant", "action") and p.premise is None
             ],
             "reductions": {r: self.model.reductions[r].doc for r in self.model.active_reductions(self.ctx.b)},
+            # no silent ok: an action (a fault, a handler) that never fired was not checked at these bounds
+            "actions_never_taken": [name for i, (name, _, _) in enumerate(self.actions) if not self.coverage[i]],
             "searched_verdict": searched_verdict,
             "notes": list(self.notes),
             "profile": self.profile,
