@@ -251,6 +251,19 @@ def test_reduction_code_is_judged_by_exactness(tmp_path: Path) -> None:
     assert changed, [(r.mutant.mutated, r.outcome, r.killed_by) for r in sym]
 
 
+def test_reduction_code_includes_the_methods_of_classes_it_uses() -> None:
+    """The quorum canonicaliser keeps its memos in a class (``_Perms``) and renames through module helpers: all of it
+    is reduction code, judged by exactness (a first run let 40 such mutants that changed the counts survive)."""
+    from kraftcheck.checker.mutate.sites import reduction_functions
+    from kraftcheck.spec.quorum import SPEC as QUORUM_SPEC
+
+    names = {name for _, name in reduction_functions(QUORUM_SPEC)}
+    assert {"_Perms.voter", "_Perms.tie_candidates", "_renamed_voter", "_rename_msg", "_ranks"} <= names
+    assert not names & {"receive_fetch", "grant", "restarted", "maybe_transition"}  # rules stay rules
+    plan = prepare("quorum", modules=["symmetry"])
+    assert all(m.reduction for m in plan.mutants if m.function.startswith(("_Perms.", "_renamed_voter", "_ranks")))
+
+
 def test_a_survivor_with_the_original_graph_is_told_from_one_with_the_same_counts(tmp_path: Path) -> None:
     """Equal counts do not make a mutant equivalent; the digest of the state graph does (at these bounds).  Dropping
     a conjunct that always holds keeps the graph; shifting the constant of a field no property reads keeps the counts
