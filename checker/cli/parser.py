@@ -124,7 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")
     p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
-    p.add_argument("--resume", action="store_true", help="Spark: resume from the last complete level")
+    p.add_argument("--resume", action="store_true",
+                   help="Spark: resume from the newest level that verifies (a damaged or foreign one is refused)")
+    p.add_argument("--executor-timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="Spark on a cluster: end the run (exit 22) after SECONDS without any executor (0: wait)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("simulate", help="seeded random walks")
