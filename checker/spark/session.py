@@ -156,6 +156,11 @@ def _package_zip(workdir: Path) -> Path:
     return out
 
 
+def _quiet_interrupts(record: Any) -> bool:
+    """Drop py4j's log records (finding 8: py4j tracebacks on Ctrl-C); the engine's own error says it in one line."""
+    return f"{os.sep}py4j{os.sep}" not in str(getattr(record, "pathname", ""))
+
+
 def context(master: str = "local[*]") -> Any:
     """The process's SparkContext for ``master`` (created, or reused when the master is unchanged)."""
     global _sc, _master, _log_path
@@ -190,7 +195,12 @@ def context(master: str = "local[*]") -> Any:
     executor_opts = f"{java_opts} -XX:TieredStopAtLevel=1"
     import logging
 
-    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)  # Ctrl-C mid-call: no py4j tracebacks (finding 8)
+    # Ctrl-C or SIGTERM in the middle of a py4j call: py4j logs the KeyboardInterrupt with its traceback (to its own
+    # logger and, via logging.exception, to the root logger) before re-raising it; the engine reports it in one line
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+    root = logging.getLogger()
+    if _quiet_interrupts not in root.filters:
+        root.addFilter(_quiet_interrupts)
     conf = (
         SparkConf()
         .setMaster(spark_master(master))
@@ -221,6 +231,13 @@ def context(master: str = "local[*]") -> Any:
     saved = os.dup(2)
     sys.stderr.flush()
     os.dup2(log.fileno(), 2)
+    # PySpark's SIGINT handler calls cancelAllJobs from inside the signal handler, in the middle of the driver's own
+    # py4j call ("reentrant call", a network error, tracebacks): keep the plain KeyboardInterrupt, the engine cancels
+    # the jobs itself once the call has unwound
+    import signal
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    sigint = signal.getsignal(signal.SIGINT) if main_thread else None
     try:
         sc = SparkContext(conf=conf)
     except Exception as exc:
@@ -234,6 +251,8 @@ def context(master: str = "local[*]") -> Any:
         os.dup2(saved, 2)
         os.close(saved)
         log.close()
+        if main_thread and sigint is not None:
+            signal.signal(signal.SIGINT, sigint)
     sc.setLogLevel("ERROR")
     _sc, _master = sc, master
     if not is_local(master):

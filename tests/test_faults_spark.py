@@ -1,0 +1,164 @@
+"""Fault injection on the Spark engine (issue 21, findings 3, 4, 8, 11): crashed Python workers, a lost cluster,
+Ctrl-C and SIGTERM, the scratch left by killed runs.
+
+A crashed worker is a model file whose ``right`` action kills its own Python worker (``os._exit``) at one state: once
+(the default local master retries the task: the in-process count) or on every attempt (one line with Spark's root
+cause, exit 22).  The driver's pid is baked into the file, so the in-process truth run never crashes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kraftcheck.checker import errors
+from kraftcheck.checker.api import check, make_context, resolve
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark import session as spark_session
+
+pytestmark = [pytest.mark.spark]
+ROOT = Path(__file__).parents[1]
+BOUNDS = {"width": 4, "height": 4}
+
+
+def _java_ok() -> bool:
+    binary = spark_session.java_binary()
+    major = spark_session.java_major(binary) if binary else None
+    return major is not None and major >= spark_session.MIN_JAVA
+
+
+needs_java = pytest.mark.skipif(not _java_ok(), reason="Java 17+ is missing on this machine (Spark cannot start)")
+
+HOOK = '''
+import os as _os
+
+
+def _maybe_crash(s):
+    if s != (2, 2) or _os.getpid() == {driver}:
+        return
+    if {once}:
+        try:
+            _os.close(_os.open({marker!r}, _os.O_CREAT | _os.O_EXCL))
+        except FileExistsError:
+            return
+    _os._exit(1)
+'''
+
+
+def crashing_model(tmp_path: Path, once: bool) -> Path:
+    src = (ROOT / "examples" / "counter_grid.py").read_text()
+    head = "def right(s: tuple[int, int], ctx: Context[Bounds]) -> list[tuple[int, int]]:\n"
+    assert head in src
+    src = src.replace(head, head + "    _maybe_crash(s)\n")
+    src += HOOK.format(driver=os.getpid(), once=once, marker=str(tmp_path / "crashed-once"))
+    path = tmp_path / f"crashing_grid_{'once' if once else 'always'}.py"
+    path.write_text(src)
+    return path
+
+
+def spark_run(spec: Any, master: str = "local[2]") -> Any:
+    from kraftcheck.checker.spark.driver import check_spark
+
+    return check_spark(Run(spec, make_context(spec, [], BOUNDS), "spark", "bfs"), master=master)
+
+
+@needs_java
+def test_a_worker_crash_is_retried_on_the_default_local_master(tmp_path: Path) -> None:
+    spec = resolve(str(crashing_model(tmp_path, once=True)))
+    truth = check(spec, [], BOUNDS, progress=False)
+    r = spark_run(spec)
+    assert (tmp_path / "crashed-once").exists()  # a worker did die
+    assert (r.verdict, r.distinct_states, r.transitions, r.depth) == (
+        truth.verdict, truth.distinct_states, truth.transitions, truth.depth)
+
+
+@needs_java
+def test_a_worker_crashing_every_attempt_ends_in_one_line_with_the_root_cause(tmp_path: Path) -> None:
+    spec = resolve(str(crashing_model(tmp_path, once=False)))
+    with pytest.raises(errors.SparkFailed) as info:
+        spark_run(spec)
+    msg = str(info.value)
+    assert "\n" not in msg and info.value.code == errors.SPARK_FAILED == 22
+    assert "Python worker exited unexpectedly" in msg and "after 4 attempts" in msg, msg
+    assert "awaitResult" not in msg
+
+
+def test_local_masters_retry_tasks() -> None:
+    assert spark_session.spark_master("local[2]") == "local[2,4]"
+    assert spark_session.spark_master("local") == "local[1,4]"
+    assert spark_session.spark_master("local[*]") == "local[*,4]"
+    assert spark_session.spark_master("local[2,1]") == "local[2,1]"  # an explicit choice is kept
+    assert spark_session.spark_master("spark://h:7077") == "spark://h:7077"
+
+
+def test_the_watchdog_ends_a_run_without_executors() -> None:
+    cancelled: list[bool] = []
+    saved = spark_session.cancel_jobs
+    spark_session.cancel_jobs = lambda: cancelled.append(True)  # type: ignore[assignment]
+    try:
+        dog = spark_session.Watchdog(lambda: 0, timeout=0.3, poll=0.05)  # every worker gone
+        with dog:
+            deadline = time.monotonic() + 5
+            while not dog.fired and time.monotonic() < deadline:
+                time.sleep(0.05)
+    finally:
+        spark_session.cancel_jobs = saved  # type: ignore[assignment]
+    assert dog.fired and cancelled == [True]
+    err = spark_session.job_failure(7, RuntimeError("Exception thrown in awaitResult"), dog)
+    assert isinstance(err, errors.SparkFailed) and "no Spark executor for 0 s" in str(err)
+
+
+def test_the_watchdog_stays_quiet_while_executors_are_there() -> None:
+    dog = spark_session.Watchdog(lambda: 1, timeout=0.1, poll=0.02)
+    with dog:
+        time.sleep(0.3)
+    assert not dog.fired
+
+
+def test_scratch_of_dead_runs_is_removed_and_live_ones_kept() -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    gone = Path(tempfile.mkdtemp(prefix=f"kraftcheck-shards-{dead_pid}-"))
+    (gone / "shard-3-0.npy").write_bytes(b"x" * 1000)
+    mine = Path(spark_session.scratch_dir("kraftcheck-shards-"))
+    removed = spark_session.clean_dead_scratch()
+    assert str(gone) in removed and not gone.exists()
+    assert mine.exists()
+
+
+def _signal_run(sig: int, tmp_path: Path) -> tuple[int, str, str, dict[str, Any], int]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1")
+    out_json = tmp_path / "r.json"
+    p = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "counter-grid", "--engine", "spark",
+                          "--master", "local[2]", "--set", "width=40", "--set", "height=40", "--quiet",
+                          "--checkpoint-dir", str(tmp_path / "ck"), "--json", str(out_json)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    ck = tmp_path / "ck"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (ck / "level-000002" / "_COMPLETE.json").exists():
+        time.sleep(0.2)  # the search is under way (Spark started, two levels committed)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=120)
+    doc = json.loads(out_json.read_text()) if out_json.exists() else {}
+    return p.returncode, out, err, doc, p.pid
+
+
+@pytest.mark.slow
+@needs_java
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_a_spark_run_with_its_partial_result(sig: int, tmp_path: Path) -> None:
+    code, out, err, doc, pid = _signal_run(sig, tmp_path)
+    assert code == errors.INTERRUPTED == 130, err
+    assert "Traceback" not in err and "py4j" not in err and err.strip() == "", err
+    assert "interrupted" in out
+    assert doc["verdict"] == "interrupted" and doc["distinct_states"] >= 6  # at least levels 0..2 were counted
+    assert not list(Path(tempfile.gettempdir()).glob(f"kraftcheck-*-{pid}-*"))  # scratch removed
