@@ -78,7 +78,8 @@ def resource_error(exc: BaseException | None) -> ResourceError | None:
             return exc
         if isinstance(exc, MemoryError):
             return OutOfMemory("out of memory (MemoryError): lower the bounds, or give the checker more memory")
-        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+        # pyarrow's write errors are OSErrors without an errno, the cause only in their text
+        if isinstance(exc, OSError) and (exc.errno in _NO_SPACE or any(w in str(exc) for w in DISK_WORDS)):
             where = f" writing {exc.filename}" if exc.filename else ""
             return DiskFull(f"no space left on the device{where}: free some space or point the files elsewhere")
         exc = exc.__cause__ or exc.__context__

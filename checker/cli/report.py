@@ -173,12 +173,15 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
 def write_file(path: str, text: str) -> None:
     """Write an output file; a failure is a one-line usage error naming the file."""
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    special = target.exists() and not target.is_file()  # /dev/stdout, a named pipe: written in place
+    tmp = target if special else target.with_name(f".{target.name}.tmp{os.getpid()}")
     try:  # whole or not at all: a full disk leaves no empty or truncated file behind
         tmp.write_text(text)
-        os.replace(tmp, target)
+        if not special:
+            os.replace(tmp, target)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        if not special:
+            tmp.unlink(missing_ok=True)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise errors.DiskFull(f"no space left on the device writing {path}") from None
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None

@@ -76,6 +76,8 @@ def _write_atomic(path: Path, text: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None  # the one-line error names the file
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -106,6 +108,8 @@ def write_part(root: str, level: int, q: int, fps: np.ndarray, parents: np.ndarr
     try:
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, path)
+    except OSError as exc:  # pyarrow's carry no errno: keep the text, name the file
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     finally:
         tmp.unlink(missing_ok=True)  # a full disk leaves no half-written part behind
 
