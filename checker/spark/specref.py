@@ -111,9 +111,7 @@ def code_digest(run: Run, ref: SpecRef, shipped: Path | None) -> str:
     built from (actions, initial states, properties and premises, symmetry, encoding) the file defining it; a file
     of the kraftcheck package brings its whole folder (the model's helpers live beside its actions) and the shared
     ``model/*.py``.  Built-in and file models alike."""
-    import kraftcheck
-
-    pkg_root = Path(list(kraftcheck.__path__)[0]).resolve()
+    pkg_root = Path(list(importlib.import_module(PACKAGE).__path__)[0]).resolve()
     # in a source checkout the package's folders are links to the top-level model/, spec/ ...: both count as inside
     roots = [pkg_root, *((pkg_root / d).resolve() for d in ("model", "spec", "checker", "examples"))]
     files: set[Path] = set()
