@@ -72,6 +72,18 @@ def spark_run(spec: Any, master: str = "local[2]") -> Any:
 
 
 @needs_java
+def test_an_executor_out_of_memory_is_exit_20_not_a_model_error(tmp_path: Path) -> None:
+    src = (ROOT / "examples" / "counter_grid.py").read_text()
+    head = "def right(s: tuple[int, int], ctx: Context[Bounds]) -> list[tuple[int, int]]:\n"
+    hook = f"    if s == (2, 2) and __import__('os').getpid() != {os.getpid()}:\n        raise MemoryError()\n"
+    path = tmp_path / "grid_oom_on_executors.py"
+    path.write_text(src.replace(head, head + hook))
+    with pytest.raises(errors.OutOfMemory, match="an executor ran out of memory") as info:
+        spark_run(resolve(str(path)))
+    assert info.value.code == errors.OUT_OF_MEMORY and "\n" not in str(info.value)
+
+
+@needs_java
 def test_a_worker_crash_is_retried_on_the_default_local_master(tmp_path: Path) -> None:
     spec = resolve(str(crashing_model(tmp_path, once=True)))
     truth = check(spec, [], BOUNDS, progress=False)
@@ -150,6 +162,39 @@ def _signal_run(sig: int, tmp_path: Path) -> tuple[int, str, str, dict[str, Any]
     out, err = p.communicate(timeout=120)
     doc = json.loads(out_json.read_text()) if out_json.exists() else {}
     return p.returncode, out, err, doc, p.pid
+
+
+@pytest.mark.slow
+@needs_java
+def test_a_second_run_on_a_busy_directory_refuses_and_the_first_resumes_exactly(tmp_path: Path) -> None:
+    """Run A (a subprocess) holds the checkpoint dir; run B on it refuses and destroys nothing; A is stopped by
+    SIGTERM (exit 130), then resumed to exactly the in-process count."""
+    from kraftcheck.checker.spark.driver import check_spark
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1")
+    ck = tmp_path / "ck"
+    big = {"width": 25, "height": 25}
+    a = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "counter-grid", "--engine", "spark",
+                          "--master", "local[2]", "--set", "width=25", "--set", "height=25", "--quiet",
+                          "--checkpoint-dir", str(ck)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (ck / "level-000003" / "_COMPLETE.json").exists():
+        time.sleep(0.2)
+    spec = resolve("counter-grid")
+    with pytest.raises(errors.UsageError, match=f"checkpoint dir {ck} is in use by another run \\(pid {a.pid}\\)"):
+        check_spark(Run(spec, make_context(spec, [], big), "spark", "bfs"), master="local[2]",
+                    checkpoint_dir=str(ck))
+    assert (ck / "level-000003" / "_COMPLETE.json").exists()
+    a.send_signal(signal.SIGTERM)
+    _, err = a.communicate(timeout=120)
+    assert a.returncode == errors.INTERRUPTED and "Traceback" not in err
+    truth = check(spec, [], big, progress=False)
+    r = check_spark(Run(spec, make_context(spec, [], big), "spark", "bfs"), master="local[2]",
+                    checkpoint_dir=str(ck), resume=True)
+    assert r.manifest["resumed_from_level"] >= 3
+    assert (r.verdict, r.distinct_states, r.transitions, r.depth, r.coverage) == (
+        truth.verdict, truth.distinct_states, truth.transitions, truth.depth, truth.coverage)
 
 
 @pytest.mark.slow

@@ -196,6 +196,8 @@ class Checkpoint:
         except OSError as exc:
             raise UsageError(f"cannot create checkpoint dir {self.root}: {exc.strerror}") from None
         self.lock()
+        for stale in self.root.glob(f"{META}.tmp*"):  # a driver killed while writing meta.json
+            stale.unlink(missing_ok=True)
         meta = json.loads(json.dumps({"format": FORMAT, **meta}, default=repr))
         self.identity = _digest(meta)
         meta_path = self.root / META
@@ -240,6 +242,9 @@ class Checkpoint:
                 continue
             if d.is_dir() and (last is None or level > last):
                 shutil.rmtree(d)
+            elif d.is_dir():  # a killed writer's temporary files (a part or a completion record)
+                for stale in d.glob("*.tmp*"):
+                    stale.unlink(missing_ok=True)
 
     def levels(self) -> list[int]:
         out = []
