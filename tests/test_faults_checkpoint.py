@@ -215,3 +215,26 @@ def test_an_edited_model_file_is_refused(tmp_path: Path, truth: Result) -> None:
     model.write_text(src.read_text() + "\n# edited after the kill\n")
     with pytest.raises(UsageError, match=r"differs in code"):
         spark(ck, resume=True, spec=resolve(str(model)))
+
+
+def test_the_code_digest_covers_built_in_and_file_models(tmp_path: Path) -> None:
+    """Built-in models have a code digest too (finding 2: they stored none): their folder, the shared model core and
+    the spec module; a file model's digest follows its file."""
+    from kraftcheck.checker.spark.specref import code_digest, code_files, describe
+
+    root = Path(__file__).parents[1].resolve()
+    spec = resolve("quorum")
+    run = Run(spec, make_context(spec), "spark", "bfs")
+    files = code_files(run, describe(run)[1])
+    for f in ("model/quorum/election.py", "model/quorum/fetch.py", "model/core.py", "spec/quorum.py"):
+        assert root / f in files, f
+    assert not any("controller" in str(f) for f in files)
+    src = (root / "examples" / "counter_grid.py").read_text()
+    model = tmp_path / "grid_digest.py"
+    model.write_text(src)
+    fspec = resolve(str(model))
+    frun = Run(fspec, make_context(fspec), "spark", "bfs")
+    ref, ship = describe(frun)
+    before = code_digest(frun, ref, ship)
+    model.write_text(src.replace("return [s] if s ==", "return [s]  if s =="))
+    assert code_digest(frun, ref, ship) != before

@@ -8,6 +8,7 @@ cause, exit 22).  The driver's pid is baked into the file, so the in-process tru
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -207,3 +208,89 @@ def test_a_signal_ends_a_spark_run_with_its_partial_result(sig: int, tmp_path: P
     assert "interrupted" in out
     assert doc["verdict"] == "interrupted" and doc["distinct_states"] >= 6  # at least levels 0..2 were counted
     assert not list(Path(tempfile.gettempdir()).glob(f"kraftcheck-*-{pid}-*"))  # scratch removed
+
+
+def _children(parent: int) -> list[int]:
+    """The child processes of ``parent`` (from /proc/PID/stat's ppid field)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                out.append(int(proc.name))
+    return out
+
+
+@pytest.mark.slow
+@needs_java
+def test_a_cluster_that_loses_every_worker_ends_in_one_line_not_a_hang(tmp_path: Path) -> None:
+    """Finding 4: a standalone cluster whose only worker (and its executor) is killed mid-run used to hang forever;
+    the watchdog ends the run after --executor-timeout seconds (exit 22)."""
+    import threading
+
+    import pyspark
+
+    from kraftcheck.checker.spark.driver import check_spark
+
+    home = Path(pyspark.__file__).parent
+    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
+               PYSPARK_PYTHON=sys.executable, SPARK_LOG_DIR=str(tmp_path), SPARK_WORKER_DIR=str(tmp_path / "work"),
+               SPARK_DAEMON_JAVA_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+    import socket
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    spark_class = str(home / "bin" / "spark-class")
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        procs.append(subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                                       "--port", str(port), "--webui-port", str(free_port())],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.5)
+        procs.append(subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host",
+                                       "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port",
+                                       str(free_port()), "--work-dir", str(tmp_path / "work")],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        spec = resolve("counter-grid")
+        run = Run(spec, make_context(spec, [], {"width": 60, "height": 60}), "spark", "bfs")
+
+        def kill_the_cluster_workers() -> None:
+            while spark_session.executor_count() < 1:
+                time.sleep(0.2)
+            time.sleep(3.0)  # some levels in
+            executors = _children(procs[1].pid)  # the worker's executor JVMs (started by our worker only)
+            procs[1].kill()
+            for pid in executors:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_the_cluster_workers, daemon=True)
+        started = time.monotonic()
+        killer.start()
+        with pytest.raises(errors.SparkFailed, match="no Spark executor for 5 s") as info:
+            check_spark(run, master=url, executor_timeout=5.0)
+        assert info.value.code == errors.SPARK_FAILED and "\n" not in str(info.value)
+        assert time.monotonic() - started < 240
+    finally:
+        spark_session.stop()
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()

@@ -109,8 +109,16 @@ def code_digest(run: Run, ref: SpecRef, shipped: Path | None) -> str:
 
     The files hashed: the shipped model file (a file model), and for every function the model and its spec are
     built from (actions, initial states, properties and premises, symmetry, encoding) the file defining it; a file
-    of the kraftcheck package brings its whole folder (the model's helpers live beside its actions) and the shared
-    ``model/*.py``.  Built-in and file models alike."""
+    of a model package of kraftcheck brings its whole folder (the model's helpers live beside its actions) and the
+    shared ``model/*.py``.  Built-in and file models alike."""
+    h = hashlib.sha256()
+    for path in sorted(code_files(run, shipped)):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:32]
+
+
+def code_files(run: Run, shipped: Path | None) -> set[Path]:
+    """The files ``code_digest`` hashes (resolved paths)."""
     pkg_root = Path(list(importlib.import_module(PACKAGE).__path__)[0]).resolve()
     # in a source checkout the package's folders are links to the top-level model/, spec/ ...: both count as inside
     roots = [pkg_root, *((pkg_root / d).resolve() for d in ("model", "spec", "checker", "examples"))]
@@ -131,11 +139,10 @@ def code_digest(run: Run, ref: SpecRef, shipped: Path | None) -> str:
         if not path.is_file():
             continue
         if any(path.is_relative_to(r) for r in roots):
-            files.update(path.parent.glob("*.py"))
+            # a model's package folder (model/quorum/) whole; a module directly in a top-level folder (spec/quorum.py)
+            # alone
+            files.update([path] if path.parent in roots else path.parent.glob("*.py"))
             files.update((pkg_root / "model").resolve().glob("*.py"))
         else:
             files.add(path)
-    h = hashlib.sha256()
-    for path in sorted(files):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:32]
+    return files
