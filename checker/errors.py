@@ -98,5 +98,7 @@ def resource_from_text(text: str) -> ResourceError | None:
 
 
 def _line_with(text: str, word: str) -> str:
+    """The words around ``word`` on its line (a JVM message line can run for hundreds of characters)."""
     line = next((ln.strip() for ln in text.splitlines() if word in ln), word)
-    return line[:200]
+    at = line.find(word)
+    return line[max(0, at - 80): at + len(word) + 60].strip()

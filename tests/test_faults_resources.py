@@ -124,12 +124,18 @@ def _java_ok() -> bool:
 @pytest.mark.slow
 @pytest.mark.spark
 @pytest.mark.skipif(not _java_ok() or not shutil.which("unshare"), reason="needs Java 17+ and unshare")
-def test_a_spark_checkpoint_on_a_full_disk_is_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("full", ["checkpoint", "scratch"])
+def test_a_spark_run_on_a_full_disk_is_one_line(tmp_path: Path, full: str) -> None:
+    """The checkpoint dir on a 64 KiB tmpfs, or the scratch (TMPDIR: shard files, Spark's local dir) on 600 KiB."""
     small = tmp_path / "small"
     small.mkdir()
-    cmd = (f"mount -t tmpfs -o size=64k tmpfs {small} && exec {sys.executable} -m kraftcheck check counter-grid "
-           f"--engine spark --master 'local[2]' --set width=10 --set height=10 --quiet --checkpoint-dir {small}/ck")
+    size, extra, env = "64k", f"--checkpoint-dir {small}/ck", ""
+    if full == "scratch":
+        size, extra, env = "600k", "--set width=60 --set height=60", f"TMPDIR={small} "
+    cmd = (f"mount -t tmpfs -o size={size} tmpfs {small} && {env}exec {sys.executable} -m kraftcheck check "
+           f"counter-grid --engine spark --master 'local[2]' --set width=10 --set height=10 {extra} --quiet")
     p = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], capture_output=True, text=True, env=ENV, cwd=tmp_path,
                        timeout=600)
     assert p.returncode == errors.DISK_FULL, p.stderr
-    one_line_error(p.stderr, f"no space left on the device writing {small}/ck/level-")
+    one_line_error(p.stderr, f"no space left on the device writing {small}/ck/level-" if full == "checkpoint"
+                   else "no space left on the device")
