@@ -79,3 +79,11 @@ def test_a_lost_event_in_the_middle_makes_the_log_untrusted_not_violated(logs: P
         assert f"cannot trust the event log {path}:{k + 1}" in err and len(err.strip().splitlines()) == 1
     else:  # the lost event changed nothing the model sees
         assert f"{path}:{k + 1} (in the middle)" in out
+
+
+def test_a_validation_report_on_a_full_device_keeps_the_verdict(clean_run: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["validate", "quorum", str(clean_run), "--quiet", "--json", "/dev/full"])
+    out, err = capsys.readouterr()
+    assert code == errors.DISK_FULL and "OK: every event" in out
+    assert err.strip() == "kraftcheck: error: no space left on the device writing /dev/full"

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.checker import errors
+from kraftcheck.checker.cli.report import write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -92,7 +93,7 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
         print(f"{args.kills - len(report.kills)} scheduled kill(s) skipped: the node was already down")
     print(f"event logs in {log_dir}/node-*/events.jsonl (validate with: kraftcheck validate quorum {log_dir})")
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=1, default=str) + "\n")
+        write_file(args.json, json.dumps(report.to_json(), indent=1, default=str) + "\n")
     for d in report.died:  # never silent: a node that exited on its own is an implementation failure
         print(f"kraftcheck: error: node {d['node']} exited on its own at {d['at']}s (exit code {d['exit_code']}; "
               f"its output: {log_dir}/node-{d['node']}/process.out)", file=sys.stderr)
@@ -114,7 +115,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not logdir.is_dir():
         raise UsageError(f"log dir {str(logdir)!r} does not exist")
     report = validate_logdir(spec, logdir, variants=tuple(args.variant))
+    print(report.render(verbose=not args.quiet))  # the verdict first: a failed write never hides it
+    code = errors.OK if report.ok else errors.VIOLATION
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=1, default=str) + "\n")
-    print(report.render(verbose=not args.quiet))
-    return errors.OK if report.ok else errors.VIOLATION
+        try:
+            write_file(args.json, json.dumps(report.to_json(), indent=1, default=str) + "\n")
+        except (UsageError, errors.ResourceError) as exc:
+            print(f"kraftcheck: error: {exc}", file=sys.stderr)
+            return code if code != errors.OK else getattr(exc, "code", errors.USAGE)
+    return code
