@@ -172,7 +172,7 @@ def test_a_truncated_level_zero_is_refused_naming_the_file(ck: Path) -> None:
         spark(ck, resume=True)
 
 
-@pytest.mark.parametrize("content", ["", "{not json", '{"format": 2}'])
+@pytest.mark.parametrize("content", ["", "{not json", '{"format": 2}', '{"format": 1, "model": "counter-grid"}'])
 def test_damaged_meta_is_refused_naming_the_file(ck: Path, content: str) -> None:
     (ck / ckpt_io.META).write_text(content)
     with pytest.raises(UsageError, match=f"{ck / ckpt_io.META}"):

@@ -29,7 +29,11 @@ EXIT_CODES = """exit codes:
   15  a --max-states / --max-depth limit stopped the search before it was complete
   16  replay: the trace diverged from the model
   17  missed: a mutation variant ran without breaking the property it is expected to break
-  18  mutate: some mutants survived (no property observed the changed rule)"""
+  18  mutate: some mutants survived (no property observed the changed rule)
+  20  out of memory (the checker, a Spark executor or the JVM)
+  21  no space left on a device (checkpoint, scratch, Spark shuffle or an output file)
+  22  Spark could not finish: a task failed every attempt, or no executor for --executor-timeout seconds
+  130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)"""
 
 PLUGINS = [
     "kraftcheck.checker.cli.prove",

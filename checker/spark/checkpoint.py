@@ -221,6 +221,9 @@ class Checkpoint:
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             raise UsageError(f"checkpoint file {path} is unreadable or damaged ({type(exc).__name__}): "
                              "start a fresh run without --resume") from None
+        if isinstance(old, dict) and "checksum" not in old and old.get("format") == 1:
+            raise UsageError(f"checkpoint {path} was written by an older kraftcheck (format 1, which does not "
+                             "verify itself): start a fresh run without --resume")
         if not isinstance(old, dict) or old.get("checksum") != _digest(old):
             raise UsageError(f"checkpoint file {path} fails its checksum (damaged or edited): "
                              "start a fresh run without --resume")
