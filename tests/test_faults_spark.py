@@ -266,12 +266,17 @@ def test_a_cluster_that_loses_every_worker_ends_in_one_line_not_a_hang(tmp_path:
                                        str(free_port()), "--work-dir", str(tmp_path / "work")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         spec = resolve("counter-grid")
-        run = Run(spec, make_context(spec, [], {"width": 60, "height": 60}), "spark", "bfs")
+        # 301 levels: minutes of work on one executor core, ended early by the kill
+        run = Run(spec, make_context(spec, [], {"width": 150, "height": 150}), "spark", "bfs")
 
         def kill_the_cluster_workers() -> None:
-            while spark_session.executor_count() < 1:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                with contextlib.suppress(Exception):  # the session may not be up yet
+                    if spark_session.executor_count() >= 1:
+                        break
                 time.sleep(0.2)
-            time.sleep(3.0)  # some levels in
+            time.sleep(1.0)  # some levels in
             executors = _children(procs[1].pid)  # the worker's executor JVMs (started by our worker only)
             procs[1].kill()
             for pid in executors:
