@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 OK = 0
 INTERNAL = 1
 USAGE = 2
@@ -15,6 +17,9 @@ MISSED = 17  # a mutation variant ran without breaking the property it is expect
 INTERRUPTED = 130  # Ctrl-C or SIGTERM ended the run early (128 + SIGINT, the shell's convention); partial figures
 MODEL_ERROR = 3  # the model itself raised (an action, an invariant, its initial states)
 MUTANTS_SURVIVED = 18  # mutate: some mutant of the model was not killed (survived, uncovered, timeout or limit)
+OUT_OF_MEMORY = 20  # the checker (driver, an executor, Java) ran out of memory: not a model error
+DISK_FULL = 21  # a write (checkpoint, scratch, Spark's shuffle, an output file) found no space left on the device
+SPARK_FAILED = 22  # the Spark engine could not finish: a task failed all its attempts, or no executor was left
 
 VERDICT_EXIT = {
     "ok": OK,
@@ -33,3 +38,67 @@ class UsageError(Exception):
 
 class ModelError(Exception):
     """The model itself misbehaved (an action raised, a state could not be encoded): one line, exit 3."""
+
+
+class ResourceError(Exception):
+    """The machine, not the model or the user, ended the run: one line, its own exit code (``code``)."""
+
+    code = INTERNAL
+
+
+class OutOfMemory(ResourceError):
+    code = OUT_OF_MEMORY
+
+
+class DiskFull(ResourceError):
+    code = DISK_FULL
+
+
+class SparkFailed(ResourceError):
+    """A task failed every attempt (Spark's root cause in the message), or the cluster lost every executor."""
+
+    code = SPARK_FAILED
+
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+MEMORY_WORDS = ("MemoryError", "java.lang.OutOfMemoryError", "Cannot allocate memory",
+                "Could not reserve enough space", "insufficient memory")
+DISK_WORDS = ("No space left on device", "Disk quota exceeded")
+
+
+def resource_error(exc: BaseException | None) -> ResourceError | None:
+    """The resource exhaustion behind ``exc`` (itself or anything in its cause/context chain), if any.
+
+    An action or invariant that hits MemoryError is wrapped in a ModelError by the engines; this finds it under the
+    wrapper, so that running out of memory is never reported as the model's fault (finding 7 of issue 21)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ResourceError):
+            return exc
+        if isinstance(exc, MemoryError):
+            return OutOfMemory("out of memory (MemoryError): lower the bounds, or give the checker more memory")
+        # pyarrow's write errors are OSErrors without an errno, the cause only in their text
+        if isinstance(exc, OSError) and (exc.errno in _NO_SPACE or any(w in str(exc) for w in DISK_WORDS)):
+            where = f" writing {exc.filename}" if exc.filename else ""
+            return DiskFull(f"no space left on the device{where}: free some space or point the files elsewhere")
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def resource_from_text(text: str) -> ResourceError | None:
+    """The resource exhaustion a message from another process (a Spark task, the JVM) names, if any."""
+    for word in DISK_WORDS:
+        if word in text:
+            return DiskFull(f"no space left on the device ({_line_with(text, word)})")
+    for word in MEMORY_WORDS:
+        if word in text:
+            return OutOfMemory(f"out of memory ({_line_with(text, word)})")
+    return None
+
+
+def _line_with(text: str, word: str) -> str:
+    """The words around ``word`` on its line (a JVM message line can run for hundreds of characters)."""
+    line = next((ln.strip() for ln in text.splitlines() if word in ln), word)
+    at = line.find(word)
+    return line[max(0, at - 80): at + len(word) + 60].strip()

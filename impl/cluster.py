@@ -45,6 +45,8 @@ class ClusterReport:
     final: dict[int, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0
     pids: list[int] = field(default_factory=list)  # every node process started (all stopped when the run returns)
+    kills: list[dict[str, Any]] = field(default_factory=list)  # the kill schedule as run: node, at, restarted_at
+    died: list[dict[str, Any]] = field(default_factory=list)  # nodes that exited on their own: node, at, exit code
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -104,12 +106,25 @@ class Cluster:
         proc = self.procs.pop(nid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=5)
+        self._log_crash(nid, "killed")
+
+    def _log_crash(self, nid: int, reason: str) -> None:
         path = self.node_dir(nid) / EVENT_FILE
         lc, seq, _ = last_counters(path)
         sink = FileEvents(path)
         sink.emit({"node": nid, "lc": lc + 1, "seq": seq + 1, "t": time.time(), "event": "crash",
-                   "reason": "killed", "sent": [], "state": None})
+                   "reason": reason, "sent": [], "state": None})
         sink.close()
+
+    def reap_dead(self) -> list[tuple[int, int]]:
+        """Nodes whose process exited on its own (not stopped by the supervisor): (node, exit code) each, their crash
+        logged as for a kill (finding 11 of issue 21: the supervisor did not notice them)."""
+        dead = [(nid, proc.returncode) for nid, proc in self.procs.items() if proc.poll() is not None]
+        for nid, code in dead:
+            del self.procs[nid]
+            if self.node_dir(nid).joinpath(EVENT_FILE).exists():
+                self._log_crash(nid, f"exited with code {code}")
+        return dead
 
     def stop_all(self) -> None:
         """SIGTERM every live process (the node logs its stop), then SIGKILL what has not exited."""
@@ -130,17 +145,53 @@ class Cluster:
                 proc.wait(timeout=5)
 
 
+def kill_schedule(nodes: int, seconds: float, kills: int, seed: int) -> list[tuple[float, int]]:
+    """A seeded schedule of ``kills`` (time, node) pairs: any node, spread over the run's middle (from 1 s to 1 s
+    before the end), so that a run can be repeated kill for kill."""
+    import random
+
+    rng = random.Random(seed)
+    lo, hi = min(1.0, seconds / 4), max(min(1.0, seconds / 4), seconds - 1.0)
+    return sorted((round(rng.uniform(lo, hi), 3), rng.randint(1, nodes)) for _ in range(kills))
+
+
 async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_leader_at: float | None,
-                 restart_after: float | None, report: ClusterReport) -> None:
+                 restart_after: float | None, report: ClusterReport,
+                 schedule: list[tuple[float, int]] | None = None) -> None:
     client = Client(cluster.ports)
     t0 = time.time()
     leader: int | None = None
     counter = 0
     restart_at: float | None = None
     kill_epoch = -1
+    pending = list(schedule or [])
+    restarts: dict[int, float] = {}  # node -> when the schedule restarts it
     try:
         while time.time() - t0 < seconds:
             now = time.time() - t0
+            for nid, code in cluster.reap_dead():
+                report.died.append({"node": nid, "at": round(now, 3), "exit_code": code})
+                client.drop(nid)
+                if leader == nid:
+                    leader = None
+            while pending and now >= pending[0][0]:
+                _, nid = pending.pop(0)
+                if nid not in cluster.procs:
+                    continue  # down already (killed and not yet restarted): this kill is skipped, and reported so
+                client.drop(nid)
+                cluster.kill(nid)
+                report.kills.append({"node": nid, "at": round(now, 3), "restarted_at": None})
+                restarts[nid] = now + (restart_after if restart_after is not None else 0.5)
+                if leader == nid:
+                    leader = None
+            for nid, at in list(restarts.items()):
+                if now >= at:
+                    cluster.start(nid)
+                    del restarts[nid]
+                    for k in reversed(report.kills):
+                        if k["node"] == nid:
+                            k["restarted_at"] = round(now, 3)
+                            break
             if leader is None:
                 nids = list(cluster.procs)
                 answers = await asyncio.gather(*(client.describe(nid) for nid in nids))
@@ -195,8 +246,11 @@ async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_lea
 
 def run_cluster(nodes: int = 3, seconds: float = 10.0, log_dir: str | os.PathLike[str] = "kraft-logs",
                 append_every: float = 0.2, kill_leader_at: float | None = None, restart_after: float | None = None,
-                bugs: tuple[str, ...] = (), seed: int = 0, timers: str = "fast") -> ClusterReport:
-    """Start ``nodes`` voter processes, drive them for ``seconds``, stop them; the report says what happened."""
+                bugs: tuple[str, ...] = (), seed: int = 0, timers: str = "fast", kills: int = 0) -> ClusterReport:
+    """Start ``nodes`` voter processes, drive them for ``seconds``, stop them; the report says what happened.
+
+    ``kills``: that many SIGKILLs of any node at seeded times (``kill_schedule``), each restarted ``restart_after``
+    seconds later (0.5 s by default)."""
     t0 = time.time()
     Path(log_dir).mkdir(parents=True, exist_ok=True)
     cluster = Cluster(nodes, log_dir, bugs, seed, timers)
@@ -204,7 +258,8 @@ def run_cluster(nodes: int = 3, seconds: float = 10.0, log_dir: str | os.PathLik
     try:
         for nid in cluster.ids:
             cluster.start(nid)
-        asyncio.run(_drive(cluster, seconds, append_every, kill_leader_at, restart_after, report))
+        schedule = kill_schedule(nodes, seconds, kills, seed) if kills else None
+        asyncio.run(_drive(cluster, seconds, append_every, kill_leader_at, restart_after, report, schedule))
     finally:
         cluster.stop_all()
         report.pids = [p.pid for p in cluster.started]

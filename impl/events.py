@@ -16,7 +16,8 @@ Each line is one step of one node (or of the network, ``"node": "net"``)::
   their order.  ``seq`` counts a node's events across its restarts.
 
 Lines are written with one ``write`` call each on an ``O_APPEND`` descriptor: a killed process leaves every line it
-wrote whole (the page cache keeps them); a torn last line is skipped by the reader.
+wrote whole (the page cache keeps them); a torn line (a crash of the machine, or a full disk) is skipped by the reader,
+which reads on past it (``scan_events``).
 """
 
 from __future__ import annotations
@@ -73,17 +74,51 @@ class FileEvents:
 
 
 def read_events(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The whole lines of one event file (a torn last line is skipped)."""
-    out = []
+    """The well-formed events of one event file (torn lines skipped: see ``scan_events``)."""
+    return scan_events(path)[0]
+
+
+def scan_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+    """(the events of one file, the torn lines skipped: (line number, index in the events of the next event)).
+
+    A node killed in the middle of a write and then restarted appends to the same file, so a torn line can sit in the
+    middle, and the restarted process's first event may be glued to the torn fragment (no newline between them): it
+    is recovered from the end of the line.  Reading on past a torn line keeps every well-formed event (reading used
+    to stop there, losing the restarted node's events: finding 10 of issue 21)."""
+    out: list[dict[str, Any]] = []
+    torn: list[tuple[int, int]] = []
     with open(path, "rb") as f:
-        for line in f:
-            if not line.endswith(b"\n"):
-                break
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                break
-    return out
+        for no, line in enumerate(f, 1):
+            event = _parse(line) if line.endswith(b"\n") else None
+            if event is not None:
+                out.append(event)
+                continue
+            rest = _glued_event(line)
+            torn.append((no, len(out)))
+            if rest is not None:
+                out.append(rest)
+    return out, torn
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and "event" in value else None
+
+
+def _glued_event(line: bytes) -> dict[str, Any] | None:
+    """A whole event at the end of a torn line (the next write of a restarted process), if there is one."""
+    if not line.endswith(b"\n"):
+        return None
+    at = line.find(b'{"', 1)
+    while at > 0:
+        event = _parse(line[at:])
+        if event is not None:
+            return event
+        at = line.find(b'{"', at + 1)
+    return None
 
 
 def last_counters(path: str | os.PathLike[str]) -> tuple[int, int, int]:
@@ -108,11 +143,16 @@ def merge(logdir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for path in event_files(logdir):
         events.extend(read_events(path))
+    order_events(events)
+    return events
+
+
+def order_events(events: list[dict[str, Any]]) -> None:
+    """Sort merged events in place into the causal order ``merge`` describes."""
     if events and all("g" in e for e in events):
         events.sort(key=lambda e: int(e["g"]))
     else:
         events.sort(key=_order_key)
-    return events
 
 
 def _order_key(e: dict[str, Any]) -> tuple[int, str, int]:

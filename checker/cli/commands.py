@@ -218,6 +218,7 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         resume=args.resume,
         max_states=args.max_states,
         max_depth=args.max_depth,
+        executor_timeout=args.executor_timeout,
     )
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.checker import errors
+from kraftcheck.checker.cli.report import write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -28,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="SIGKILL the leader process S seconds into the run")
     r.add_argument("--restart-after", type=float, default=None, metavar="S",
                    help="restart the killed node S seconds after the kill")
+    r.add_argument("--kills", type=int, default=0, metavar="N",
+                   help="SIGKILL N nodes (any node, possibly the same one again) at times drawn from --seed, each "
+                        "restarted --restart-after seconds later (default 0.5)")
     r.add_argument("--bug", action="append", default=[], metavar="NAME",
                    help="inject a bug into every node (see impl/bugs.py; repeatable)")
     r.add_argument("--seed", type=int, default=0)
@@ -58,6 +62,8 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
         raise UsageError(f"--nodes takes 1 to 9 voters, not {args.nodes}")
     if not 0 < args.seconds <= 3600:
         raise UsageError(f"--seconds takes a duration in (0, 3600], not {args.seconds}")
+    if args.kills < 0:
+        raise UsageError(f"--kills takes a number >= 0, not {args.kills}")
     if args.append_every <= 0:
         raise UsageError("--append-every takes a positive number of seconds")
     unknown = [b for b in args.bug if b not in BUGS]
@@ -71,7 +77,7 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     report = run_cluster(
         nodes=args.nodes, seconds=args.seconds, log_dir=log_dir, append_every=args.append_every,
         kill_leader_at=args.kill_leader_at, restart_after=args.restart_after, bugs=tuple(args.bug),
-        seed=args.seed, timers=args.timers,
+        seed=args.seed, timers=args.timers, kills=args.kills,
     )
     leaders = ", ".join(f"epoch {e}: node {n}" for e, n in sorted(report.leaders.items())) or "none seen"
     print(f"cluster of {report.nodes} ran {report.wall_seconds}s; leaders {leaders}")
@@ -80,13 +86,21 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     if report.killed is not None:
         print(f"killed leader node {report.killed} at {report.killed_at}s; new leader after "
               f"{report.new_leader_after_kill}s")
+    for k in report.kills:
+        back = f", restarted at {k['restarted_at']}s" if k["restarted_at"] is not None else ", not restarted"
+        print(f"killed node {k['node']} at {k['at']}s{back}")
+    if args.kills and len(report.kills) < args.kills:
+        print(f"{args.kills - len(report.kills)} scheduled kill(s) skipped: the node was already down")
     print(f"event logs in {log_dir}/node-*/events.jsonl (validate with: kraftcheck validate quorum {log_dir})")
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=1, default=str) + "\n")
+        write_file(args.json, json.dumps(report.to_json(), indent=1, default=str) + "\n")
+    for d in report.died:  # never silent: a node that exited on its own is an implementation failure
+        print(f"kraftcheck: error: node {d['node']} exited on its own at {d['at']}s (exit code {d['exit_code']}; "
+              f"its output: {log_dir}/node-{d['node']}/process.out)", file=sys.stderr)
     if not report.leaders:
         print("no leader was elected", file=sys.stderr)
         return errors.INTERNAL
-    return errors.OK
+    return errors.INTERNAL if report.died else errors.OK
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -101,7 +115,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not logdir.is_dir():
         raise UsageError(f"log dir {str(logdir)!r} does not exist")
     report = validate_logdir(spec, logdir, variants=tuple(args.variant))
+    print(report.render(verbose=not args.quiet))  # the verdict first: a failed write never hides it
+    code = errors.OK if report.ok else errors.VIOLATION
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=1, default=str) + "\n")
-    print(report.render(verbose=not args.quiet))
-    return errors.OK if report.ok else errors.VIOLATION
+        try:
+            write_file(args.json, json.dumps(report.to_json(), indent=1, default=str) + "\n")
+        except (UsageError, errors.ResourceError) as exc:
+            print(f"kraftcheck: error: {exc}", file=sys.stderr)
+            return code if code != errors.OK else getattr(exc, "code", errors.USAGE)
+    return code

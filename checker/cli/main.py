@@ -2,7 +2,8 @@
 
 Exit codes (checker/errors.py): 0 ok, 12 a safety property violated, 11 deadlock, 14 a reachability target never
 reached, 15 a search limit stopped the run before it was complete, 16 a replayed trace diverged from the model,
-13 reserved for liveness, 3 the model raised, 2 bad usage or input, 1 internal error.
+13 reserved for liveness, 3 the model raised, 2 bad usage or input, 1 internal error, 20 out of memory, 21 no space
+left on a device, 22 the Spark engine could not finish (a task failed every attempt, or no executor was left).
 
 :func:`main` parses the arguments (``parser.py``), runs the command (``commands.py``, or a plugin such as
 ``prove.py``) and maps every error to its exit code with one line on stderr.
@@ -42,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kraftcheck: error: {exc}", file=sys.stderr)
         return errors.USAGE
     except ModelError as exc:
+        res = errors.resource_error(exc.__cause__)
+        if res is not None:  # an action that ran out of memory is not the model's fault
+            return _resource(res, debug)
         if debug:
             traceback.print_exc()
         print(f"kraftcheck: model error: {exc} (run with --debug for the traceback)", file=sys.stderr)
@@ -50,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("kraftcheck: interrupted", file=sys.stderr)
         return errors.INTERRUPTED
     except Exception as exc:  # an internal error: still one line unless --debug
+        res = errors.resource_error(exc)
+        if res is not None:
+            return _resource(res, debug)
         if debug:
             traceback.print_exc()
         print(
@@ -57,6 +64,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return errors.INTERNAL
+
+
+def _resource(exc: errors.ResourceError, debug: bool) -> int:
+    """Out of memory, a full disk, a Spark cluster that could not finish: one line and the exit code of its kind."""
+    if debug:
+        traceback.print_exc()
+    print(f"kraftcheck: error: {exc}", file=sys.stderr)
+    return exc.code
 
 
 if __name__ == "__main__":

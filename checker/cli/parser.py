@@ -29,7 +29,11 @@ EXIT_CODES = """exit codes:
   15  a --max-states / --max-depth limit stopped the search before it was complete
   16  replay: the trace diverged from the model
   17  missed: a mutation variant ran without breaking the property it is expected to break
-  18  mutate: some mutants survived (no property observed the changed rule)"""
+  18  mutate: some mutants survived (no property observed the changed rule)
+  20  out of memory (the checker, a Spark executor or the JVM)
+  21  no space left on a device (checkpoint, scratch, Spark shuffle or an output file)
+  22  Spark could not finish: a task failed every attempt, or no executor for --executor-timeout seconds
+  130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)"""
 
 PLUGINS = [
     "kraftcheck.checker.cli.prove",
@@ -124,7 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")
     p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
-    p.add_argument("--resume", action="store_true", help="Spark: resume from the last complete level")
+    p.add_argument("--resume", action="store_true",
+                   help="Spark: resume from the newest level that verifies (a damaged or foreign one is refused)")
+    p.add_argument("--executor-timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="Spark on a cluster: end the run (exit 22) after SECONDS without any executor (0: wait)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("simulate", help="seeded random walks")

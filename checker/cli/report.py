@@ -10,6 +10,7 @@ Separate from the commands so that how a result is shown is in one place.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -135,6 +136,9 @@ def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: lis
     except UsageError as exc:
         print(f"kraftcheck: error: {exc}", file=sys.stderr)
         return errors.USAGE if code == errors.OK else code
+    except errors.ResourceError as exc:
+        print(f"kraftcheck: error: {exc}", file=sys.stderr)
+        return exc.code if code == errors.OK else code
     return code
 
 
@@ -168,9 +172,18 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
 
 def write_file(path: str, text: str) -> None:
     """Write an output file; a failure is a one-line usage error naming the file."""
-    try:
-        Path(path).write_text(text)
+    target = Path(path)
+    special = target.exists() and not target.is_file()  # /dev/stdout, a named pipe: written in place
+    tmp = target if special else target.with_name(f".{target.name}.tmp{os.getpid()}")
+    try:  # whole or not at all: a full disk leaves no empty or truncated file behind
+        tmp.write_text(text)
+        if not special:
+            os.replace(tmp, target)
     except OSError as exc:
+        if not special:
+            tmp.unlink(missing_ok=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise errors.DiskFull(f"no space left on the device writing {path}") from None
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 

@@ -40,5 +40,5 @@ Modules, one concern each::
     counterexample.py  the walk back by parent pointers from a state to an initial state
     specref.py         how executors find the model and rebuild the Run
     session.py         the SparkContext: Java detection, master checks, logs
-    checkpoint.py      per-level checkpoints on disk, read back on resume
+    checkpoint.py      per-level checkpoints on disk that verify themselves, read back on resume; the dir's lock
 """

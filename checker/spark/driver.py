@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from kraftcheck.checker.errors import ModelError, UsageError
+from kraftcheck._version import __version__
+from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory, UsageError
 from kraftcheck.checker.search.bfs import BATCH
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
@@ -27,7 +28,7 @@ from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
-from kraftcheck.checker.spark.specref import SpecRef, describe
+from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
@@ -43,8 +44,12 @@ def check_spark(
     resume: bool = False,
     max_states: int | None = None,
     max_depth: int | None = None,
+    executor_timeout: float = spark_session.EXECUTOR_TIMEOUT_S,
 ) -> Result:
-    """Breadth-first search of ``run`` on Spark; the same Result as ``checker.search.bfs.bfs`` (engine ``spark``)."""
+    """Breadth-first search of ``run`` on Spark; the same Result as ``checker.search.bfs.bfs`` (engine ``spark``).
+
+    ``executor_timeout``: on a cluster, end the run (exit 22) when no executor has been there for that many seconds
+    (0 waits forever)."""
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions takes a number >= 1, not {partitions}")
     for name, value in (("--max-states", max_states), ("--max-depth", max_depth)):
@@ -55,24 +60,17 @@ def check_spark(
     ref, ship = describe(run)
     checkpoint = ckpt_io.Checkpoint(checkpoint_dir) if checkpoint_dir else None
     if checkpoint is not None and resume and partitions is None:
-        partitions = _stored_partitions(checkpoint)
+        partitions = ckpt_io.stored_partitions(checkpoint.root)
     sc = spark_session.context(master)
     if ship is not None:
         staged = Path(spark_session.scratch_dir("kraftcheck-model-")) / ref.target
         shutil.copyfile(ship, staged)
         sc.addFile(str(staged))
     P = partitions or max(1, int(sc.defaultParallelism))
-    return _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth).run()
-
-
-def _stored_partitions(checkpoint: ckpt_io.Checkpoint) -> int | None:
-    import json
-
-    meta = checkpoint.root / ckpt_io.META
-    if meta.exists():
-        value = json.loads(meta.read_text()).get("partitions")
-        return int(value) if value else None
-    return None
+    search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
+    search.code = code_digest(run, ref, ship) if checkpoint is not None else ""
+    search.executor_timeout = executor_timeout
+    return search.run()
 
 
 class _Search:
@@ -106,6 +104,9 @@ class _Search:
         # through Spark's shuffle every level (two thirds of the bytes shuffled on the 2^20 hypercube).
         self.shard_dir = spark_session.scratch_dir("kraftcheck-shards-") if spark_session.is_local(master) else None
         self.shard_level = -1  # the newest level whose shards are written
+        self.code = ""  # the model code digest (a checkpoint's identity)
+        self.executor_timeout = spark_session.EXECUTOR_TIMEOUT_S
+        self.depth_done = 0  # the newest level whose states are all counted (an interrupted run's depth)
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
     def _submit(self, job: Job, prev: Any) -> dict[int, dict[str, Any]]:
@@ -117,13 +118,17 @@ class _Search:
             spill = os.path.join(self.shard_dir, f"out-{job.level}")
             os.makedirs(spill, exist_ok=True)
         rdd, dep = self.stages.next_stage(prev, partial(level_task, job), spill)
+        watchdog = None
+        if not spark_session.is_local(self.master) and self.executor_timeout > 0:
+            watchdog = spark_session.Watchdog(spark_session.executor_count, self.executor_timeout)
         try:
-            self.stages.run(dep)
+            if watchdog is None:
+                self.stages.run(dep)
+            else:
+                with watchdog:
+                    self.stages.run(dep)
         except Exception as exc:
-            text = str(exc).strip().splitlines()
-            detail = next((ln for ln in text if "Error" in ln or "Exception" in ln), text[0] if text else "")
-            raise RuntimeError(f"Spark job for level {job.level} failed: {detail[:300]} "
-                               f"(Spark log: {spark_session.log_path()})") from None
+            raise spark_session.job_failure(job.level, exc, watchdog) from None
         reports: dict[int, dict[str, Any]] = {q: r for (lvl, q), r in acc.value.items() if lvl == job.level}
         missing = [q for q in range(self.P) if q not in reports]
         if missing:
@@ -133,6 +138,10 @@ class _Search:
             if err:
                 if err[0] == "model":
                     raise ModelError(err[1])
+                if err[0] == "OutOfMemory":
+                    raise OutOfMemory(f"an executor ran {err[1]}")
+                if err[0] == "DiskFull":
+                    raise DiskFull(f"an executor found {err[1]}")
                 raise RuntimeError(f"Spark task for level {job.level} failed:\n{err[1]}")
         self.rdd = rdd
         if self.shard_dir and job.mode in ("init", "resume", "dedup"):
@@ -157,7 +166,15 @@ class _Search:
     def run(self) -> Result:
         try:
             return self._search()
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the figures of the levels committed so far, no traceback
+            spark_session.cancel_jobs()
+            run = self.run_
+            run.coverage = self.coverage.tolist()
+            return run.result("interrupted", self.distinct, self.transitions, self.depth_done, exhaustive=False,
+                              extra=self._extra())
         finally:
+            if self.checkpoint is not None:
+                self.checkpoint.unlock()
             if self.shard_dir:
                 shutil.rmtree(self.shard_dir, ignore_errors=True)
 
@@ -188,6 +205,7 @@ class _Search:
             if n == 0:
                 run.coverage = self.coverage.tolist()
                 return run.result("ok", self.distinct, self.transitions, level - 1, extra=self._extra())
+            self.depth_done = level
             self._commit(level)
             level += 1
 
@@ -196,15 +214,18 @@ class _Search:
         run = self.run_
         if self.checkpoint is None:
             return None
-        meta = {
+        meta = {  # the run's identity: a resume of anything else is refused (checkpoint.py)
             "model": run.model.name,
+            "code": self.code,
             "variants": sorted(run.ctx.variants),
             "bounds": {k: v for k, v in self.ref.bounds},
             "partitions": self.P,
             "deadlock": bool(run.deadlock),
             "spec_ref": self.ref.target,
+            "kraftcheck": __version__,
         }
         last = self.checkpoint.prepare(meta, self.resume)
+        ckpt_io.warn(self.checkpoint.notes)
         if last is None:
             return None
         st = self.checkpoint.state(last)
@@ -214,6 +235,7 @@ class _Search:
         run.forget_reached(set(st["targets"]))
         self.ranks = self.checkpoint.level_keys(last, self.P)
         self.resumed_from = last
+        self.depth_done = last
         md = self.max_depth
         job = self._job(last, "resume", expand_all=md is not None and last >= md)
         reports = self._submit(job, self._start_rdd())

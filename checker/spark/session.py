@@ -12,6 +12,7 @@ that tests and API users pay Spark's start-up (about 7 s) once.
 from __future__ import annotations
 
 import atexit
+import errno
 import os
 import re
 import shutil
@@ -19,11 +20,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
+from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
 
 JAVA_MISSING = (
@@ -68,8 +71,15 @@ def java_binary() -> str | None:
 def java_major(binary: str) -> int | None:
     try:
         out = subprocess.run([binary, "-version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
+    except OSError as exc:
+        if exc.errno == errno.ENOMEM:
+            raise errors.OutOfMemory("out of memory starting Java for Spark (cannot fork the JVM)") from None
         return None
+    except subprocess.SubprocessError:
+        return None
+    res = errors.resource_from_text(out.stderr + out.stdout) if out.returncode else None
+    if res is not None:  # a JVM that cannot reserve its heap is out of memory, not "no Java 17" (finding 7)
+        raise type(res)(f"Java could not start: {res}")
     m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
     if not m:
         return None
@@ -146,6 +156,11 @@ def _package_zip(workdir: Path) -> Path:
     return out
 
 
+def _quiet_interrupts(record: Any) -> bool:
+    """Drop py4j's log records (finding 8: py4j tracebacks on Ctrl-C); the engine's own error says it in one line."""
+    return f"{os.sep}py4j{os.sep}" not in str(getattr(record, "pathname", ""))
+
+
 def context(master: str = "local[*]") -> Any:
     """The process's SparkContext for ``master`` (created, or reused when the master is unchanged)."""
     global _sc, _master, _log_path
@@ -162,7 +177,10 @@ def context(master: str = "local[*]") -> Any:
             "pyspark is not installed: pip install 'kraftcheck[spark]' (or use the in-process engine)"
         ) from None
 
-    workdir = Path(tempfile.mkdtemp(prefix="kraftcheck-spark-"))
+    clean_dead_scratch()
+    workdir = Path(scratch_dir("kraftcheck-spark-"))
+    # Spark's own scratch (shuffle files, block manager) under ours: removed with it, also after a killed run
+    (workdir / "local").mkdir()
     log4j = _quiet_log_config(workdir)
     _log_path = str(workdir / "spark.log")
     loopback = is_local(master) or "127.0.0.1" in master or "localhost" in master
@@ -175,9 +193,18 @@ def context(master: str = "local[*]") -> Any:
     # CPU use and start-up by about half, which the Python workers get instead (measured with bench/bench_spark.py).
     driver_opts = f"{java_opts} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     executor_opts = f"{java_opts} -XX:TieredStopAtLevel=1"
+    import logging
+
+    # Ctrl-C or SIGTERM in the middle of a py4j call: py4j logs the KeyboardInterrupt with its traceback (to its own
+    # logger and, via logging.exception, to the root logger) before re-raising it; the engine reports it in one line
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+    root = logging.getLogger()
+    if _quiet_interrupts not in root.filters:
+        root.addFilter(_quiet_interrupts)
     conf = (
         SparkConf()
-        .setMaster(master)
+        .setMaster(spark_master(master))
+        .set("spark.local.dir", str(workdir / "local"))
         .setAppName("kraftcheck")
         .set("spark.ui.enabled", "false")
         .set("spark.ui.showConsoleProgress", "false")
@@ -204,15 +231,28 @@ def context(master: str = "local[*]") -> Any:
     saved = os.dup(2)
     sys.stderr.flush()
     os.dup2(log.fileno(), 2)
+    # PySpark's SIGINT handler calls cancelAllJobs from inside the signal handler, in the middle of the driver's own
+    # py4j call ("reentrant call", a network error, tracebacks): keep the plain KeyboardInterrupt, the engine cancels
+    # the jobs itself once the call has unwound
+    import signal
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    sigint = signal.getsignal(signal.SIGINT) if main_thread else None
     try:
         sc = SparkContext(conf=conf)
     except Exception as exc:
+        keep_log()
+        res = errors.resource_error(exc) or errors.resource_from_text(f"{exc}\n{log_tail()}")
+        if res is not None:
+            raise type(res)(f"could not start Spark: {res} (log: {_log_path})") from None
         raise UsageError(f"could not start Spark ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''};"
                          f" log: {_log_path})") from None
     finally:
         os.dup2(saved, 2)
         os.close(saved)
         log.close()
+        if main_thread and sigint is not None:
+            signal.signal(signal.SIGINT, sigint)
     sc.setLogLevel("ERROR")
     _sc, _master = sc, master
     if not is_local(master):
@@ -247,16 +287,159 @@ def stop() -> None:
 atexit.register(stop)
 
 _scratch: list[str] = []
+_keep_log = False
 
 
 def scratch_dir(prefix: str) -> str:
-    """A fresh temporary directory, removed when the process exits (a killed driver leaves it behind)."""
-    path = tempfile.mkdtemp(prefix=prefix)
+    """A fresh temporary directory, removed when the process exits.  Its name carries the owner's pid, so that the
+    next run removes what a killed driver left behind (``clean_dead_scratch``)."""
+    path = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
     _scratch.append(path)
     return path
+
+
+def clean_dead_scratch() -> list[str]:
+    """Remove the scratch directories of kraftcheck processes that are no longer alive (finding 11 of issue 21:
+    every killed driver left shard directories of tens of MB); returns what was removed."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob("kraftcheck-*-*-*"):
+        pid = path.name.split("-")[-2]
+        if not pid.isdigit() or not path.is_dir() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or another user's)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    return removed
+
+
+def keep_log() -> None:
+    """Keep Spark's log file after exit: an error message names it."""
+    global _keep_log
+    _keep_log = True
 
 
 @atexit.register
 def _remove_scratch() -> None:
     for path in _scratch:
+        if _keep_log and _log_path and _log_path.startswith(path + os.sep):
+            shutil.rmtree(Path(path) / "local", ignore_errors=True)
+            continue
         shutil.rmtree(path, ignore_errors=True)
+
+
+def log_tail(limit: int = 65536) -> str:
+    """The end of Spark's log file (where a dead JVM's or a crashed worker's cause is)."""
+    if not _log_path:
+        return ""
+    try:
+        with open(_log_path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+# ---- retries, failures, the watchdog --------------------------------------------------------------------------------
+LOCAL_RETRIES = 4  # attempts per task on a local master (Spark's default on a cluster; local[N] would make it 1)
+
+
+def spark_master(master: str) -> str:
+    """The master URL Spark is given: ``local[N]`` becomes ``local[N,4]``, so that one crashed Python worker is
+    retried as on a cluster instead of aborting the run (finding 3); an explicit ``local[N,F]`` is kept."""
+    m = _LOCAL.match(master.strip())
+    if m and not m.group(3):
+        return f"local[{m.group(2) or '1'},{LOCAL_RETRIES}]"
+    return master.strip()
+
+
+def cancel_jobs() -> None:
+    if _sc is not None:
+        try:
+            _sc.cancelAllJobs()
+        except Exception:  # the JVM is gone or the py4j call was interrupted: nothing left to cancel
+            pass
+
+
+_CAUSE = re.compile(r"most recent failure: (?:Lost task [^)]*\)(?: \([^)]*\))?: )?(.*)")
+
+
+def job_failure(level: int, exc: BaseException, watchdog: Watchdog | None = None) -> Exception:
+    """The one-line error for a failed Spark job: Spark's root cause (e.g. "Python worker exited unexpectedly"),
+    not py4j's "Exception thrown in awaitResult"; out of memory and a full disk by their own exit codes."""
+    keep_log()
+    where = f"(Spark log: {_log_path})"
+    if watchdog is not None and watchdog.fired:
+        return errors.SparkFailed(f"{watchdog.message} {where}")
+    text = str(exc)
+    res = errors.resource_from_text(text) or errors.resource_from_text(log_tail())
+    if res is not None:
+        return type(res)(f"Spark job for level {level}: {res} {where}")
+    m = _CAUSE.search(text)
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if m:
+        cause = m.group(1).strip()
+        tries = re.search(r"failed (\d+) times", text)
+        after = f" (after {tries.group(1)} attempts)" if tries else ""
+    else:
+        cause = next((ln for ln in lines if "Error" in ln or "Exception" in ln), lines[0] if lines else "")
+        after = ""
+    return errors.SparkFailed(f"Spark job for level {level} failed{after}: {cause[:300]} {where}")
+
+
+EXECUTOR_TIMEOUT_S = 120.0
+
+
+class Watchdog:
+    """Ends a run whose cluster has had no executor for ``timeout`` seconds (finding 4: a standalone cluster that lost
+    every worker hung silently).  A thread polls the executor count while a job runs and cancels the job."""
+
+    def __init__(self, count: Any, timeout: float, poll: float = 1.0) -> None:
+        self.count = count  # () -> the number of executors now
+        self.timeout = timeout
+        self.poll = poll
+        self.fired = False
+        self.message = ""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Watchdog:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="kraftcheck-watchdog", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _loop(self) -> None:
+        last_seen = time.monotonic()
+        while not self._stop.wait(self.poll):
+            try:
+                n = int(self.count())
+            except Exception:
+                n = 0
+            now = time.monotonic()
+            if n > 0:
+                last_seen = now
+            elif now - last_seen >= self.timeout:
+                self.fired = True
+                self.message = (f"no Spark executor for {self.timeout:.0f} s (every worker lost): the run was ended "
+                                "(--executor-timeout sets the wait)")
+                cancel_jobs()
+                return
+
+
+def executor_count() -> int:
+    """Executors registered now (the driver's own block manager is one entry of the map, not an executor)."""
+    if _sc is None:
+        return 0
+    return int(_sc._jsc.sc().getExecutorMemoryStatus().size()) - 1

@@ -101,3 +101,48 @@ def describe(run: Run) -> tuple[SpecRef, Path | None]:
             return SpecRef("file", f"{module}.py", module, attr, variants, bounds, deadlock), Path(file)
     raise UsageError(f"the Spark engine needs model {run.model.name}'s spec at module level (a built-in name, "
                      "module:ATTR or file.py), so that executors can load it")
+
+
+def code_digest(run: Run, ref: SpecRef, shipped: Path | None) -> str:
+    """A digest of the code the model is made of, for a checkpoint's identity (a model edited between a kill and
+    ``--resume`` must not resume: finding 2 of issue 21).
+
+    The files hashed: the shipped model file (a file model), and for every function the model and its spec are
+    built from (actions, initial states, properties and premises, symmetry, encoding) the file defining it; a file
+    of a model package of kraftcheck brings its whole folder (the model's helpers live beside its actions) and the
+    shared ``model/*.py``.  Built-in and file models alike."""
+    h = hashlib.sha256()
+    for path in sorted(code_files(run, shipped)):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:32]
+
+
+def code_files(run: Run, shipped: Path | None) -> set[Path]:
+    """The files ``code_digest`` hashes (resolved paths)."""
+    pkg_root = Path(list(importlib.import_module(PACKAGE).__path__)[0]).resolve()
+    # in a source checkout the package's folders are links to the top-level model/, spec/ ...: both count as inside
+    roots = [pkg_root, *((pkg_root / d).resolve() for d in ("model", "spec", "checker", "examples"))]
+    files: set[Path] = set()
+    if shipped is not None:
+        files.add(Path(shipped).resolve())
+    model = run.model
+    spec = run.spec
+    funcs: list[Any] = [model._init, model.encode, model.view, model.symmetry, model.symmetry_encoding,
+                        model.validate_bounds]
+    funcs += [a.fn for a in model.actions]
+    funcs += [f for p in spec.properties for f in (p.pred, p.premise)]
+    for fn in funcs:
+        code = getattr(fn, "__code__", None)
+        if code is None or not code.co_filename.endswith(".py"):
+            continue
+        path = Path(code.co_filename).resolve()
+        if not path.is_file():
+            continue
+        if any(path.is_relative_to(r) for r in roots):
+            # a model's package folder (model/quorum/) whole; a module directly in a top-level folder (spec/quorum.py)
+            # alone
+            files.update([path] if path.parent in roots else path.parent.glob("*.py"))
+            files.update((pkg_root / "model").resolve().glob("*.py"))
+        else:
+            files.add(path)
+    return files

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kraftcheck.checker.errors import ModelError
+from kraftcheck.checker.errors import ModelError, resource_error
 from kraftcheck.checker.search.bfs import BATCH
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
@@ -57,11 +57,14 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     try:
         run = job.ref.load_run()
         out = _level(job, run, q, shard_f, shard_p, rows, cands, report)
-    except ModelError as exc:
-        report = {"error": ("model", str(exc))}
-        out = []
-    except Exception:
-        report = {"error": ("internal", traceback.format_exc())}
+    except Exception as exc:
+        res = resource_error(exc)  # out of memory or a full disk, also under a ModelError: never the model's fault
+        if res is not None:
+            report = {"error": (type(res).__name__, str(res))}
+        elif isinstance(exc, ModelError):
+            report = {"error": ("model", str(exc))}
+        else:
+            report = {"error": ("internal", traceback.format_exc())}
         out = []
     finally:
         if collecting:

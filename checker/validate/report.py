@@ -28,6 +28,7 @@ class ValidationReport:
     violated_property: str | None = None
     first_bad: dict[str, Any] | None = None  # index, event, reason, impl state, model state(s)
     counts: dict[str, int] = attrs.Factory(dict)  # model action -> steps
+    torn_lines: list[dict[str, Any]] = attrs.Factory(list)  # skipped torn lines: file, line, last (of its file)
 
     @property
     def events_per_second(self) -> float:
@@ -41,9 +42,14 @@ class ValidationReport:
     def render(self, verbose: bool = True) -> str:
         head = (f"validate {self.model}: {self.events} events, {self.steps} model steps, {self.stutters} stuttering, "
                 f"{self.seconds:.2f}s ({self.events_per_second:.0f} events/s)")
+        torn = ""
+        if self.torn_lines:
+            where = ", ".join(f"{t['file']}:{t['line']}{'' if t['last'] else ' (in the middle)'}"
+                              for t in self.torn_lines)
+            torn = f"\nskipped {len(self.torn_lines)} torn line(s) (a node killed while writing): {where}"
         if self.ok:
-            return head + "\nOK: every event is a step the model allows and every property holds"
-        lines = [head]
+            return head + "\nOK: every event is a step the model allows and every property holds" + torn
+        lines = [head + torn]
         bad = self.first_bad or {}
         if self.violated_property:
             lines.append(f"VIOLATION: property {self.violated_property} fails at event #{bad.get('index')}")

@@ -1,0 +1,240 @@
+"""Fault injection on Spark checkpoints (issue 21, findings 1, 2, 5, 6): every tampered, foreign or damaged
+checkpoint ends either in exactly the in-process result or in a one-line refusal naming the file (exit 2).
+
+Each case damages a finished run's checkpoint the way an operator or a disk might (rows dropped from a part, a part
+copied over another, a count edited, a part truncated or deleted, bytes flipped, metadata emptied or garbled, the
+model file edited, a second run on the same directory) and resumes it.  Kept to one tiny model (counter-grid 4x4,
+8 levels) on one local[2] session.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kraftcheck.checker.api import check, make_context, resolve
+from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark import session as spark_session
+
+pytestmark = [pytest.mark.spark]
+BOUNDS = {"width": 4, "height": 4}
+MASTER = "local[2]"
+
+
+def _java_ok() -> bool:
+    binary = spark_session.java_binary()
+    major = spark_session.java_major(binary) if binary else None
+    return major is not None and major >= spark_session.MIN_JAVA
+
+
+@pytest.fixture(scope="module")
+def truth() -> Result:
+    return check(resolve("counter-grid"), [], BOUNDS, progress=False)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A checkpoint of a finished run (copied for each test, which damages its copy)."""
+    if not _java_ok():
+        pytest.skip("Java 17+ is missing on this machine (Spark cannot start)")
+    root = tmp_path_factory.mktemp("ck")
+    spark(root, resume=False)
+    return root
+
+
+def spark(root: Path, resume: bool, spec: Any = "counter-grid") -> Result:
+    from kraftcheck.checker.spark.driver import check_spark
+
+    spec = resolve(spec) if isinstance(spec, str) else spec
+    ctx = make_context(spec, [], BOUNDS)
+    return check_spark(Run(spec, ctx, "spark", "bfs"), master=MASTER, checkpoint_dir=str(root), resume=resume)
+
+
+def figures(r: Result) -> tuple[Any, ...]:
+    return (r.verdict, r.distinct_states, r.transitions, r.depth, tuple(r.coverage))
+
+
+@pytest.fixture
+def ck(finished: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "ck"
+    shutil.copytree(finished, dst)
+    return dst
+
+
+def newest(root: Path) -> int:
+    level = ckpt_io.Checkpoint(root).last_complete()
+    assert level is not None and level >= 3
+    return level
+
+
+def part(root: Path, level: int, q: int | None = None) -> Path:
+    """A part of ``level``: partition ``q``'s, or by default the one with the most rows."""
+    import pyarrow.parquet as pq
+
+    if q is None:
+        q = max(range(2), key=lambda i: pq.read_metadata(ckpt_io.part_path(root, level, i)).num_rows)
+    return ckpt_io.part_path(root, level, q)
+
+
+def drop_rows(path: Path, n: int) -> None:
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path)
+    pq.write_table(t.slice(0, max(0, t.num_rows - n)), path, compression="zstd")
+
+
+def resumed_equal(root: Path, truth: Result, capsys: pytest.CaptureFixture[str], fell_back: str | None) -> Result:
+    r = spark(root, resume=True)
+    assert figures(r) == figures(truth)
+    err = capsys.readouterr().err
+    if fell_back is None:
+        assert "resuming from level" not in err
+    else:
+        assert fell_back in err and "resuming from level" in err and len(err.strip().splitlines()) == 1
+    return r
+
+
+def test_intact_checkpoint_resumes_from_its_newest_level(ck: Path, truth: Result,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    last = newest(ck)
+    r = resumed_equal(ck, truth, capsys, None)
+    assert r.manifest["resumed_from_level"] == last
+
+
+def test_rows_dropped_from_the_newest_part_fall_back(ck: Path, truth: Result,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    last = newest(ck)
+    p = part(ck, last)
+    drop_rows(p, 1)
+    r = resumed_equal(ck, truth, capsys, p.name)
+    assert r.manifest["resumed_from_level"] == last - 1
+
+
+def test_a_part_copied_over_the_next_level_falls_back(ck: Path, truth: Result,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    last = newest(ck)
+    p = part(ck, last)
+    shutil.copyfile(ckpt_io.part_path(ck, last - 1, int(p.stem[-1])), p)
+    r = resumed_equal(ck, truth, capsys, p.name)
+    assert r.manifest["resumed_from_level"] == last - 1
+
+
+def test_an_edited_count_falls_back(ck: Path, truth: Result, capsys: pytest.CaptureFixture[str]) -> None:
+    last = newest(ck)
+    path = ckpt_io.level_dir(ck, last) / ckpt_io.COMPLETE
+    rec = json.loads(path.read_text())
+    rec["distinct"] += 1
+    path.write_text(json.dumps(rec))
+    r = resumed_equal(ck, truth, capsys, "fails its checksum")
+    assert r.manifest["resumed_from_level"] == last - 1
+
+
+def test_an_edited_count_with_its_checksum_redone_falls_back(ck: Path, truth: Result,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Even a record rewritten consistently (checksum recomputed) must agree with the levels' states."""
+    last = newest(ck)
+    path = ckpt_io.level_dir(ck, last) / ckpt_io.COMPLETE
+    rec = json.loads(path.read_text())
+    rec["distinct"] += 7
+    rec["checksum"] = ckpt_io._digest(rec)
+    path.write_text(json.dumps(rec))
+    resumed_equal(ck, truth, capsys, f"counts {rec['distinct']} states")
+
+
+def test_a_deleted_part_in_the_middle_falls_back_before_it(ck: Path, truth: Result,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    part(ck, 2).unlink()
+    r = resumed_equal(ck, truth, capsys, "is missing")
+    assert r.manifest["resumed_from_level"] == 1
+    assert not ckpt_io.level_dir(ck, 3).exists() or (ckpt_io.level_dir(ck, 3) / ckpt_io.COMPLETE).exists()
+
+
+def test_flipped_byte_falls_back(ck: Path, truth: Result, capsys: pytest.CaptureFixture[str]) -> None:
+    last = newest(ck)
+    p = part(ck, last)
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    p.write_bytes(bytes(data))
+    resumed_equal(ck, truth, capsys, "fails its SHA-256")
+
+
+def test_a_truncated_level_zero_is_refused_naming_the_file(ck: Path) -> None:
+    p = part(ck, 0, 0)
+    p.write_bytes(p.read_bytes()[:10])
+    with pytest.raises(UsageError, match=f"{p}.*no level verifies"):
+        spark(ck, resume=True)
+
+
+@pytest.mark.parametrize("content", ["", "{not json", '{"format": 2}', '{"format": 1, "model": "counter-grid"}'])
+def test_damaged_meta_is_refused_naming_the_file(ck: Path, content: str) -> None:
+    (ck / ckpt_io.META).write_text(content)
+    with pytest.raises(UsageError, match=f"{ck / ckpt_io.META}"):
+        spark(ck, resume=True)
+    assert ckpt_io.Checkpoint(ck).last_complete() is not None  # nothing was wiped
+
+
+def test_resume_on_a_directory_that_is_no_checkpoint_refuses_and_wipes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "level-000000").mkdir()
+    keep = tmp_path / "level-000000" / "precious.txt"
+    keep.write_text("mine")
+    with pytest.raises(UsageError, match="holds no kraftcheck checkpoint"):
+        spark(tmp_path, resume=True)
+    assert keep.read_text() == "mine"
+    with pytest.raises(UsageError, match="does not exist"):
+        spark(tmp_path / "nowhere", resume=True)
+
+
+def test_a_second_run_on_a_locked_directory_refuses(ck: Path) -> None:
+    holder = ckpt_io.Checkpoint(ck)
+    holder.lock()
+    try:
+        before = sorted(p.name for p in ck.iterdir())
+        with pytest.raises(UsageError, match="in use by another run"):
+            spark(ck, resume=False)
+        assert sorted(p.name for p in ck.iterdir()) == before  # the first run's levels are untouched
+    finally:
+        holder.unlock()
+
+
+def test_an_edited_model_file_is_refused(tmp_path: Path, truth: Result) -> None:
+    if not _java_ok():
+        pytest.skip("Java 17+ is missing on this machine (Spark cannot start)")
+    src = Path(__file__).parents[1] / "examples" / "counter_grid.py"
+    model = tmp_path / "grid_model.py"
+    model.write_text(src.read_text())
+    ck = tmp_path / "ck"
+    first = spark(ck, resume=False, spec=resolve(str(model)))
+    assert figures(first) == figures(truth)
+    model.write_text(src.read_text() + "\n# edited after the kill\n")
+    with pytest.raises(UsageError, match=r"differs in code"):
+        spark(ck, resume=True, spec=resolve(str(model)))
+
+
+def test_the_code_digest_covers_built_in_and_file_models(tmp_path: Path) -> None:
+    """Built-in models have a code digest too (finding 2: they stored none): their folder, the shared model core and
+    the spec module; a file model's digest follows its file."""
+    from kraftcheck.checker.spark.specref import code_digest, code_files, describe
+
+    root = Path(__file__).parents[1].resolve()
+    spec = resolve("quorum")
+    run = Run(spec, make_context(spec), "spark", "bfs")
+    files = code_files(run, describe(run)[1])
+    for f in ("model/quorum/election.py", "model/quorum/fetch.py", "model/core.py", "spec/quorum.py"):
+        assert root / f in files, f
+    assert not any("controller" in str(f) for f in files)
+    src = (root / "examples" / "counter_grid.py").read_text()
+    model = tmp_path / "grid_digest.py"
+    model.write_text(src)
+    fspec = resolve(str(model))
+    frun = Run(fspec, make_context(fspec), "spark", "bfs")
+    ref, ship = describe(frun)
+    before = code_digest(frun, ref, ship)
+    model.write_text(src.replace("return [s] if s ==", "return [s]  if s =="))
+    assert code_digest(frun, ref, ship) != before
