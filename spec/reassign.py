@@ -45,12 +45,9 @@ def both_routes_used(s: RState, ctx: Ctx) -> bool:
     return any(zkm.data(s.zk, p)[0] != node[2] for p in _pending(s))
 
 
-def request_pending_at_failover(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
-    """a controller fails or loses its session while it has a request queued or in hand"""
-    if step[0] not in ("controller_crash", "session_expire"):
-        return False
-    x = s.ctls[step[1][0]]
-    return bool(x.todo) or x.held is not None
+def request_unprocessed(s: RState, ctx: Ctx) -> bool:
+    """a request znode exists that no controller has processed yet"""
+    return bool(s.created - s.handled)
 
 
 def completion(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
@@ -134,7 +131,8 @@ def reassignments_match(s: RState, ctx: Ctx) -> bool:
 
 @invariant("NoRequestLost", "every request znode ever created was processed by a controller or is still present",
            "seed 001: the controller 'initiates the reassignment, creates /admin/reassignments/$topic/$partition and "
-           "then deletes' the request; failover case 2 (children created while there was no controller)")
+           "then deletes' the request; failover case 2 (children created while there was no controller)",
+           premise=request_unprocessed)
 def no_request_lost(s: RState, ctx: Ctx) -> bool:
     held = {x.held[0] for x in s.ctls if x.held is not None}
     return s.created <= s.handled | _pending(s) | held

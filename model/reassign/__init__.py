@@ -38,8 +38,8 @@ REASSIGN.variant("slice-off-by-one", "drop keeps existing[0:top-1] as an exclusi
 REASSIGN.variant("drop-leader", "the drop keeps nothing: every assigned replica outside the new target is dropped, "
                  "the leader with it", kind="mutation", expect="DropKeepsLeaderAndMinIsr")
 REASSIGN.variant("skip-min-isr-check", "a reassignment whose original assignment is smaller than "
-                 "min.insync.replicas is not ignored", kind="mutation", expect="DropKeepsLeaderAndMinIsr",
-                 bounds={"shrink_targets": True})
+                 "min.insync.replicas is not ignored (found with min.insync.replicas 3 above the replication factor)",
+                 kind="mutation", expect="DropKeepsLeaderAndMinIsr", bounds={"min_isr": 3})
 REASSIGN.variant("rebuild-from-reassignments-only", "on failover the controller rebuilds from /admin/reassignments "
                  "only, not from pending requests or /admin/reassign_partitions", kind="mutation",
                  expect="FailoverRebuildsReassignments")
