@@ -28,7 +28,7 @@ REASSIGN: Model[RState, Bounds] = Model("reassign", Bounds, doc="partition reass
 
 # ---- variants ----------------------------------------------------------------------------------------------------
 REASSIGN.variant("ignore-legacy-flag", "the controller skips the conflict check between the legacy and new routes",
-                 kind="mutation", expect="OneRoutePerReassignment", bounds={"max_requests": 2})
+                 kind="mutation", expect="OneRoutePerReassignment")
 REASSIGN.variant("delete-request-first", "the controller deletes a request before it creates the reassignment",
                  kind="mutation", expect="NoRequestLost")
 REASSIGN.variant("complete-early", "the reassignment completes once one target replica is in the ISR",
