@@ -54,9 +54,11 @@ REASSIGN.profile("default", "the Bounds defaults: 4 brokers, replication factor 
 REASSIGN.profile("faults", "a controller crash and a replica broker crash around one request (the default has the "
                  "session expiry)", bounds={"max_requests": 1, "max_failovers": 1, "max_expiries": 0,
                                             "max_broker_crashes": 1})
-REASSIGN.profile("deep", "three requests, every fault once, one-replica targets too, requests racing the controller",
-                 bounds={"max_requests": 3, "max_failovers": 1, "max_broker_crashes": 1, "shrink_targets": True,
-                         "submit_when_settled": False})
+REASSIGN.profile("deep", "three requests (a change and a cancel of one reassignment, or both routes and a change), "
+                 "the default's session expiry", bounds={"max_requests": 3})
+REASSIGN.profile("racing", "requests race the controller's processing (reduction submit_when_settled off) and every "
+                 "fault once, around two requests", bounds={"submit_when_settled": False, "max_failovers": 1,
+                                                            "max_broker_crashes": 1})
 REASSIGN.main_profiles = ("default", "faults")
 
 
