@@ -10,7 +10,11 @@ firing and the re-arming read is seen only by that read).
 
 Faults: controller crash (failover), ZooKeeper session expiry of the controller (a zombie until it notices), replica
 broker crash and restart, and late watch delivery (inherent).  The KRaft successor (KIP-455 as built) is in the
-controller model (``model/controller/reassignment.py``).
+controller model: not built yet (see the branch report of issue 16).
+
+Measured (one core): default 35,423 states, 8.8 CPU s, depth 19 (exit 0, every target and premise reached);
+``faults`` 6,134 states, 1.4 s; ``deep`` 463,571 states, 118 s, depth 25, 330 MB.  The reduction
+``submit_when_settled`` is on in all three; ``racing`` switches it off.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ REASSIGN.profile("faults", "a controller crash and a replica broker crash around
                  "session expiry)", bounds={"max_requests": 1, "max_failovers": 1, "max_expiries": 0,
                                             "max_broker_crashes": 1})
 REASSIGN.profile("deep", "three requests (a change and a cancel of one reassignment, or both routes and a change), "
-                 "the default's session expiry", bounds={"max_requests": 3})
+                 "the default's session expiry", bounds={"max_requests": 3}, states=463_571, seconds=118.0)
 REASSIGN.profile("racing", "requests race the controller's processing (reduction submit_when_settled off) and every "
                  "fault once, around two requests", bounds={"submit_when_settled": False, "max_failovers": 1,
                                                             "max_broker_crashes": 1})
