@@ -198,7 +198,7 @@ def test_malformed_and_stale_equivalents(tmp_path: Path, capsys: pytest.CaptureF
     assert "stale" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("model", ["quorum", "controller", "migration"])
+@pytest.mark.parametrize("model", ["quorum", "controller", "migration", "reassign"])
 def test_kraft_models_mutants_compile(model: str) -> None:
     from kraftcheck.checker.mutate.generate import compile_mutant, select
 
@@ -214,7 +214,7 @@ def test_kraft_models_mutants_compile(model: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model, bound", [("quorum", "max_msgs=1"), ("controller", "max_log=2"),
-                                          ("migration", "max_epoch=2")])
+                                          ("migration", "max_epoch=2"), ("reassign", "max_expiries=0")])
 def test_kraft_models_run_and_print_a_score(model: str, bound: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["mutate", model, "--set", bound, "--max-mutants", "4", "--jobs", "2", "--quiet"])
     out = capsys.readouterr().out

@@ -73,7 +73,8 @@ def test_ephemeral_znodes_vanish_with_their_session_only() -> None:
     assert code == zk.OK
     z, code = zk.create(z, "/e3", 3, "s3")
     assert code == zk.OK and zk.ephemerals_of(z, "s3") == ("/e3",)
-    assert zk.get(z, "/e3") == zk.Znode(3, 0, "s3")
+    node = zk.get(z, "/e3")
+    assert node is not None and (node.data, node.version, node.owner) == (3, 0, "s3")
 
 
 def test_unavailable_ensemble_refuses_everything_and_changes_nothing() -> None:
@@ -100,6 +101,10 @@ def test_initial_rejects_an_ephemeral_without_a_live_session() -> None:
     raise AssertionError("an ephemeral znode without a live session was accepted")
 
 
+def _content(z: zk.Zk) -> tuple[tuple[str, object, int, object], ...]:
+    return tuple((p, n.data, n.version, n.owner) for p, n in z.nodes)
+
+
 PATHS = ["/a", "/b", "/c"]
 op_strategy = st.one_of(
     st.builds(Create, st.sampled_from(PATHS), st.integers(0, 3)),
@@ -119,6 +124,8 @@ def test_multi_equals_its_ops_one_by_one_or_nothing(ops: list[zk.Op], present: l
         one_by_one, c = zk.multi(one_by_one, [op])
         codes.append(c)
     if all(c == zk.OK for c in codes):
-        assert code == zk.OK and after == one_by_one
+        # the same znodes; a multi is one transaction (one zxid), the ops one by one are len(ops) transactions
+        assert code == zk.OK and _content(after) == _content(one_by_one)
+        assert after.zxid == z.zxid + 1 and one_by_one.zxid == z.zxid + len(ops)
     else:
         assert code == next(c for c in codes if c != zk.OK) and after == z

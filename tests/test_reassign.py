@@ -1,0 +1,115 @@
+"""The reassignment model (ZooKeeper mode, seed 001): the drop computation on the seed's own example, the default
+check (every target and premise reached), the faults profile, and the issue's mutation list."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraftcheck.checker.api import check
+from kraftcheck.checker.cli.main import main
+from kraftcheck.model.core import Context
+from kraftcheck.model.reassign import REASSIGN, cluster, controller
+from kraftcheck.model.reassign import drop as dropm
+from kraftcheck.model.reassign.state import CHILD, REQUESTS, Bounds, part
+from kraftcheck.spec.reassign import SPEC
+
+ISSUE_MUTATIONS = {
+    "ignore-legacy-flag": "OneRoutePerReassignment",
+    "delete-request-first": "NoRequestLost",
+    "complete-early": "CompleteOnlyWhenIsrCovers",
+    "slice-off-by-one": "DropKeepsLeaderAndMinIsr",
+    "drop-leader": "DropKeepsLeaderAndMinIsr",
+    "skip-min-isr-check": "DropKeepsLeaderAndMinIsr",
+    "rebuild-from-reassignments-only": "FailoverRebuildsReassignments",
+    "no-drop": "NoIntermediateReplica",
+}
+TARGETS = {"ReassignedByLegacyRoute", "ReassignedByNewRoute", "ReassignmentChanged", "CancelCompleted",
+           "ReassignmentCompleted", "FailoverMidReassignment", "IntermediateReplicaDropped", "RouteConflictIgnored"}
+
+
+def test_the_seeds_example_drops_the_intermediate_replica() -> None:
+    # [1,2] reassigned to [2,3], then changed to [2,4] while 3 is not in sync: 3 goes, 1 and 2 stay
+    assigned, leader, isr, top = (1, 2, 3), 1, (1, 2), 2
+    assert dropm.existing(assigned, leader, isr) == (1, 2, 3)
+    gone = dropm.drop(assigned, leader, isr, top, (2, 4))
+    assert gone == (3,) and dropm.apply(assigned, gone, (2, 4)) == (1, 2, 4)
+    # the exclusive slice keeps only the leader; 2 stays anyway, being in the new target
+    assert dropm.drop(assigned, leader, isr, top, (2, 4), off_by_one=True) == (3,)
+    # where the readings differ: a full move [1,2] -> [3,4]; the exclusive slice drops in-sync original replica 2
+    assert dropm.drop((1, 2, 3, 4), 1, (1, 2), 2, (3, 4)) == ()
+    assert dropm.drop((1, 2, 3, 4), 1, (1, 2), 2, (3, 4), off_by_one=True) == (2,)
+    # the leader comes first whatever the ISR order; an out-of-sync replica never displaces an in-sync one
+    assert dropm.existing((1, 2, 3), 3, (1, 3)) == (3, 1, 2)
+
+
+def test_a_request_goes_through_the_one_shot_watch_and_the_reassignment_znode() -> None:
+    ctx = Context(Bounds())
+    s = REASSIGN.initial_states(ctx)[0]
+    (params, s1), *_ = [x for x in cluster.submit(s, ctx) if x[0] == ("new", (0, 2))]
+    assert params == ("new", (0, 2)) and len(s1.zk.events) == 1 and s1.created
+    (_, s2), = controller.deliver_requests(s1, ctx)
+    assert s2.ctls[0].todo == tuple(f"{REQUESTS}/{k}" for k in ("request_0000000000",))
+    (_, s3), = controller.process(s2, ctx)
+    node = dict(s3.zk.nodes)[CHILD]
+    assert node.data == ((0, 2), 2, False) and s3.ctls[0].ctx is not None
+    assert s3.ctls[0].ctx.czxid == node.czxid and part(s3)[0] == (0, 1, 2)
+    assert s3.handled == s3.created and not dict(s3.zk.nodes).get(f"{REQUESTS}/request_0000000000")
+
+
+def test_spec_names_the_issue_properties_targets_and_mutations() -> None:
+    assert TARGETS <= {p.name for p in SPEC.of_kind("reachable")}
+    mutations = {n: v.expect for n, v in REASSIGN.variants.items() if v.kind == "mutation"}
+    assert mutations == ISSUE_MUTATIONS
+    assert all(p.source.startswith(("seed 001", "KafkaController")) for p in SPEC.properties)
+
+
+@pytest.mark.slow
+def test_default_check_passes_and_reaches_every_target() -> None:
+    r = check("reassign")
+    assert r.verdict == "ok", r.summary()
+    assert r.unreached_targets == [] and r.vacuous_properties == []
+    assert r.exit_code == 0
+
+
+def test_faults_profile_holds() -> None:
+    """The controller crash and the broker crash (the profile the main job adds) break no property."""
+    r = check("reassign", profile="faults")
+    assert r.verdict in ("ok", "unreached"), r.summary()
+    assert r.violated_property is None
+
+
+def test_a_bad_bound_is_one_line_and_its_own_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "reassign", "--set", "replication_factor=5"])
+    err = capsys.readouterr().err
+    assert code not in (0, 12) and "replication_factor" in err and "Traceback" not in err
+
+
+# The shortest counterexample of each mutation (BFS), each explained by hand: 3 steps (submit, deliver the watch
+# event, process) is the least any request needs to be applied.
+SHORTEST = {
+    # the first request is applied with an exclusive slice: existing[0:1] keeps the leader alone, so in-sync original
+    # replica 1 is dropped (ISR 2 -> 1) / with nothing kept, a full move drops the leader
+    "slice-off-by-one": ["submit", "deliver_requests", "process"],
+    "drop-leader": ["submit", "deliver_requests", "process"],
+    # the leader is a target replica and in the ISR: the mutated completion fires at once
+    "complete-early": ["submit", "deliver_requests", "process", "complete"],
+    # a request waits, the controller's session expires and a new controller does not read the waiting request
+    "rebuild-from-reassignments-only": ["submit", "session_expire", "elect"],
+    # the request is deleted and held in memory; the controller loses its session and resigns: the request is gone
+    "delete-request-first": ["submit", "deliver_requests", "process", "session_expire", "resign"],
+    # a legacy znode and a new-route request both wait; the new controller applies both to one reassignment
+    "ignore-legacy-flag": ["submit", "session_expire", "submit", "elect", "process", "process"],
+    # [0,1] -> [0,2], then back to [0,1] before 2 is in sync: 2 lingers (the seed's intermediate replica)
+    "no-drop": ["submit", "deliver_requests", "process", "deliver_requests", "submit", "deliver_requests", "process"],
+    # min.insync.replicas 3 > top 2 is not checked: [0,1] -> [0,2]; 2 joins the ISR (3 in sync); a change keeps only
+    # top = 2 of them
+    "skip-min-isr-check": ["submit", "deliver_requests", "process", "deliver_requests", "submit", "deliver_requests",
+                           "catch_up", "process"],
+}
+
+
+@pytest.mark.parametrize("variant", sorted(SHORTEST))
+def test_each_mutation_has_its_shortest_counterexample(variant: str) -> None:
+    r = check("reassign", variants=[variant])
+    assert r.violated_property == ISSUE_MUTATIONS[variant] and r.trace is not None
+    assert [s.action for s in r.trace.steps] == SHORTEST[variant]
