@@ -100,6 +100,7 @@ class _Replayer:
         self.committed: dict[tuple[int, int, int], int] = {}
         self.values = self.restarts = self.dups = self.resigns = 0
         self.truncated = False
+        self.raised = 0
 
     # ---- the implementation's side as model values -------------------------------------------------------------
     def node(self, i: int) -> KRaftNode:
@@ -137,7 +138,7 @@ class _Replayer:
                     key = (o, v.log[o][0], v.log[o][1])
                     self.committed.setdefault(key, v.epoch)
         hist = History(tuple(self.leaders), tuple(sorted((k + (e,)) for k, e in self.committed.items())),
-                       self.values, self.restarts, self.dups, self.resigns, self.truncated)
+                       self.values, self.restarts, self.dups, self.resigns, self.truncated, self.raised)
         return QState(voters, self.net(), hist)
 
     # ---- one model step -------------------------------------------------------------------------------------------
@@ -181,6 +182,7 @@ class _Replayer:
             item = c.in_flight[mid]
             before = len(self.node(item.msg.dst - 1).log.records())
             c.deliver(mid)
+            self.raised |= self.node(item.msg.dst - 1).raised
             if isinstance(item.msg, m.FetchResponse) and len(self.node(item.msg.dst - 1).log.records()) < before:
                 self.truncated = True
         elif action == "lose":

@@ -97,7 +97,7 @@ def test_counterexample_replays_only_with_its_mutation(tmp_path: Path) -> None:
     path = tmp_path / "cex.itf.json"
     write_itf(r.trace, SPEC.model, path)
     again = replay_trace("quorum", path)
-    assert again.verdict == "violation" and again.violated_property == "CommittedNeverLost"
+    assert again.verdict == "violation" and again.violated_property == "NoTruncationBelowHighWatermark"
     assert again.step == MUTATIONS["truncate-below-hw"]["length"]
     # the correct model does not allow the bad step
     plain = replay_trace("quorum", path, variants=[], bounds=MUTATIONS["truncate-below-hw"]["bounds"])

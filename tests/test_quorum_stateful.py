@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kraftcheck.model.quorum import QUORUM
-from kraftcheck.model.quorum.state import LEADER
+from kraftcheck.model.quorum.state import FOLLOWER, LEADER
 from kraftcheck.spec.quorum import SPEC
 
 BOUNDS: dict[str, Any] = {"max_epoch": 4, "max_values": 2, "max_msgs": 4, "fetch_max": 1, "loss": True, "max_dups": 2,
@@ -57,6 +57,10 @@ def machine(variants: tuple[str, ...]) -> type[RuleBasedStateMachine]:
                 assert (v.role == LEADER) == bool(v.ends)
                 if v.role == LEADER:
                     assert v.leader == i and v.ends[i] == len(v.log)
+                elif v.role == FOLLOWER:   # hasFetchedFromLeader (4.1): at most the leader's bit, under prevote only
+                    assert v.heard in ((0, 1 << v.leader) if "prevote" in variants else (0,))
+                else:
+                    assert v.heard == 0
 
     return QuorumRun
 

@@ -15,8 +15,9 @@ State shape (``model.quorum.state``; records are NamedTuples, everything inside 
       net = sorted tuple of message tuples (kind, src, dst, epoch, ..., cur), a bag (see state.MESSAGE_FIELDS); a
             request's or response's last field ``cur`` says whether the requester's RequestManager still expects it
             (Kafka matches responses by correlation id; the model renumbers those ids to current/stale)
-      hist = History(leaders, committed, values, restarts, dups, resigns, truncated)
+      hist = History(leaders, committed, values, restarts, dups, resigns, truncated, raised)
           leaders[e]  bitmask of voters ever elected in epoch e;  committed  ((offset, epoch, value, commit_epoch),..)
+          raised      bits of the Kafka assertions a follower failed (state.RAISED_*): each is a violation
 
 Modules: ``state`` (records, log helpers, shared transitions), ``bounds``, ``election`` (timeouts, Vote,
 BeginQuorumEpoch, EndQuorumEpoch, resign, check quorum), ``fetch`` (Fetch, DivergingEpoch, truncation, high
@@ -55,8 +56,9 @@ QUORUM.variant("double-vote", "a Voted voter grants a second candidate of the sa
 QUORUM.variant("hw-old-epoch", "the leader advances the high watermark without an entry of its own epoch on a "
                "majority (Raft figure 8)", kind="mutation", expect="LeaderCompleteness",
                bounds={"max_epoch": 4})  # Raft figure 8 needs four elections
-QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower truncates to the end of the epoch before the "
-               "diverging one, below its high watermark", kind="mutation", expect="CommittedNeverLost")
+QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower computes its truncation point from the epoch "
+               "before the diverging one, below its high watermark (KafkaMetadataLog.truncateTo throws)",
+               kind="mutation", expect="NoTruncationBelowHighWatermark")
 QUORUM.variant("restart-as-leader", "a leader that restarts comes back as leader of the same epoch (KAFKA-10527)",
                kind="mutation", expect="HighWatermarkMonotonic", bounds={"max_restarts": 1})
 

@@ -23,6 +23,7 @@ from kraftcheck.model.quorum.state import (
     KIND_NAMES,
     MESSAGE_FIELDS,
     MESSAGE_ID_FIELD,
+    RAISED_NAMES,
     ROLE_NAMES,
     History,
     Msg,
@@ -123,7 +124,7 @@ class _Perms:
     def hist_bytes(self, e: PartEntry, k: int) -> bytes:
         h, t = e[2], self.tables[k]
         g = History(tuple([t[x] for x in h.leaders]), h.committed, h.values, h.restarts, h.dups, h.resigns,
-                    h.truncated)
+                    h.truncated, h.raised)
         e[1][k] = g
         enc = e[0][k] = _dumps(tuple(g), 2)
         return enc
@@ -339,11 +340,14 @@ def view_voter(v: Voter) -> dict[str, Any]:
 
 
 def view_history(h: History) -> dict[str, Any]:
-    return {
+    out = {
         "leaders": [[j for j in range(8) if mask >> j & 1] for mask in h.leaders],
         "committed": [list(c) for c in h.committed],
         "values": h.values, "restarts": h.restarts, "dups": h.dups, "resigns": h.resigns, "truncated": h.truncated,
     }
+    if h.raised:  # shown only once a Kafka assertion failed, so traces written before issue 15 still compare equal
+        out["raised"] = [name for bit, name in RAISED_NAMES.items() if h.raised & bit]
+    return out
 
 
 def view(x: Any) -> Any:
