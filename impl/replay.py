@@ -87,6 +87,8 @@ class _Replayer:
         unsupported = [v for v in ctx.variants if v not in BUG_OF_VARIANT and v != "check-quorum"]
         if unsupported:
             raise NotValidatable(f"the implementation has no counterpart for variant {unsupported[0]!r}")
+        if int(getattr(b, "observers", 0)):
+            raise NotValidatable("the implementation has no observers (bound observers must be 0)")
         self.bugs = tuple(sorted(BUG_OF_VARIANT[v] for v in ctx.variants if v in BUG_OF_VARIANT))
         self.events = MemoryEvents()
         self.cluster = SimCluster(

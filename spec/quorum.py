@@ -23,6 +23,7 @@ from kraftcheck.model.quorum.state import (
     RAISED_TRUNCATE_BELOW_HW,
     RAISED_TRUNCATE_TO_BELOW_HW,
     RESPONSES,
+    UNATTACHED,
     VOTE_REQ,
     VOTE_RESP,
     Ctx,
@@ -98,7 +99,8 @@ def premise_high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) 
     if action == "receive_fetch":
         m = params[0]
         v = s.voters[m[2]]
-        return m[0] == FETCH and v.role == LEADER and v.hw > 0 and m[4] < v.ends[m[1]]
+        return (m[0] == FETCH and v.role == LEADER and v.hw > 0 and m[1] < len(v.ends)  # observers are not in ends
+                and m[4] < v.ends[m[1]])
     return False
 
 
@@ -239,21 +241,64 @@ def committed_never_lost(s: QState, ctx: Ctx) -> bool:
             return False
     if not committed:
         return True
-    need = len(voters) // 2 + 1
+    nv = ctx.b.voters  # observers (ids nv..) hold copies but do not count toward the majority
+    need = nv // 2 + 1
     prev = -1
     for off, e, val, _ in committed:
         if off == prev:
             return False  # two different entries committed at one offset
         prev = off
         held = 0
-        for v in voters:
+        for i, v in enumerate(voters):
             log = v.log
             if off < len(log) and log[off][0] == e and log[off][1] == val:
-                held += 1
+                held += i < nv
             elif off < v.hw:
                 return False
         if held < need:
             return False
+    return True
+
+
+_OBSERVER_ROLES = frozenset((UNATTACHED, FOLLOWER))  # pollUnattachedAsObserver, pollFollowerAsObserver
+
+
+def premise_high_watermark_committed(s: QState, ctx: Ctx) -> bool:
+    """a voter that is not the leader, or an observer, has a positive high watermark"""
+    for v in s.voters:
+        if v.hw > 0 and v.role != LEADER:
+            return True
+    return False
+
+
+@invariant(
+    "HighWatermarkCommitted",
+    "every entry below a follower's or an observer's high watermark is committed (it holds no entry beyond what a "
+    "leader committed), and an observer never votes nor stands",
+    "KIP-595 Fetch: the follower's high watermark is min(the leader's, its own log end) "
+    "(KafkaRaftClient.updateFollowerHighWatermark); observers 'replicate the log without voting' "
+    "(KafkaRaftClient.pollFollowerAsObserver, QuorumState.isObserver)",
+    premise=premise_high_watermark_committed,
+)
+def high_watermark_committed(s: QState, ctx: Ctx) -> bool:
+    voters = s.voters
+    nv = ctx.b.voters
+    for i in range(nv, len(voters)):  # observers
+        if voters[i].voted != NONE or voters[i].role not in _OBSERVER_ROLES:
+            return False
+    committed = s.hist.committed
+    k = len(committed)
+    for v in voters:
+        h = v.hw
+        if h == 0 or v.role == LEADER:  # a leader's high watermark is what commits (history)
+            continue
+        log = v.log
+        if h > k or h > len(log):
+            return False
+        for o in range(h):
+            c = committed[o]
+            if c[0] != o or c[1] != log[o][0] or c[2] != log[o][1]:
+                return False
     return True
 
 
@@ -424,6 +469,7 @@ SPEC = Spec(
         log_matching,
         leader_completeness,
         committed_never_lost,
+        high_watermark_committed,
         no_truncation_below_high_watermark,
         follower_high_watermark_monotonic,
         leader_append_only,

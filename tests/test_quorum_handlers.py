@@ -39,8 +39,10 @@ from kraftcheck.model.quorum.state import (
 )
 from kraftcheck.spec.quorum import (
     follower_high_watermark_monotonic,
+    high_watermark_committed,
     no_truncation_below_high_watermark,
     premise_follower_hw_monotonic,
+    premise_high_watermark_committed,
     premise_no_truncation_below_hw,
 )
 
@@ -413,3 +415,51 @@ def test_request_timeout_forgets_the_request_in_flight_and_sends_a_new_one() -> 
     assert sorted(t.net) == sorted([slow[:-1] + (False,), slow])
     assert list(fetch.send_fetch(s, ctx(max_msgs=2, resend_when_lost=True))) == []
 
+
+
+# ---- observers (bound observers: ids voters.. fetch the log without voting) ----------------------------------------
+def test_an_unattached_observer_asks_any_voter_and_follows_the_leader_it_learns() -> None:
+    """KafkaRaftClient.pollUnattachedAsObserver sends Fetch to any voter (maybeSendAnyVoterFetch); a non-leader
+    answers NOT_LEADER_OR_FOLLOWER naming its epoch and leader ('observers are using the Fetch API to find the
+    result of an election', maybeHandleCommonResponse), and the observer follows that leader."""
+    c = ctx(observers=1)
+    lead = voter(LEADER, 1, 0, 0, log=((1, 0),), ends=(1, -1, -1))
+    s = state([lead, voter(FOLLOWER, 1, leader=0), voter(FOLLOWER, 1, leader=0), voter()])
+    sent = dict(fetch.observer_fetch(s, c))
+    assert set(sent) == {(3, 0), (3, 1), (3, 2)}                      # to any voter, never to another observer
+    assert sent[(3, 1)].net == ((FETCH, 3, 1, 0, 0, 0, True),)
+    assert [p for p, _ in election.timeout(s, c)] == [(1,), (2,)]      # an observer never stands for election
+    t = deliver(fetch.receive_fetch, sent[(3, 1)], c, (FETCH, 3, 1, 0, 0, 0, True))
+    (resp,) = responses(t, FETCH_RESP)
+    assert resp == (FETCH_RESP, 1, 3, 1, 0, FENCED_LEADER_EPOCH, NONE, NONE, NONE, (), NONE, True)
+    u = deliver(fetch.receive_fetch_response, t, c, resp)
+    assert u.voters[3] == voter(FOLLOWER, 1, leader=0)
+
+
+def test_the_leader_serves_an_observer_without_counting_it() -> None:
+    """LeaderState.updateReplicaState keeps an observer's offset in observerStates: it moves neither the high
+    watermark (a majority of voters) nor check quorum; the observer appends and takes the high watermark."""
+    c = ctx("check-quorum", observers=1)
+    req = (FETCH, 3, 0, 1, 0, 0, True)
+    lead = voter(LEADER, 1, 0, 0, log=((1, 0),), ends=(1, -1, -1))
+    s = state([lead, voter(FOLLOWER, 1, leader=0), voter(), voter(FOLLOWER, 1, leader=0)], [req])
+    t = deliver(fetch.receive_fetch, s, c, req)
+    assert t.voters[0] == lead and t.voters[0].hw == 0 and t.voters[0].heard == 0
+    (resp,) = responses(t, FETCH_RESP)
+    assert resp == (FETCH_RESP, 0, 3, 1, 0, OK, NONE, NONE, 0, ((1, 0),), 0, True)
+    u = deliver(fetch.receive_fetch_response, t, c, resp)
+    assert u.voters[3].log == ((1, 0),) and u.net == ((FETCH, 3, 0, 1, 1, 1, True),)
+
+
+def test_high_watermark_committed_covers_followers_and_observers() -> None:
+    c = ctx(observers=1)
+    s = state([voter(LEADER, 1, 0, 0, log=((1, 0),), hw=1, ends=(1, 1, -1)),
+               voter(FOLLOWER, 1, leader=0, log=((1, 0),), hw=1), voter(), voter(FOLLOWER, 1, leader=0, log=((1, 0),))])
+    s = s._replace(hist=s.hist._replace(committed=((0, 1, 0, 1),)))
+    assert high_watermark_committed.pred(s, c) and premise_high_watermark_committed(s, c)
+    ahead = s._replace(voters=s.voters[:3] + (s.voters[3]._replace(hw=1, log=((1, 0), (1, 1))),))
+    assert high_watermark_committed.pred(ahead, c)
+    beyond = s._replace(voters=s.voters[:3] + (s.voters[3]._replace(hw=2, log=((1, 0), (1, 1))),))
+    assert not high_watermark_committed.pred(beyond, c)                # offset 1 is not committed
+    voting = s._replace(voters=s.voters[:3] + (voter(VOTED, 1, 1),))
+    assert not high_watermark_committed.pred(voting, c)                # an observer never votes

@@ -5,13 +5,17 @@ State shape (``model.quorum.state``; records are NamedTuples, everything inside 
 
     QState(voters, net, hist)
       voters[i] = Voter(role, epoch, voted, leader, log, hw, ends, votes, heard)
+          i < voters: a voter; voters <= i < voters + observers: an observer (bound ``observers``), a broker that
+          fetches the log without voting: only Unattached or Follower, never sent a Vote or BeginQuorumEpoch, never
+          counted in ``ends`` (the high watermark) or ``heard`` (check quorum)
           role     UNATTACHED | VOTED | CANDIDATE | LEADER | FOLLOWER | RESIGNED | PROSPECTIVE (ints, ROLE_NAMES)
           epoch, voted, leader   the quorum-state file (persisted; -1 = none)
           log      durable ((epoch, value), ...); value 0 is a leader's LeaderChange record, 1.. client records
           hw       high watermark (volatile; offsets < hw committed)
           ends     leader only: each voter's end offset from its last valid Fetch (-1 = not acknowledged yet)
           votes    candidate/prospective only: per voter 1 granted, 0 rejected, -1 no answer
-          heard    leader under check-quorum: bitmask of voters that fetched in the current window
+          heard    leader under check-quorum: bitmask of voters that fetched in the current window; follower under
+                   prevote: its leader's bit once a Fetch succeeded (FollowerState.hasFetchedFromLeader, 4.1)
       net = sorted tuple of message tuples (kind, src, dst, epoch, ..., cur), a bag (see state.MESSAGE_FIELDS); a
             request's or response's last field ``cur`` says whether the requester's RequestManager still expects it
             (Kafka matches responses by correlation id; the model renumbers those ids to current/stale)
@@ -83,10 +87,11 @@ def _check_bounds(b: Bounds) -> str | None:
 
 @QUORUM.init
 def initial(b: Bounds) -> Iterator[QState]:
-    """Every voter Unattached in epoch 0 with an empty log and an empty quorum-state file; nothing in flight."""
+    """Every voter (and observer) Unattached in epoch 0 with an empty log and an empty quorum-state file; nothing in
+    flight."""
     v = Voter(UNATTACHED, 0, NONE, NONE, (), 0, (), (), 0)
     hist = History((0,) * (b.max_epoch + 1), (), 0, 0, 0, 0, False)
-    yield QState((v,) * b.voters, (), hist)
+    yield QState((v,) * (b.voters + b.observers), (), hist)
 
 
 # election (KIP-595 Vote / BeginQuorumEpoch / EndQuorumEpoch)
@@ -104,6 +109,7 @@ QUORUM.action(election.receive_end_epoch, params=("msg",))
 # replication (KIP-595 Fetch)
 QUORUM.action(fetch.client_request, params=("leader",))
 QUORUM.action(fetch.send_fetch, params=("follower",))
+QUORUM.action(fetch.observer_fetch, params=("observer", "voter"))
 QUORUM.action(fetch.receive_fetch, params=("msg",))
 QUORUM.action(fetch.receive_fetch_response, params=("msg",))
 # faults
@@ -117,7 +123,7 @@ QUORUM.symmetric(canonical, encoding=canonical_encoding)
 QUORUM.diagram = Diagram(
     nodes=lambda v: [f"voter {i}" for i in range(len(v["voters"]))],
     endpoints=lambda m: (f"voter {m['src']}", f"voter {m['dst']}"),
-    locus=by_param({p: "voter " for p in ("node", "candidate", "leader", "follower")},
+    locus=by_param({p: "voter " for p in ("node", "candidate", "leader", "follower", "observer")},
                    receiver=lambda m: f"voter {m['dst']}", environment=("lose", "duplicate")),
 )
 

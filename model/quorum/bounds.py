@@ -25,6 +25,7 @@ class Bounds:
     max_dups: int = 1        # message duplication faults
     max_restarts: int = 1    # crash+restart faults (volatile state lost; epoch, vote, leader and log kept)
     max_resigns: int = 0     # graceful leader resignations (EndQuorumEpoch)
+    observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1)
     # reductions (on = behaviour left out for the sake of the state count; declared with QUORUM.reduction)
     resend_when_lost: bool = False    # retry a request only when nothing of it is in flight, never after a timeout
     lose_responses_only: bool = True  # message loss drops responses only, never a request
@@ -33,6 +34,8 @@ class Bounds:
 def bounds_problem(b: Bounds) -> str | None:
     if not 1 <= b.voters <= 5:
         return "voters must be between 1 and 5"
+    if not 0 <= b.observers <= 2:
+        return "observers must be between 0 and 2"
     if b.max_epoch < 1:
         return "max_epoch must be at least 1 (no leader can be elected in epoch 0)"
     if b.max_msgs < 1:

@@ -127,7 +127,8 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
     out: Succ = []
     prevote = "prevote" in ctx.variants
     top = ctx.b.max_epoch
-    for me, v in enumerate(s.voters):
+    for me in range(ctx.b.voters):  # an observer never stands for election (pollUnattachedAsObserver: it fetches)
+        v = s.voters[me]
         role = v.role
         nxt: QState | None = None
         if prevote and role in _PREVOTE_FROM:
@@ -151,7 +152,8 @@ def epoch_bound(s: QState, ctx: Ctx) -> Succ:
     if s.net:
         return out
     top = ctx.b.max_epoch
-    for me, v in enumerate(s.voters):
+    for me in range(ctx.b.voters):
+        v = s.voters[me]
         if v.epoch >= top and (v.role in _TIMEOUT_ROLES or v.role == PROSPECTIVE):
             out.append(((me,), s))
             return out

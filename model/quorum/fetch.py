@@ -16,6 +16,7 @@ from kraftcheck.model.quorum.state import (
     RAISED_HW_NON_MONOTONIC,
     RAISED_TRUNCATE_BELOW_HW,
     RAISED_TRUNCATE_TO_BELOW_HW,
+    UNATTACHED,
     UNKNOWN_LEADER_EPOCH,
     Ctx,
     History,
@@ -101,7 +102,8 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
     (KafkaRaftClient.buildFetchRequest), one request in flight at a time (RequestManager): the retry after a lost
     request or response, or the first Fetch after a restart or a reset of its connections; with a Fetch still in
     flight, the retry after ``request.timeout.ms``, which forgets the old one (RequestManager.isReady, in the same
-    poll, pollFollowerAsVoter), so its late response is ignored.  ``resend_when_lost`` keeps only the first kind."""
+    poll, pollFollowerAsVoter), so its late response is ignored.  ``resend_when_lost`` keeps only the first kind.
+    An observer that follows a leader does the same (pollFollowerAsObserver)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
@@ -116,6 +118,27 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
             net = reset_connections(net, me, v.leader)  # the request timed out
         req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log), True)
         out.append(((me,), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
+    return out
+
+
+def observer_fetch(s: QState, ctx: Ctx) -> Succ:
+    """An observer sends its Fetch to a voter it awaits nothing from (KafkaRaftClient.maybeSendAnyVoterFetch): while
+    Unattached, to find the leader (pollUnattachedAsObserver), and as a Follower, to a voter other than its leader
+    after its fetch timeout or a failed request (pollFollowerAsObserver).  The voter's answer (an error naming its
+    epoch and leader, or records if it leads that epoch) goes through the common response handling."""
+    out: Succ = []
+    b = ctx.b
+    if len(s.net) >= b.max_msgs:
+        return out
+    for me in range(b.voters, len(s.voters)):
+        v = s.voters[me]
+        if v.role != FOLLOWER and v.role != UNATTACHED:
+            continue
+        for j in range(b.voters):
+            if j == v.leader or busy(s.net, me, j):
+                continue
+            req = (FETCH, me, j, v.epoch, len(v.log), last_epoch(v.log), True)
+            out.append(((me, j), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
     return out
 
 
@@ -166,9 +189,10 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
             resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE, cur)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
-        ends = v.ends if v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
+        # an observer's position goes to LeaderState.observerStates: neither the high watermark nor check quorum
+        ends = v.ends if f >= b.voters or v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
         heard = v.heard
-        if "check-quorum" in ctx.variants:  # LeaderState.updateCheckQuorumForFollowingVoter
+        if "check-quorum" in ctx.variants and f < b.voters:  # LeaderState.updateCheckQuorumForFollowingVoter
             heard |= 1 << f
             if bin(heard | (1 << me)).count("1") >= majority(b.voters):
                 heard = 0
@@ -244,7 +268,8 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             continue
         hist = s.hist
         log = v.log
-        heard = 1 << src if prevote else 0  # FollowerState.hasFetchedFromLeader (4.1), only read under prevote
+        # FollowerState.hasFetchedFromLeader (4.1): only read by pre-vote granting, so kept under prevote, for voters
+        heard = 1 << src if prevote and me < ctx.b.voters else 0
         if div_epoch >= 0:
             if div_end < v.hw:  # KafkaRaftClient.handleFetchResponse (3.9 and 4.x) throws KafkaException
                 out.append(((m,), raise_step(s, rest, RAISED_TRUNCATE_BELOW_HW)))
