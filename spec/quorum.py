@@ -276,8 +276,8 @@ def premise_high_watermark_committed(s: QState, ctx: Ctx) -> bool:
     "every entry below a follower's or an observer's high watermark is committed (it holds no entry beyond what a "
     "leader committed), and an observer never votes nor stands",
     "KIP-595 Fetch: the follower's high watermark is min(the leader's, its own log end) "
-    "(KafkaRaftClient.updateFollowerHighWatermark); observers 'replicate the log without voting' "
-    "(KafkaRaftClient.pollFollowerAsObserver, QuorumState.isObserver)",
+    "(KafkaRaftClient.updateFollowerHighWatermark); an observer fetches the log and never votes "
+    "(KafkaRaftClient.pollUnattachedAsObserver, pollFollowerAsObserver; QuorumState.isObserver)",
     premise=premise_high_watermark_committed,
 )
 def high_watermark_committed(s: QState, ctx: Ctx) -> bool:
