@@ -5,7 +5,8 @@ core: to pay for the faults, one message in flight (``max_msgs=1``: the voters' 
 sent one retry at a time, and a request can only be re-sent once its predecessor is gone) and the reduction
 ``lose_responses_only``.  The ``deep`` profile (``model/quorum/__init__.py``) switches that reduction off and allows
 a second client value.  ``resend_when_lost`` changes nothing at one message in flight (a re-send needs room for a
-second request); it is off by default and matters once ``max_msgs`` is raised.
+second request); it is off by default and matters once ``max_msgs`` is raised.  ``observers`` is 0 by default:
+one observer multiplies the defaults' state count more than fivefold, so the ``observers`` profile checks one.
 """
 
 from __future__ import annotations
