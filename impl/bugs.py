@@ -31,8 +31,9 @@ BUGS: dict[str, Bug] = {
             "LeaderCompleteness"),
         Bug("restart-as-leader", "a leader that restarts comes back as leader of the same epoch, with an unknown "
             "high watermark (KAFKA-10527)", "restart-as-leader", "HighWatermarkMonotonic"),
-        Bug("truncate-below-hw", "on DivergingEpoch a follower truncates to the end of the epoch before the "
-            "diverging one, without the high-watermark check", "truncate-below-hw", "CommittedNeverLost"),
+        Bug("truncate-below-hw", "on DivergingEpoch a follower computes its truncation point from the epoch before "
+            "the diverging one, below its high watermark (truncateTo throws)", "truncate-below-hw",
+            "NoTruncationBelowHighWatermark"),
     )
 }
 

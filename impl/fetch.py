@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from kraftcheck.impl import messages as m
 from kraftcheck.impl.node_state import FOLLOWER, LEADER, T_FETCH, T_FETCH_TIMEOUT, NodeState
+from kraftcheck.model.quorum.state import (
+    RAISED_HW_NON_MONOTONIC,
+    RAISED_TRUNCATE_BELOW_HW,
+    RAISED_TRUNCATE_TO_BELOW_HW,
+)
 
 
 class FetchHandlers(NodeState):
@@ -93,23 +98,30 @@ class FetchHandlers(NodeState):
                 self.timers[T_FETCH].reset(now, self.cfg.timers.retry_backoff)
             return  # an answer to a request this node no longer expects
         if resp.diverging_epoch >= 0:
+            if resp.diverging_end_offset < self.hw:
+                self.raised |= RAISED_TRUNCATE_BELOW_HW  # KafkaRaftClient.handleFetchResponse: KafkaException
+                return
             if "truncate-below-hw" in self.cfg.bugs:
-                # bug: look up the epoch before the diverging one and skip the high-watermark check
+                # bug: look up the epoch before the diverging one
                 point = self.log.end_offset_for_epoch(resp.diverging_epoch - 1)[1]
-            elif resp.diverging_end_offset < self.hw:
-                point = self.log.end_offset  # Kafka refuses to truncate below the high watermark
             else:
                 point = self.log.truncation_point(resp.diverging_epoch, resp.diverging_end_offset)
+            if point < self.hw:
+                self.raised |= RAISED_TRUNCATE_TO_BELOW_HW  # KafkaMetadataLog.truncateTo: IllegalArgumentException
+                return
             self.log.truncate_to(point)
         elif resp.base_offset != self.log.end_offset:
             return  # not reachable: only the answer to the Fetch in flight is handled, and the log did not move
         else:
             if resp.records:
                 self.log.append(resp.records)  # flushed before the next Fetch reports the new end offset
-            if resp.high_watermark >= 0:
+            # a known leader high watermark is at least 1 (above the epoch start offset); 0 and -1 mean unknown
+            if resp.high_watermark > 0:
                 new_hw = min(resp.high_watermark, self.log.end_offset)
-                if new_hw > self.hw:
-                    self.hw = new_hw  # FollowerState.updateHighWatermark: never moves down
+                if new_hw < self.hw:
+                    self.raised |= RAISED_HW_NON_MONOTONIC  # FollowerState.updateHighWatermark
+                    return
+                self.hw = new_hw
         self.timers[T_FETCH_TIMEOUT].reset(now, self.cfg.timers.fetch_timeout)
         self._send_fetch(now)
 

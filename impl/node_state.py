@@ -88,6 +88,9 @@ class NodeState:
         self.leader_id: int | None = None
         self.role = UNATTACHED
         self.hw = 0  # volatile, as in Kafka: learnt again from the leader after a restart
+        # Kafka assertions this node failed (model.quorum.state RAISED_* bits): Kafka's raft thread throws and the
+        # process stops; this node records the bit, leaves its state as it was and handles nothing more of the message
+        self.raised = 0
         # candidate bookkeeping (CandidateState)
         self.granted: set[int] = set()
         self.rejected: set[int] = set()

@@ -87,6 +87,8 @@ class _Replayer:
         unsupported = [v for v in ctx.variants if v not in BUG_OF_VARIANT and v != "check-quorum"]
         if unsupported:
             raise NotValidatable(f"the implementation has no counterpart for variant {unsupported[0]!r}")
+        if int(getattr(b, "observers", 0)):
+            raise NotValidatable("the implementation has no observers (bound observers must be 0)")
         self.bugs = tuple(sorted(BUG_OF_VARIANT[v] for v in ctx.variants if v in BUG_OF_VARIANT))
         self.events = MemoryEvents()
         self.cluster = SimCluster(
@@ -100,6 +102,7 @@ class _Replayer:
         self.committed: dict[tuple[int, int, int], int] = {}
         self.values = self.restarts = self.dups = self.resigns = 0
         self.truncated = False
+        self.raised = 0
 
     # ---- the implementation's side as model values -------------------------------------------------------------
     def node(self, i: int) -> KRaftNode:
@@ -137,7 +140,7 @@ class _Replayer:
                     key = (o, v.log[o][0], v.log[o][1])
                     self.committed.setdefault(key, v.epoch)
         hist = History(tuple(self.leaders), tuple(sorted((k + (e,)) for k, e in self.committed.items())),
-                       self.values, self.restarts, self.dups, self.resigns, self.truncated)
+                       self.values, self.restarts, self.dups, self.resigns, self.truncated, self.raised)
         return QState(voters, self.net(), hist)
 
     # ---- one model step -------------------------------------------------------------------------------------------
@@ -181,6 +184,7 @@ class _Replayer:
             item = c.in_flight[mid]
             before = len(self.node(item.msg.dst - 1).log.records())
             c.deliver(mid)
+            self.raised |= self.node(item.msg.dst - 1).raised
             if isinstance(item.msg, m.FetchResponse) and len(self.node(item.msg.dst - 1).log.records()) < before:
                 self.truncated = True
         elif action == "lose":

@@ -16,9 +16,14 @@ from kraftcheck.model.quorum.state import (
     END_EPOCH,
     FETCH,
     FETCH_RESP,
+    FOLLOWER,
     LEADER,
     NONE,
+    RAISED_HW_NON_MONOTONIC,
+    RAISED_TRUNCATE_BELOW_HW,
+    RAISED_TRUNCATE_TO_BELOW_HW,
     RESPONSES,
+    UNATTACHED,
     VOTE_REQ,
     VOTE_RESP,
     Ctx,
@@ -94,7 +99,8 @@ def premise_high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) 
     if action == "receive_fetch":
         m = params[0]
         v = s.voters[m[2]]
-        return m[0] == FETCH and v.role == LEADER and v.hw > 0 and m[4] < v.ends[m[1]]
+        return (m[0] == FETCH and v.role == LEADER and v.hw > 0 and m[1] < len(v.ends)  # observers are not in ends
+                and m[4] < v.ends[m[1]])
     return False
 
 
@@ -119,6 +125,30 @@ def premise_vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
         v = s.voters[m[2]]
         return m[0] == VOTE_REQ and not m[6] and m[3] == v.epoch and v.voted not in (NONE, m[1])
     return False
+
+
+def _answers_to_follower_above_zero(s: QState, diverging: bool) -> bool:
+    """An expected, error-free FetchResponse is in flight to a follower of its sender whose high watermark is
+    positive: a DivergingEpoch answer (``diverging``) or one with records and a known high watermark."""
+    for m in s.net:
+        if m[0] != FETCH_RESP or not m[-1] or m[5] != 0:
+            continue
+        v = s.voters[m[2]]
+        if v.role != FOLLOWER or v.leader != m[1] or v.hw <= 0:
+            continue
+        if (m[6] >= 0) if diverging else (m[6] < 0 and m[10] > 0):
+            return True
+    return False
+
+
+def premise_no_truncation_below_hw(s: QState, ctx: Ctx) -> bool:
+    """a DivergingEpoch answer is in flight to a follower whose high watermark is positive"""
+    return _answers_to_follower_above_zero(s, True)
+
+
+def premise_follower_hw_monotonic(s: QState, ctx: Ctx) -> bool:
+    """an answer with a known high watermark is in flight to a follower whose high watermark is positive"""
+    return _answers_to_follower_above_zero(s, False)
 
 
 # ---- invariants ----------------------------------------------------------------------------------------------------
@@ -211,22 +241,91 @@ def committed_never_lost(s: QState, ctx: Ctx) -> bool:
             return False
     if not committed:
         return True
-    need = len(voters) // 2 + 1
+    nv = ctx.b.voters  # observers (ids nv..) hold copies but do not count toward the majority
+    need = nv // 2 + 1
     prev = -1
     for off, e, val, _ in committed:
         if off == prev:
             return False  # two different entries committed at one offset
         prev = off
         held = 0
-        for v in voters:
+        for i, v in enumerate(voters):
             log = v.log
             if off < len(log) and log[off][0] == e and log[off][1] == val:
-                held += 1
+                held += i < nv
             elif off < v.hw:
                 return False
         if held < need:
             return False
     return True
+
+
+_OBSERVER_ROLES = frozenset((UNATTACHED, FOLLOWER))  # pollUnattachedAsObserver, pollFollowerAsObserver
+
+
+def premise_high_watermark_committed(s: QState, ctx: Ctx) -> bool:
+    """a voter that is not the leader, or an observer, has a positive high watermark"""
+    for v in s.voters:
+        if v.hw > 0 and v.role != LEADER:
+            return True
+    return False
+
+
+@invariant(
+    "HighWatermarkCommitted",
+    "every entry below a follower's or an observer's high watermark is committed (it holds no entry beyond what a "
+    "leader committed), and an observer never votes nor stands",
+    "KIP-595 Fetch: the follower's high watermark is min(the leader's, its own log end) "
+    "(KafkaRaftClient.updateFollowerHighWatermark); an observer fetches the log and never votes "
+    "(KafkaRaftClient.pollUnattachedAsObserver, pollFollowerAsObserver; QuorumState.isObserver)",
+    premise=premise_high_watermark_committed,
+)
+def high_watermark_committed(s: QState, ctx: Ctx) -> bool:
+    voters = s.voters
+    nv = ctx.b.voters
+    for i in range(nv, len(voters)):  # observers
+        if voters[i].voted != NONE or voters[i].role not in _OBSERVER_ROLES:
+            return False
+    committed = s.hist.committed
+    k = len(committed)
+    for v in voters:
+        h = v.hw
+        if h == 0 or v.role == LEADER:  # a leader's high watermark is what commits (history)
+            continue
+        log = v.log
+        if h > k or h > len(log):
+            return False
+        for o in range(h):
+            c = committed[o]
+            if c[0] != o or c[1] != log[o][0] or c[2] != log[o][1]:
+                return False
+    return True
+
+
+_TRUNCATION_RAISED = RAISED_TRUNCATE_BELOW_HW | RAISED_TRUNCATE_TO_BELOW_HW
+
+
+@invariant(
+    "NoTruncationBelowHighWatermark",
+    "no follower is asked to truncate its log below its high watermark (Kafka throws and the node stops)",
+    "KafkaRaftClient.handleFetchResponse (3.9, 4.x): 'The leader requested truncation to offset ..., which is below "
+    "the current high watermark' (KafkaException); KafkaMetadataLog.truncateTo: 'Attempt to truncate to offset ..., "
+    "which is below the current high watermark' (IllegalArgumentException)",
+    premise=premise_no_truncation_below_hw,
+)
+def no_truncation_below_high_watermark(s: QState, ctx: Ctx) -> bool:
+    return not s.hist.raised & _TRUNCATION_RAISED
+
+
+@invariant(
+    "FollowerHighWatermarkMonotonic",
+    "no follower is sent a high watermark below the one it holds (Kafka throws and the node stops)",
+    "FollowerState.updateHighWatermark (3.9, 4.x): 'Non-monotonic update of high watermark from ... to ...' "
+    "(IllegalArgumentException), reached from KafkaRaftClient.updateFollowerHighWatermark",
+    premise=premise_follower_hw_monotonic,
+)
+def follower_high_watermark_monotonic(s: QState, ctx: Ctx) -> bool:
+    return not s.hist.raised & RAISED_HW_NON_MONOTONIC
 
 
 # ---- action properties ---------------------------------------------------------------------------------------------
@@ -310,14 +409,12 @@ _HANDLERS = {"receive_vote": VOTE_REQ, "receive_begin_epoch": BEGIN_EPOCH, "rece
 
 def _higher_epoch_news(s: QState, step: Any) -> tuple[int, int] | None:
     """(receiver, epoch) when ``step`` hands a voter a request or an expected response from a higher epoch, else
-    None.  Pre-vote messages are left out: KIP-996 handling differs between the model and Kafka 4.1 (FIDELITY.md)."""
+    None.  Pre-votes count too: Kafka 4.1 handleVoteRequest moves to a higher epoch before it tests ``preVote``."""
     kind = _HANDLERS.get(step[0])
     if kind is None or not step[1]:
         return None
     m = step[1][0]
     if m[0] != kind or m[2] >= len(s.voters) or m[3] <= s.voters[m[2]].epoch:
-        return None
-    if kind in (VOTE_REQ, VOTE_RESP) and m[-2]:  # the prevote flag
         return None
     if kind in RESPONSES and not m[-1]:  # a stale response is consumed unread (RequestManager.isResponseExpected)
         return None
@@ -334,7 +431,7 @@ def premise_higher_epoch_adopted(s: QState, step: Any, t: QState, ctx: Ctx) -> b
     "a voter that handles a request, or a response it expects, from a higher epoch moves to that epoch",
     "KIP-595: 'if the epoch is larger than the local epoch, the voter ... transitions' "
     "(KafkaRaftClient.maybeTransition via handleVoteRequest, handleBeginQuorumEpochRequest, "
-    "handleEndQuorumEpochRequest and maybeHandleCommonResponse, Kafka 3.9/4.0)",
+    "handleEndQuorumEpochRequest and maybeHandleCommonResponse, Kafka 3.9/4.0; pre-votes as in 4.1)",
     premise=premise_higher_epoch_adopted,
 )
 def higher_epoch_adopted(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
@@ -372,6 +469,9 @@ SPEC = Spec(
         log_matching,
         leader_completeness,
         committed_never_lost,
+        high_watermark_committed,
+        no_truncation_below_high_watermark,
+        follower_high_watermark_monotonic,
         leader_append_only,
         high_watermark_monotonic,
         epoch_monotonic,

@@ -97,7 +97,7 @@ def test_counterexample_replays_only_with_its_mutation(tmp_path: Path) -> None:
     path = tmp_path / "cex.itf.json"
     write_itf(r.trace, SPEC.model, path)
     again = replay_trace("quorum", path)
-    assert again.verdict == "violation" and again.violated_property == "CommittedNeverLost"
+    assert again.verdict == "violation" and again.violated_property == "NoTruncationBelowHighWatermark"
     assert again.step == MUTATIONS["truncate-below-hw"]["length"]
     # the correct model does not allow the bad step
     plain = replay_trace("quorum", path, variants=[], bounds=MUTATIONS["truncate-below-hw"]["bounds"])
@@ -123,3 +123,21 @@ def test_feature_variants_keep_every_property_on_random_runs(variant: str) -> No
     r = simulate("quorum", variants=[variant], walks=150, depth=60, seed=7)
     assert r.verdict in ("ok", "unreached"), (r.verdict, r.violated_property)
     assert r.violated_property is None
+
+
+def test_an_observer_catches_up_without_ever_counting() -> None:
+    """One observer, no restart, duplication nor loss (54k states, a few seconds): every property holds (but the
+    two whose premise needs a restart), the observer asks voters for the leader, and it comes to hold a committed
+    client record below its own high watermark."""
+    from kraftcheck.spec.core import Reachable
+
+    def observer_caught_up(s: Any, ctx: Any) -> bool:
+        o = s.voters[ctx.b.voters]
+        return any(o.log[i][1] > 0 for i in range(o.hw))
+
+    spec = SPEC.derive(add=[Reachable("ObserverCaughtUp", observer_caught_up, "an observer holds a committed "
+                                      "client record below its high watermark", "test")])
+    r = check(spec, bounds={"observers": 1, "max_restarts": 0, "max_dups": 0, "loss": False})
+    assert r.violated_property is None and r.unreached_targets == [], (r.verdict, r.unreached_targets)
+    assert set(r.vacuous_properties) <= {"VotePersistence", "HighWatermarkMonotonic"}
+    assert r.coverage["observer_fetch"] > 0

@@ -22,6 +22,9 @@ from kraftcheck.model.quorum.state import (
     NOT_LEADER_OR_FOLLOWER,
     OK,
     PROSPECTIVE,
+    RAISED_HW_NON_MONOTONIC,
+    RAISED_TRUNCATE_BELOW_HW,
+    RAISED_TRUNCATE_TO_BELOW_HW,
     RESIGNED,
     UNATTACHED,
     UNKNOWN_LEADER_EPOCH,
@@ -33,6 +36,14 @@ from kraftcheck.model.quorum.state import (
     Voter,
     end_offset_for_epoch,
     log_up_to_date,
+)
+from kraftcheck.spec.quorum import (
+    follower_high_watermark_monotonic,
+    high_watermark_committed,
+    no_truncation_below_high_watermark,
+    premise_follower_hw_monotonic,
+    premise_high_watermark_committed,
+    premise_no_truncation_below_hw,
 )
 
 
@@ -162,7 +173,9 @@ def test_no_vote_from_candidates_leaders_followers_resigned_in_same_epoch(role: 
     assert responses(t, VOTE_RESP)[0][6] is False
 
 
-def test_prevote_changes_no_state_and_followers_refuse() -> None:
+def test_prevote_changes_no_state_and_followers_refuse_once_they_fetched() -> None:
+    """Kafka 4.1 KafkaRaftClientPreVoteTest.testHandlePreVoteRequestAsFollower: 'follower should reject pre-vote
+    requests if it has successfully fetched from the leader' (it grants one before)."""
     c = ctx("prevote")
     req = (VOTE_REQ, 0, 1, 1, 1, 1, True, True)
     s = state([voter(PROSPECTIVE, 1, votes=(1, -1, -1), log=((1, 0),)), voter(VOTED, 1, 2, log=((1, 0),)), voter()],
@@ -170,9 +183,42 @@ def test_prevote_changes_no_state_and_followers_refuse() -> None:
     t = deliver(election.receive_vote, s, c, req)
     assert t.voters[1] == s.voters[1]                        # KIP-996: a pre-vote is not persisted
     assert responses(t, VOTE_RESP)[0][6] is True             # pre-vote ignores the vote already cast
-    s2 = state([s.voters[0], voter(FOLLOWER, 1, leader=2, log=((1, 0),)), voter()], [req])
-    t2 = deliver(election.receive_vote, s2, c, req)
-    assert responses(t2, VOTE_RESP)[0][6] is False
+    fresh = voter(FOLLOWER, 1, leader=2, log=((1, 0),))
+    t2 = deliver(election.receive_vote, state([s.voters[0], fresh, voter()], [req]), c, req)
+    assert responses(t2, VOTE_RESP)[0] == (VOTE_RESP, 1, 0, 1, 2, OK, True, True, True)   # not fetched yet
+    assert t2.voters[1] == fresh
+    fetched = fresh._replace(heard=1 << 2)                   # hasFetchedFromLeader: the leader's bit
+    t3 = deliver(election.receive_vote, state([s.voters[0], fetched, voter()], [req]), c, req)
+    assert responses(t3, VOTE_RESP)[0][6] is False
+    # a follower whose log is ahead refuses in either case
+    ahead = fresh._replace(log=((1, 0), (1, 1)))
+    t4 = deliver(election.receive_vote, state([s.voters[0], ahead, voter()], [req]), c, req)
+    assert responses(t4, VOTE_RESP)[0][6] is False
+
+
+def test_a_successful_fetch_sets_has_fetched_from_leader_under_prevote_only() -> None:
+    """Kafka 4.1 handleFetchResponse ends with state.resetFetchTimeoutForSuccessfulFetch, which sets
+    hasFetchedFromLeader; a new FollowerState starts without it.  The flag is only kept under ``prevote``."""
+    resp = (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 1, (), 0, True)
+    s = state([voter(LEADER, 2, 0, 0, log=((2, 0),), ends=(1, 1, -1)), voter(FOLLOWER, 2, leader=0, log=((2, 0),)),
+               voter()], [resp])
+    assert deliver(fetch.receive_fetch_response, s, ctx("prevote"), resp).voters[1].heard == 0b001
+    assert deliver(fetch.receive_fetch_response, s, ctx(), resp).voters[1].heard == 0
+
+
+def test_higher_epoch_prevote_moves_the_receiver_to_unattached() -> None:
+    """Kafka 4.1 handleVoteRequest: 'follower will transition to unattached if pre-vote request has a higher epoch'
+    and answers in the new epoch with no leader, granted (KafkaRaftClientPreVoteTest); the Prospective counts it."""
+    c = ctx("prevote", max_msgs=3, max_epoch=3)
+    req = (VOTE_REQ, 0, 1, 2, 1, 1, True, True)
+    fol = voter(FOLLOWER, 1, leader=2, log=((1, 0),))._replace(heard=1 << 2)
+    s = state([voter(PROSPECTIVE, 2, votes=(1, -1, -1), log=((1, 0),)), fol, voter()], [req])
+    t = deliver(election.receive_vote, s, c, req)
+    assert t.voters[1] == voter(UNATTACHED, 2, log=((1, 0),))          # transitionToUnattached, nothing persisted
+    (resp,) = responses(t, VOTE_RESP)
+    assert resp == (VOTE_RESP, 1, 0, 2, NONE, OK, True, True, True)
+    u = deliver(election.receive_vote_response, t, c, resp)
+    assert u.voters[0].role == CANDIDATE and u.voters[0].epoch == 3    # a majority of pre-votes: bump the epoch
 
 
 def test_majority_of_votes_makes_a_leader_with_a_leader_change_record() -> None:
@@ -259,10 +305,45 @@ def test_diverging_answer_truncates_but_never_below_the_high_watermark() -> None
               [resp])
     t = deliver(fetch.receive_fetch_response, s, c, resp)
     assert t.voters[0].log == ((1, 0),) and t.hist.truncated
-    # an answer below the high watermark is refused (Kafka raises)
+    # a DivergingEpoch end offset below the high watermark: KafkaRaftClient.handleFetchResponse throws
+    # KafkaException ("The leader requested truncation to offset 1, which is below the current high watermark 2");
+    # the model's error step consumes the answer, changes nothing else and records the assertion
     s = state([old._replace(hw=2), s.voters[1], s.voters[2]], [resp])
     t = deliver(fetch.receive_fetch_response, s, c, resp)
-    assert t.voters[0].log == old.log and not t.hist.truncated
+    assert t.voters == s.voters and t.net == () and not t.hist.truncated
+    assert t.hist.raised == RAISED_TRUNCATE_BELOW_HW
+    assert not no_truncation_below_high_watermark.pred(t, c) and no_truncation_below_high_watermark.pred(s, c)
+    assert premise_no_truncation_below_hw(s, c) and follower_high_watermark_monotonic.pred(t, c)
+
+
+def test_truncation_point_below_the_high_watermark_raises_in_truncate_to() -> None:
+    """KafkaMetadataLog.truncateTo: "Attempt to truncate to offset 0, which is below the current high watermark 1"
+    (IllegalArgumentException).  The end offset the leader sent (1) passes the first check; the point the mutated
+    rule computes (0, the end of epoch 0) does not."""
+    resp = (FETCH_RESP, 2, 0, 2, 2, OK, 1, 1, NONE, (), NONE, True)
+    s = state([voter(FOLLOWER, 2, leader=2, log=((1, 0), (1, 1)), hw=1), voter(FOLLOWER, 2, leader=2),
+               voter(LEADER, 2, 2, 2, log=((1, 0), (2, 0)), ends=(-1, 0, 2))], [resp])
+    t = deliver(fetch.receive_fetch_response, s, ctx(), resp)
+    assert t.voters[0].log == ((1, 0),) and t.hist.raised == 0                     # correct: truncate to 1
+    bad = deliver(fetch.receive_fetch_response, s, ctx("truncate-below-hw"), resp)
+    assert bad.voters == s.voters and bad.hist.raised == RAISED_TRUNCATE_TO_BELOW_HW
+    assert not no_truncation_below_high_watermark.pred(bad, ctx("truncate-below-hw"))
+
+
+def test_a_lower_high_watermark_from_the_leader_raises() -> None:
+    """FollowerState.updateHighWatermark: "Non-monotonic update of high watermark from 2 to 1"
+    (IllegalArgumentException); an unknown one (Kafka -1, the model's 0) is not applied."""
+    c = ctx()
+    lower = (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 2, (), 1, True)
+    unknown = (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 2, (), 0, True)
+    lead = voter(LEADER, 2, 0, 0, log=((1, 0), (2, 0)), ends=(2, 2, -1))
+    fol = voter(FOLLOWER, 2, leader=0, log=((1, 0), (2, 0)), hw=2)
+    t = deliver(fetch.receive_fetch_response, state([lead, fol, voter()], [lower]), c, lower)
+    assert t.hist.raised == RAISED_HW_NON_MONOTONIC and t.voters[1] == fol and t.net == ()
+    assert not follower_high_watermark_monotonic.pred(t, c) and no_truncation_below_high_watermark.pred(t, c)
+    assert premise_follower_hw_monotonic(state([lead, fol, voter()], [lower]), c)
+    t = deliver(fetch.receive_fetch_response, state([lead, fol, voter()], [unknown]), c, unknown)
+    assert t.hist.raised == 0 and t.voters[1].hw == 2 and t.net == ((FETCH, 1, 0, 2, 2, 2, True),)
 
 
 # ---- faults --------------------------------------------------------------------------------------------------------
@@ -334,3 +415,51 @@ def test_request_timeout_forgets_the_request_in_flight_and_sends_a_new_one() -> 
     assert sorted(t.net) == sorted([slow[:-1] + (False,), slow])
     assert list(fetch.send_fetch(s, ctx(max_msgs=2, resend_when_lost=True))) == []
 
+
+
+# ---- observers (bound observers: ids voters.. fetch the log without voting) ----------------------------------------
+def test_an_unattached_observer_asks_any_voter_and_follows_the_leader_it_learns() -> None:
+    """KafkaRaftClient.pollUnattachedAsObserver sends Fetch to any voter (maybeSendAnyVoterFetch); a non-leader
+    answers NOT_LEADER_OR_FOLLOWER naming its epoch and leader ('observers are using the Fetch API to find the
+    result of an election', maybeHandleCommonResponse), and the observer follows that leader."""
+    c = ctx(observers=1)
+    lead = voter(LEADER, 1, 0, 0, log=((1, 0),), ends=(1, -1, -1))
+    s = state([lead, voter(FOLLOWER, 1, leader=0), voter(FOLLOWER, 1, leader=0), voter()])
+    sent = dict(fetch.observer_fetch(s, c))
+    assert set(sent) == {(3, 0), (3, 1), (3, 2)}                      # to any voter, never to another observer
+    assert sent[(3, 1)].net == ((FETCH, 3, 1, 0, 0, 0, True),)
+    assert [p for p, _ in election.timeout(s, c)] == [(1,), (2,)]      # an observer never stands for election
+    t = deliver(fetch.receive_fetch, sent[(3, 1)], c, (FETCH, 3, 1, 0, 0, 0, True))
+    (resp,) = responses(t, FETCH_RESP)
+    assert resp == (FETCH_RESP, 1, 3, 1, 0, FENCED_LEADER_EPOCH, NONE, NONE, NONE, (), NONE, True)
+    u = deliver(fetch.receive_fetch_response, t, c, resp)
+    assert u.voters[3] == voter(FOLLOWER, 1, leader=0)
+
+
+def test_the_leader_serves_an_observer_without_counting_it() -> None:
+    """LeaderState.updateReplicaState keeps an observer's offset in observerStates: it moves neither the high
+    watermark (a majority of voters) nor check quorum; the observer appends and takes the high watermark."""
+    c = ctx("check-quorum", observers=1)
+    req = (FETCH, 3, 0, 1, 0, 0, True)
+    lead = voter(LEADER, 1, 0, 0, log=((1, 0),), ends=(1, -1, -1))
+    s = state([lead, voter(FOLLOWER, 1, leader=0), voter(), voter(FOLLOWER, 1, leader=0)], [req])
+    t = deliver(fetch.receive_fetch, s, c, req)
+    assert t.voters[0] == lead and t.voters[0].hw == 0 and t.voters[0].heard == 0
+    (resp,) = responses(t, FETCH_RESP)
+    assert resp == (FETCH_RESP, 0, 3, 1, 0, OK, NONE, NONE, 0, ((1, 0),), 0, True)
+    u = deliver(fetch.receive_fetch_response, t, c, resp)
+    assert u.voters[3].log == ((1, 0),) and u.net == ((FETCH, 3, 0, 1, 1, 1, True),)
+
+
+def test_high_watermark_committed_covers_followers_and_observers() -> None:
+    c = ctx(observers=1)
+    s = state([voter(LEADER, 1, 0, 0, log=((1, 0),), hw=1, ends=(1, 1, -1)),
+               voter(FOLLOWER, 1, leader=0, log=((1, 0),), hw=1), voter(), voter(FOLLOWER, 1, leader=0, log=((1, 0),))])
+    s = s._replace(hist=s.hist._replace(committed=((0, 1, 0, 1),)))
+    assert high_watermark_committed.pred(s, c) and premise_high_watermark_committed(s, c)
+    ahead = s._replace(voters=s.voters[:3] + (s.voters[3]._replace(hw=1, log=((1, 0), (1, 1))),))
+    assert high_watermark_committed.pred(ahead, c)
+    beyond = s._replace(voters=s.voters[:3] + (s.voters[3]._replace(hw=2, log=((1, 0), (1, 1))),))
+    assert not high_watermark_committed.pred(beyond, c)                # offset 1 is not committed
+    voting = s._replace(voters=s.voters[:3] + (voter(VOTED, 1, 1),))
+    assert not high_watermark_committed.pred(voting, c)                # an observer never votes

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kraftcheck.model.quorum import QUORUM
-from kraftcheck.model.quorum.state import LEADER
+from kraftcheck.model.quorum.state import FETCH, FETCH_RESP, FOLLOWER, LEADER
 from kraftcheck.spec.quorum import SPEC
 
 BOUNDS: dict[str, Any] = {"max_epoch": 4, "max_values": 2, "max_msgs": 4, "fetch_max": 1, "loss": True, "max_dups": 2,
@@ -23,8 +23,8 @@ INVARIANTS = SPEC.of_kind("invariant")
 ACTION_PROPS = SPEC.of_kind("action")
 
 
-def machine(variants: tuple[str, ...]) -> type[RuleBasedStateMachine]:
-    ctx = QUORUM.context(QUORUM.make_bounds(BOUNDS), variants)
+def machine(variants: tuple[str, ...], **extra: Any) -> type[RuleBasedStateMachine]:
+    ctx = QUORUM.context(QUORUM.make_bounds({**BOUNDS, **extra}), variants)
 
     class QuorumRun(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -51,12 +51,20 @@ def machine(variants: tuple[str, ...]) -> type[RuleBasedStateMachine]:
         def records_are_well_formed(self) -> None:
             s = self.state
             assert len(s.net) <= BOUNDS["max_msgs"] + s.hist.dups  # a duplicate is not a send
+            for m in s.net:   # an observer only fetches: it is never asked to vote nor told of an epoch
+                assert m[0] == (FETCH_RESP if m[2] >= ctx.b.voters else m[0])
+                assert m[0] == (FETCH if m[1] >= ctx.b.voters else m[0])
             for i, v in enumerate(s.voters):
                 assert 0 <= v.hw <= len(v.log)
                 assert all(e <= v.epoch for e, _ in v.log)            # no entry from a future epoch
                 assert (v.role == LEADER) == bool(v.ends)
                 if v.role == LEADER:
                     assert v.leader == i and v.ends[i] == len(v.log)
+                    assert len(v.ends) == ctx.b.voters                  # observers are not counted
+                elif v.role == FOLLOWER:   # hasFetchedFromLeader (4.1): at most the leader's bit, under prevote only
+                    assert v.heard in ((0, 1 << v.leader) if "prevote" in variants else (0,))
+                else:
+                    assert v.heard == 0
 
     return QuorumRun
 
@@ -70,3 +78,5 @@ TestQuorumPrevote = machine(("prevote",)).TestCase
 TestQuorumPrevote.settings = _settings
 TestQuorumCheckQuorum = machine(("check-quorum",)).TestCase
 TestQuorumCheckQuorum.settings = _settings
+TestQuorumObservers = machine(("prevote",), observers=1).TestCase   # with pre-vote: observers must never be asked
+TestQuorumObservers.settings = _settings

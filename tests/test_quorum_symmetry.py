@@ -45,7 +45,7 @@ def rename(s: QState, p: tuple[int, ...]) -> QState:
         net.append(tuple(r))
     h = s.hist
     hist = History(tuple(rmask(x) for x in h.leaders), h.committed, h.values, h.restarts, h.dups, h.resigns,
-                   h.truncated)
+                   h.truncated, h.raised)
     return QState(tuple(voters), tuple(sorted(net)), hist)
 
 
@@ -119,3 +119,23 @@ def test_memoised_canonical_encoding_is_the_encoding_of_the_canonical_state() ->
         for p in itertools.permutations(range(3)):
             r = rename(s, p)
             assert canonical_encoding(r, b) == encode(canonical(r, b)), (s, p)
+
+
+def test_observers_are_never_renamed() -> None:
+    """Observers (ids after the voters) are not alike voters: the canonical form renames voters among themselves
+    only, so an observer keeps its position, and every renaming of the voters has one canonical form."""
+    from kraftcheck.model.quorum.symmetry import canonical, canonical_encoding
+
+    bounds = {**BIG, "observers": 1}
+    b = QUORUM.make_bounds(bounds)
+    states = walk_states(("prevote",), bounds, 20, 40, 7) + walk_states((), bounds, 20, 80, 9)
+    assert any(s.voters[3].leader >= 0 for s in states)         # the observer did find a leader
+    for s in states:
+        c = canonical(s, b)
+        assert canonical(c, b) == c
+        o, co = s.voters[3], c.voters[3]
+        assert (o.role, o.epoch, o.log, o.hw, o.voted) == (co.role, co.epoch, co.log, co.hw, co.voted)
+        enc = encode(c)
+        for p in itertools.permutations(range(3)):
+            r = rename(s, p + (3,))
+            assert encode(canonical(r, b)) == enc and canonical_encoding(r, b) == enc, (s, p)

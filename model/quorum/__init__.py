@@ -5,18 +5,23 @@ State shape (``model.quorum.state``; records are NamedTuples, everything inside 
 
     QState(voters, net, hist)
       voters[i] = Voter(role, epoch, voted, leader, log, hw, ends, votes, heard)
+          i < voters: a voter; voters <= i < voters + observers: an observer (bound ``observers``), a broker that
+          fetches the log without voting: only Unattached or Follower, never sent a Vote or BeginQuorumEpoch, never
+          counted in ``ends`` (the high watermark) or ``heard`` (check quorum)
           role     UNATTACHED | VOTED | CANDIDATE | LEADER | FOLLOWER | RESIGNED | PROSPECTIVE (ints, ROLE_NAMES)
           epoch, voted, leader   the quorum-state file (persisted; -1 = none)
           log      durable ((epoch, value), ...); value 0 is a leader's LeaderChange record, 1.. client records
           hw       high watermark (volatile; offsets < hw committed)
           ends     leader only: each voter's end offset from its last valid Fetch (-1 = not acknowledged yet)
           votes    candidate/prospective only: per voter 1 granted, 0 rejected, -1 no answer
-          heard    leader under check-quorum: bitmask of voters that fetched in the current window
+          heard    leader under check-quorum: bitmask of voters that fetched in the current window; follower under
+                   prevote: its leader's bit once a Fetch succeeded (FollowerState.hasFetchedFromLeader, 4.1)
       net = sorted tuple of message tuples (kind, src, dst, epoch, ..., cur), a bag (see state.MESSAGE_FIELDS); a
             request's or response's last field ``cur`` says whether the requester's RequestManager still expects it
             (Kafka matches responses by correlation id; the model renumbers those ids to current/stale)
-      hist = History(leaders, committed, values, restarts, dups, resigns, truncated)
+      hist = History(leaders, committed, values, restarts, dups, resigns, truncated, raised)
           leaders[e]  bitmask of voters ever elected in epoch e;  committed  ((offset, epoch, value, commit_epoch),..)
+          raised      bits of the Kafka assertions a follower failed (state.RAISED_*): each is a violation
 
 Modules: ``state`` (records, log helpers, shared transitions), ``bounds``, ``election`` (timeouts, Vote,
 BeginQuorumEpoch, EndQuorumEpoch, resign, check quorum), ``fetch`` (Fetch, DivergingEpoch, truncation, high
@@ -55,8 +60,9 @@ QUORUM.variant("double-vote", "a Voted voter grants a second candidate of the sa
 QUORUM.variant("hw-old-epoch", "the leader advances the high watermark without an entry of its own epoch on a "
                "majority (Raft figure 8)", kind="mutation", expect="LeaderCompleteness",
                bounds={"max_epoch": 4})  # Raft figure 8 needs four elections
-QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower truncates to the end of the epoch before the "
-               "diverging one, below its high watermark", kind="mutation", expect="CommittedNeverLost")
+QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower computes its truncation point from the epoch "
+               "before the diverging one, below its high watermark (KafkaMetadataLog.truncateTo throws)",
+               kind="mutation", expect="NoTruncationBelowHighWatermark")
 QUORUM.variant("restart-as-leader", "a leader that restarts comes back as leader of the same epoch (KAFKA-10527)",
                kind="mutation", expect="HighWatermarkMonotonic", bounds={"max_restarts": 1})
 
@@ -68,10 +74,13 @@ QUORUM.reduction("lose_responses_only", "message loss drops responses only: a re
 
 # bound profiles (--profile NAME); states and user CPU seconds measured on one core with /usr/bin/time -v
 QUORUM.profile("default", "every fault on (one restart, loss, one duplication), one message in flight, loss of "
-               "responses only (depth 54, 179 MB)", states=865_133, seconds=53)
+               "responses only (depth 54, 177 MB)", states=865_133, seconds=43)
 QUORUM.profile("deep", "the defaults with two client values and the loss of any message, requests included: no "
                "reduction that matters at one message in flight (depth 57, 528 MB)",
                bounds={"max_values": 2, "lose_responses_only": False}, states=4_397_184, seconds=289)
+QUORUM.profile("observers", "one observer (a broker fetching the log without voting) with the default faults but "
+               "duplication: it finds the leader through Fetch answers and catches up, never counted (depth 69, "
+               "571 MB)", bounds={"observers": 1, "max_dups": 0}, states=4_819_048, seconds=214)
 
 
 @QUORUM.bounds_check
@@ -81,10 +90,11 @@ def _check_bounds(b: Bounds) -> str | None:
 
 @QUORUM.init
 def initial(b: Bounds) -> Iterator[QState]:
-    """Every voter Unattached in epoch 0 with an empty log and an empty quorum-state file; nothing in flight."""
+    """Every voter (and observer) Unattached in epoch 0 with an empty log and an empty quorum-state file; nothing in
+    flight."""
     v = Voter(UNATTACHED, 0, NONE, NONE, (), 0, (), (), 0)
     hist = History((0,) * (b.max_epoch + 1), (), 0, 0, 0, 0, False)
-    yield QState((v,) * b.voters, (), hist)
+    yield QState((v,) * (b.voters + b.observers), (), hist)
 
 
 # election (KIP-595 Vote / BeginQuorumEpoch / EndQuorumEpoch)
@@ -102,6 +112,7 @@ QUORUM.action(election.receive_end_epoch, params=("msg",))
 # replication (KIP-595 Fetch)
 QUORUM.action(fetch.client_request, params=("leader",))
 QUORUM.action(fetch.send_fetch, params=("follower",))
+QUORUM.action(fetch.observer_fetch, params=("observer", "voter"))
 QUORUM.action(fetch.receive_fetch, params=("msg",))
 QUORUM.action(fetch.receive_fetch_response, params=("msg",))
 # faults
@@ -115,7 +126,7 @@ QUORUM.symmetric(canonical, encoding=canonical_encoding)
 QUORUM.diagram = Diagram(
     nodes=lambda v: [f"voter {i}" for i in range(len(v["voters"]))],
     endpoints=lambda m: (f"voter {m['src']}", f"voter {m['dst']}"),
-    locus=by_param({p: "voter " for p in ("node", "candidate", "leader", "follower")},
+    locus=by_param({p: "voter " for p in ("node", "candidate", "leader", "follower", "observer")},
                    receiver=lambda m: f"voter {m['dst']}", environment=("lose", "duplicate")),
 )
 

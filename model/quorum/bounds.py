@@ -5,7 +5,8 @@ core: to pay for the faults, one message in flight (``max_msgs=1``: the voters' 
 sent one retry at a time, and a request can only be re-sent once its predecessor is gone) and the reduction
 ``lose_responses_only``.  The ``deep`` profile (``model/quorum/__init__.py``) switches that reduction off and allows
 a second client value.  ``resend_when_lost`` changes nothing at one message in flight (a re-send needs room for a
-second request); it is off by default and matters once ``max_msgs`` is raised.
+second request); it is off by default and matters once ``max_msgs`` is raised.  ``observers`` is 0 by default:
+one observer multiplies the defaults' state count more than fivefold, so the ``observers`` profile checks one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Bounds:
     max_dups: int = 1        # message duplication faults
     max_restarts: int = 1    # crash+restart faults (volatile state lost; epoch, vote, leader and log kept)
     max_resigns: int = 0     # graceful leader resignations (EndQuorumEpoch)
+    observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1)
     # reductions (on = behaviour left out for the sake of the state count; declared with QUORUM.reduction)
     resend_when_lost: bool = False    # retry a request only when nothing of it is in flight, never after a timeout
     lose_responses_only: bool = True  # message loss drops responses only, never a request
@@ -33,6 +35,8 @@ class Bounds:
 def bounds_problem(b: Bounds) -> str | None:
     if not 1 <= b.voters <= 5:
         return "voters must be between 1 and 5"
+    if not 0 <= b.observers <= 2:
+        return "observers must be between 0 and 2"
     if b.max_epoch < 1:
         return "max_epoch must be at least 1 (no leader can be elected in epoch 0)"
     if b.max_msgs < 1:

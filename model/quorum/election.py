@@ -80,7 +80,7 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     leader = new(Voter, (LEADER, v.epoch, me, me, log, 0, only(n, me, len(log)), (), 0))
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
-    hist = new(History, (leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated))
+    hist = new(History, (leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated, h.raised))
     net = _broadcast(reset_connections(s.net, me), ctx.b,
                      lambda: [(BEGIN_EPOCH, me, j, v.epoch, True) for j in range(n) if j != me])
     return new(QState, (replace_voter(s.voters, me, leader), net, hist))
@@ -127,7 +127,8 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
     out: Succ = []
     prevote = "prevote" in ctx.variants
     top = ctx.b.max_epoch
-    for me, v in enumerate(s.voters):
+    for me in range(ctx.b.voters):  # an observer never stands for election (pollUnattachedAsObserver: it fetches)
+        v = s.voters[me]
         role = v.role
         nxt: QState | None = None
         if prevote and role in _PREVOTE_FROM:
@@ -151,7 +152,8 @@ def epoch_bound(s: QState, ctx: Ctx) -> Succ:
     if s.net:
         return out
     top = ctx.b.max_epoch
-    for me, v in enumerate(s.voters):
+    for me in range(ctx.b.voters):
+        v = s.voters[me]
         if v.epoch >= top and (v.role in _TIMEOUT_ROLES or v.role == PROSPECTIVE):
             out.append(((me,), s))
             return out
@@ -207,11 +209,24 @@ def grant(v: Voter, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]
     return False, v
 
 
+def prevote_granted(v: Voter, up_to_date: bool, ctx: Ctx) -> bool:
+    """EpochState.canGrantVote with preVote = true (Kafka 4.1, KIP-996): Unattached, Voted, Prospective and Candidate
+    grant any up-to-date pre-vote (QuorumState.unattachedOrProspectiveCanGrantVote, CandidateState); a Follower only
+    until its first successful Fetch from its leader (FollowerState.canGrantVote: ``isPreVote &&
+    !hasFetchedFromLeader``; the flag is the leader's bit in ``heard``); Leader and Resigned never."""
+    if "skip-log-check" in ctx.variants:  # mutation: the voter does not compare logs
+        up_to_date = True
+    role = v.role
+    if role == FOLLOWER:
+        return up_to_date and not v.heard >> v.leader & 1
+    return up_to_date and role != LEADER and role != RESIGNED
+
+
 def receive_vote(s: QState, ctx: Ctx) -> Succ:
-    """KafkaRaftClient.handleVoteRequest (KIP-595 Vote handling): an older candidate epoch is answered
-    FENCED_LEADER_EPOCH; a newer one first moves the voter to Unattached in that epoch; then the vote is granted or
-    not (``grant``).  A pre-vote (KIP-996) changes no state: it is granted when the log is up to date and the voter
-    is not following, leading or resigned."""
+    """KafkaRaftClient.handleVoteRequest (KIP-595 Vote handling; Kafka 4.1 for KIP-996): an older epoch is answered
+    FENCED_LEADER_EPOCH; a newer one first moves the voter to Unattached in that epoch, for a pre-vote as well
+    (``if (replicaEpoch > quorum.epoch()) transitionToUnattached(replicaEpoch)`` runs before the ``preVote`` test);
+    then the vote is granted or not (``grant``), or the pre-vote (``prevote_granted``, which persists nothing)."""
     out: Succ = []
     net = s.net
     for i, m in enumerate(net):
@@ -224,17 +239,15 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         up_to_date = log_up_to_date(le, lo, v.log)
-        if prevote:
-            ok = (up_to_date or "skip-log-check" in ctx.variants) and v.role not in (FOLLOWER, LEADER, RESIGNED)
-            resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, ok, True, cur)
-            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
-            continue
         net2 = net
         if epoch > v.epoch:
             v = new(Voter, (UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0))
             net2 = reset_connections(net, me)  # transitionToUnattached
-        granted, v = grant(v, c, up_to_date, ctx)
-        resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, False, cur)
+        if prevote:
+            granted = prevote_granted(v, up_to_date, ctx)
+        else:
+            granted, v = grant(v, c, up_to_date, ctx)
+        resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, prevote, cur)
         voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)
         out.append(((m,), new(QState, (voters, respond(net2, net2.index(m), resp), s.hist))))
     return out
@@ -386,7 +399,7 @@ def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
     res = new(Voter, (RESIGNED, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0))
     h = s.hist
     hist = h if not graceful else new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
-                                          h.truncated))
+                                          h.truncated, h.raised))
     net = _broadcast(reset_connections(s.net, me), ctx.b,  # transitionToResigned resets the connections
                      lambda: [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me])
     return new(QState, (replace_voter(s.voters, me, res), net, hist))

@@ -47,7 +47,8 @@ def duplicate(s: QState, ctx: Ctx) -> Succ:
     h = s.hist
     if h.dups >= ctx.b.max_dups:
         return out
-    hist = new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated))
+    hist = new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated,
+                         h.raised))
     net = s.net
     for i, m in enumerate(net):
         if i and m == net[i - 1]:
@@ -83,7 +84,8 @@ def restart(s: QState, ctx: Ctx) -> Succ:
     h = s.hist
     if h.restarts >= ctx.b.max_restarts:
         return out
-    hist = new(History, (h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated))
+    hist = new(History, (h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated,
+                         h.raised))
     for me, v in enumerate(s.voters):
         net = reset_connections(tuple([m for m in s.net if m[2] != me]), me)
         out.append(((me,), new(QState, (replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist))))

@@ -13,10 +13,15 @@ from kraftcheck.model.quorum.state import (
     NONE,
     NOT_LEADER_OR_FOLLOWER,
     OK,
+    RAISED_HW_NON_MONOTONIC,
+    RAISED_TRUNCATE_BELOW_HW,
+    RAISED_TRUNCATE_TO_BELOW_HW,
+    UNATTACHED,
     UNKNOWN_LEADER_EPOCH,
     Ctx,
     History,
     Log,
+    Msg,
     QState,
     Succ,
     Voter,
@@ -63,7 +68,8 @@ def commit(hist: History, log: Log, old_hw: int, new_hw: int, epoch: int) -> His
     if not added:
         return hist
     committed = tuple(sorted(hist.committed + tuple(added)))
-    return new(History, (hist.leaders, committed, hist.values, hist.restarts, hist.dups, hist.resigns, hist.truncated))
+    return new(History, (hist.leaders, committed, hist.values, hist.restarts, hist.dups, hist.resigns, hist.truncated,
+                         hist.raised))
 
 
 # ---- client requests at the leader -----------------------------------------------------------------------------------
@@ -81,7 +87,8 @@ def client_request(s: QState, ctx: Ctx) -> Succ:
         ends = v.ends[:me] + (len(log),) + v.ends[me + 1:]
         w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, log, v.hw, ends, (), v.heard))
         hw = leader_high_watermark(w, ctx)
-        hist = new(History, (h.leaders, h.committed, h.values + 1, h.restarts, h.dups, h.resigns, h.truncated))
+        hist = new(History, (h.leaders, h.committed, h.values + 1, h.restarts, h.dups, h.resigns, h.truncated,
+                             h.raised))
         if hw != w.hw:
             hist = commit(hist, log, w.hw, hw, v.epoch)
             w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, log, hw, ends, (), v.heard))
@@ -95,7 +102,8 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
     (KafkaRaftClient.buildFetchRequest), one request in flight at a time (RequestManager): the retry after a lost
     request or response, or the first Fetch after a restart or a reset of its connections; with a Fetch still in
     flight, the retry after ``request.timeout.ms``, which forgets the old one (RequestManager.isReady, in the same
-    poll, pollFollowerAsVoter), so its late response is ignored.  ``resend_when_lost`` keeps only the first kind."""
+    poll, pollFollowerAsVoter), so its late response is ignored.  ``resend_when_lost`` keeps only the first kind.
+    An observer that follows a leader does the same (pollFollowerAsObserver)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
@@ -110,6 +118,27 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
             net = reset_connections(net, me, v.leader)  # the request timed out
         req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log), True)
         out.append(((me,), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
+    return out
+
+
+def observer_fetch(s: QState, ctx: Ctx) -> Succ:
+    """An observer sends its Fetch to a voter it awaits nothing from (KafkaRaftClient.maybeSendAnyVoterFetch): while
+    Unattached, to find the leader (pollUnattachedAsObserver), and as a Follower, to a voter other than its leader
+    after its fetch timeout or a failed request (pollFollowerAsObserver).  The voter's answer (an error naming its
+    epoch and leader, or records if it leads that epoch) goes through the common response handling."""
+    out: Succ = []
+    b = ctx.b
+    if len(s.net) >= b.max_msgs:
+        return out
+    for me in range(b.voters, len(s.voters)):
+        v = s.voters[me]
+        if v.role != FOLLOWER and v.role != UNATTACHED:
+            continue
+        for j in range(b.voters):
+            if j == v.leader or busy(s.net, me, j):
+                continue
+            req = (FETCH, me, j, v.epoch, len(v.log), last_epoch(v.log), True)
+            out.append(((me, j), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
     return out
 
 
@@ -160,9 +189,10 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
             resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE, cur)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
-        ends = v.ends if v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
+        # an observer's position goes to LeaderState.observerStates: neither the high watermark nor check quorum
+        ends = v.ends if f >= b.voters or v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
         heard = v.heard
-        if "check-quorum" in ctx.variants:  # LeaderState.updateCheckQuorumForFollowingVoter
+        if "check-quorum" in ctx.variants and f < b.voters:  # LeaderState.updateCheckQuorumForFollowingVoter
             heard |= 1 << f
             if bin(heard | (1 << me)).count("1") >= majority(b.voters):
                 heard = 0
@@ -191,16 +221,32 @@ def truncation_offset(log: Log, div_epoch: int, div_end: int, ctx: Ctx) -> int:
     return min(local_end, div_end) if local_epoch == div_epoch else local_end
 
 
+def raise_step(s: QState, rest: tuple[Msg, ...], bit: int) -> QState:
+    """The step in which a follower's Fetch handling throws (KafkaRaftClient.poll propagates it and
+    KafkaRaftClientDriver stops the process as a fatal fault): the response is consumed, nothing else changes, and
+    ``History.raised`` records the assertion, which the spec reports (``NoTruncationBelowHighWatermark``,
+    ``FollowerHighWatermarkMonotonic``).  What a dead node does next is not modelled: the first such step is already
+    a violation."""
+    h = s.hist
+    hist = new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated,
+                         h.raised | bit))
+    return new(QState, (s.voters, rest, hist))
+
+
 def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
     """KafkaRaftClient.handleFetchResponse: a response the RequestManager no longer expects (a duplicate, or the
     answer to a Fetch abandoned by a request timeout, a restart or a change of role) is dropped unread
     (handleInboundMessage); errors and newer epochs go through the common response handling; a DivergingEpoch answer
-    truncates the log (never below the high watermark: Kafka raises instead; the mutation ``truncate-below-hw`` skips
-    that check); records are appended (and flushed) and the high watermark becomes min(leader's high watermark, own
-    log end), never moving down (FollowerState.updateHighWatermark).  The follower then sends its next Fetch at once
-    (KafkaRaftClient.pollFollower), so the response slot is reused."""
+    truncates the log (ReplicatedLog.truncateToEndOffset); records are appended (and flushed) and the high watermark
+    becomes min(leader's high watermark, own log end) (FollowerState.updateHighWatermark).  Kafka's assertions on the
+    way are error steps (``raise_step``): a DivergingEpoch end offset below the high watermark (KafkaException), a
+    truncation point below it (KafkaMetadataLog.truncateTo), a high watermark lower than the one held
+    (IllegalArgumentException).  The follower then sends its next Fetch at once (KafkaRaftClient.pollFollower), so
+    the response slot is reused.  Under ``prevote`` a successful answer sets FollowerState.hasFetchedFromLeader
+    (Kafka 4.1 ``resetFetchTimeoutForSuccessfulFetch``), kept as the leader's bit in ``heard``."""
     out: Succ = []
     net = s.net
+    prevote = "prevote" in ctx.variants
     for i, m in enumerate(net):
         if m[0] != FETCH_RESP or (i and m == net[i - 1]):
             continue
@@ -222,26 +268,37 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             continue
         hist = s.hist
         log = v.log
+        # FollowerState.hasFetchedFromLeader (4.1): only read by pre-vote granting, so kept under prevote, for voters
+        heard = 1 << src if prevote and me < ctx.b.voters else 0
         if div_epoch >= 0:
-            if div_end < v.hw and "truncate-below-hw" not in ctx.variants:
-                point = len(log)  # Kafka raises KafkaException here; the correct model never reaches it
-            else:
-                point = truncation_offset(log, div_epoch, div_end, ctx)
+            if div_end < v.hw:  # KafkaRaftClient.handleFetchResponse (3.9 and 4.x) throws KafkaException
+                out.append(((m,), raise_step(s, rest, RAISED_TRUNCATE_BELOW_HW)))
+                continue
+            point = truncation_offset(log, div_epoch, div_end, ctx)
+            if point < v.hw:  # KafkaMetadataLog.truncateTo throws IllegalArgumentException (mutation truncate-below-hw)
+                out.append(((m,), raise_step(s, rest, RAISED_TRUNCATE_TO_BELOW_HW)))
+                continue
             if point < len(log):
                 log = log[:point]
                 if not hist.truncated:
                     hist = new(History, (hist.leaders, hist.committed, hist.values, hist.restarts, hist.dups,
-                                         hist.resigns, True))
-            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), 0))
+                                         hist.resigns, True, hist.raised))
+            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), heard))
         else:
             if off != len(log):  # not reachable: only one answer per Fetch is expected and the log did not move
                 out.append(((m,), new(QState, (s.voters, rest, s.hist))))
                 continue
             log = log + entries
             new_hw = v.hw
-            if hw >= 0 and min(hw, len(log)) > new_hw:
+            # KafkaRaftClient.updateFollowerHighWatermark: only a known leader high watermark is applied.  The model
+            # writes an unknown one as 0 where Kafka sends -1: a known one is above the leader's epoch start offset
+            # (LeaderState.maybeUpdateHighWatermark), so it is at least 1.
+            if hw > 0:
                 new_hw = min(hw, len(log))
-            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, new_hw, (), (), 0))
+                if new_hw < v.hw:  # FollowerState.updateHighWatermark: "Non-monotonic update of high watermark"
+                    out.append(((m,), raise_step(s, rest, RAISED_HW_NON_MONOTONIC)))
+                    continue
+            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, new_hw, (), (), heard))
         voters = s.voters if w == v else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
         nxt = (FETCH, me, w.leader, w.epoch, len(w.log), last_epoch(w.log), True)

@@ -35,6 +35,19 @@ UNKNOWN_LEADER_EPOCH = 75
 ERROR_NAMES = {OK: "NONE", NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER", FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
                UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH"}
 
+# ---- assertions Kafka raises in a follower's Fetch handling, kept as History.raised bits: the model takes the step
+# ---- that would throw as an error step (nothing changes but the bit), so a property reports it ---------------------
+RAISED_TRUNCATE_BELOW_HW = 1  # KafkaRaftClient.handleFetchResponse: KafkaException "The leader requested truncation to
+#                               offset ..., which is below the current high watermark" (the DivergingEpoch end offset)
+RAISED_TRUNCATE_TO_BELOW_HW = 2  # KafkaMetadataLog.truncateTo (via ReplicatedLog.truncateToEndOffset):
+#                                  IllegalArgumentException "Attempt to truncate to offset ..., which is below the
+#                                  current high watermark"
+RAISED_HW_NON_MONOTONIC = 4  # FollowerState.updateHighWatermark: IllegalArgumentException "Non-monotonic update of
+#                              high watermark from ... to ..."
+RAISED_NAMES = {RAISED_TRUNCATE_BELOW_HW: "KafkaException: truncation below the high watermark requested",
+                RAISED_TRUNCATE_TO_BELOW_HW: "IllegalArgumentException: truncateTo below the high watermark",
+                RAISED_HW_NON_MONOTONIC: "IllegalArgumentException: non-monotonic high watermark update"}
+
 # ---- messages: plain tuples (kind, src, dst, epoch, ...); the kind is a small int so that the encoding is cheap and
 # ---- process-independent; KIND_NAMES names them for people ---------------------------------------------------------
 # Requests and responses end with ``cur``: whether the message carries the correlation id the requester's
@@ -98,6 +111,8 @@ class History(NamedTuple):
     dups: int                  # message duplications used
     resigns: int               # graceful resignations used
     truncated: bool            # some follower truncated its log after a DivergingEpoch answer
+    raised: int = 0            # the Kafka assertions some voter failed (RAISED_* bits); Kafka's raft thread throws and
+    #                            the process stops (KafkaRaftClientDriver: fatal fault), so every bit is a violation
 
 
 class QState(NamedTuple):

@@ -23,6 +23,7 @@ from kraftcheck.model.quorum.state import (
     KIND_NAMES,
     MESSAGE_FIELDS,
     MESSAGE_ID_FIELD,
+    RAISED_NAMES,
     ROLE_NAMES,
     History,
     Msg,
@@ -62,9 +63,10 @@ class _Perms:
     (signature of ``v`` at each position, encoding by k, renamed record by k), ``nets[net]`` and ``hists[h]`` are
     (encoding by k, renamed value by k).  The canonical encoding of a state is then a join of memoised bytes."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, nv: int) -> None:
         self.n = n
-        self.perms = [tuple(p) for p in itertools.permutations(range(n))]
+        self.nv = nv  # the first nv ids are voters; observers (ids nv..n-1) are never renamed (they are not alike)
+        self.perms = [tuple(p) + tuple(range(nv, n)) for p in itertools.permutations(range(nv))]
         self.tables = [tuple(_rename_mask(mask, p) for mask in range(1 << n)) for p in self.perms]
         self.orders = [tuple(sorted(range(n), key=p.__getitem__)) for p in self.perms]
         self.by_order = {order: k for k, order in enumerate(self.orders)}
@@ -90,8 +92,10 @@ class _Perms:
     # ---- memo entries (created on first sight, renamings filled in by k on first use) --------------------------
     def voter(self, v: Voter) -> VoterEntry:
         # the id-free signature the canonical order sorts by: (role, epoch, log, high watermark, voted for itself,
-        # leads itself); the last two depend on the voter's position i
-        sigs = tuple((v[0], v[1], v[4], v[5], v[2] == i, v[3] == i) for i in range(self.n))
+        # leads itself); the last two depend on the voter's position i.  An observer's is its own id, after every
+        # voter's, so that the chosen renaming keeps observers in place
+        nv = self.nv
+        sigs = tuple((0, v[0], v[1], v[4], v[5], v[2] == i, v[3] == i) if i < nv else (1, i) for i in range(self.n))
         hit = (sigs, [b""] * len(self.perms), [None] * len(self.perms), v)
         self._remember(self.voters, v, hit)
         return hit
@@ -123,7 +127,7 @@ class _Perms:
     def hist_bytes(self, e: PartEntry, k: int) -> bytes:
         h, t = e[2], self.tables[k]
         g = History(tuple([t[x] for x in h.leaders]), h.committed, h.values, h.restarts, h.dups, h.resigns,
-                    h.truncated)
+                    h.truncated, h.raised)
         e[1][k] = g
         enc = e[0][k] = _dumps(tuple(g), 2)
         return enc
@@ -207,13 +211,13 @@ def _rename_mask(mask: int, p: tuple[int, ...]) -> int:
     return r
 
 
-_PERMS: dict[int, _Perms] = {}
+_PERMS: dict[tuple[int, int], _Perms] = {}
 
 
-def _perms(n: int) -> _Perms:
-    g = _PERMS.get(n)
+def _perms(n: int, nv: int) -> _Perms:
+    g = _PERMS.get((n, nv))
     if g is None:
-        g = _PERMS[n] = _Perms(n)
+        g = _PERMS[(n, nv)] = _Perms(n, nv)
     return g
 
 
@@ -262,13 +266,13 @@ def _ranks(sigs: list[Any]) -> tuple[int, ...] | None:
     return tuple(rank)
 
 
-def _choose(s: QState) -> tuple[_Perms, list[VoterEntry], PartEntry, PartEntry, int, bytes]:
+def _choose(s: QState, nv: int) -> tuple[_Perms, list[VoterEntry], PartEntry, PartEntry, int, bytes]:
     """The renaming k that makes ``s`` canonical, the memo entries of its parts and the canonical encoding.  Voters are
     listed in the order of their signatures; among voters with equal signatures every order is tried and the
     smallest encoding wins."""
     voters, net, hist = s
     n = len(voters)
-    g = _PERMS.get(n) or _perms(n)
+    g = _PERMS.get((n, nv)) or _perms(n, nv)
     vget = g.voters.get
     entries = [vget(v) or g.voter(v) for v in voters]
     ne = g.nets.get(net) or g.part(g.nets, net)
@@ -285,7 +289,8 @@ def canonical_encoding(s: QState, b: Bounds) -> bytes:
     """``encode(canonical(s, b))`` without building the representative: what fingerprints are computed from.  The
     same choice as ``_choose``, found through the identity and serial-number memos of ``_Perms``."""
     voters, net, hist = s
-    g = _PERMS.get(len(voters)) or _perms(len(voters))
+    n, nv = len(voters), b.voters
+    g = _PERMS.get((n, nv)) or _perms(n, nv)
     if voters is g.last_voters:  # successors of one state come in a row, and many keep its voters tuple
         trio = g.last_trio
     else:
@@ -311,7 +316,7 @@ def canonical(s: QState, b: Bounds) -> QState:
     """The representative of ``s``'s symmetry class: rename voters so that they are listed in the order of an id-free
     signature (role, epoch, log, high watermark, whether it voted for / leads itself); among voters with equal
     signatures every order is tried and the smallest encoding wins."""
-    g, entries, ne, he, k, enc = _choose(s)
+    g, entries, ne, he, k, enc = _choose(s, b.voters)
     state = QState(tuple([entries[i][2][k] for i in g.orders[k]]), ne[1][k], he[1][k])
     _last[0], _last[1] = state, enc
     return state
@@ -339,11 +344,14 @@ def view_voter(v: Voter) -> dict[str, Any]:
 
 
 def view_history(h: History) -> dict[str, Any]:
-    return {
+    out = {
         "leaders": [[j for j in range(8) if mask >> j & 1] for mask in h.leaders],
         "committed": [list(c) for c in h.committed],
         "values": h.values, "restarts": h.restarts, "dups": h.dups, "resigns": h.resigns, "truncated": h.truncated,
     }
+    if h.raised:  # shown only once a Kafka assertion failed, so traces written before issue 15 still compare equal
+        out["raised"] = [name for bit, name in RAISED_NAMES.items() if h.raised & bit]
+    return out
 
 
 def view(x: Any) -> Any:
