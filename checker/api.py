@@ -60,8 +60,10 @@ def check(
     deadlock: bool = True,
     visited: str = "compact",
     progress: bool = False,
+    liveness: bool = True,
 ) -> Result:
-    """Exhaustively check a spec (by object or built-in name) at the given bounds and variants."""
+    """Exhaustively check a spec (by object or built-in name) at the given bounds and variants; its liveness
+    properties too (BFS only) unless ``liveness=False``, which the result's manifest then records."""
     spec = resolve(spec)
     ctx = make_context(spec, variants, bounds)
     _check_limit("--max-states", max_states)
@@ -70,11 +72,20 @@ def check(
         raise UsageError(f"unknown strategy {strategy!r} (bfs, dfs)")
     if visited not in ("compact", "dict"):
         raise UsageError(f"unknown visited set {visited!r} (compact, dict)")
+    live = [p.name for p in spec.of_kind("liveness")]
+    if live and liveness and strategy != "bfs":
+        raise UsageError(f"liveness properties ({', '.join(live)}) are checked by --strategy bfs only "
+                         "(or skip them with --no-liveness)")
     run = Run(spec, ctx, "inprocess", strategy, progress)
     run.deadlock = deadlock
-    if strategy == "bfs":
-        return bfs(run, visited, max_states, max_depth)
-    return dfs(run, max_states, max_depth)
+    if live and liveness:
+        from kraftcheck.checker.liveness.check import check_liveness
+
+        return check_liveness(run, visited, max_states, max_depth)
+    result = bfs(run, visited, max_states, max_depth) if strategy == "bfs" else dfs(run, max_states, max_depth)
+    if live:
+        result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
+    return result
 
 
 def simulate(

@@ -7,13 +7,14 @@ INTERNAL = 1
 USAGE = 2
 DEADLOCK = 11
 VIOLATION = 12
-LIVENESS = 13  # reserved: liveness is not checked yet
+LIVENESS = 13  # a liveness property fails: a fair lasso never reaches its goal
 UNREACHED = 14
 LIMIT = 15  # a --max-states / --max-depth limit stopped the search before it was complete
 TRACE_DIVERGED = 16  # replay: a step of the trace file is not a step the model allows
 MODEL_ERROR = 3  # the model itself raised (an action, an invariant, its initial states)
 
-VERDICT_EXIT = {"ok": OK, "violation": VIOLATION, "deadlock": DEADLOCK, "unreached": UNREACHED, "limit": LIMIT}
+VERDICT_EXIT = {"ok": OK, "violation": VIOLATION, "deadlock": DEADLOCK, "unreached": UNREACHED, "limit": LIMIT,
+                "liveness": LIVENESS}
 
 
 class UsageError(Exception):

@@ -116,6 +116,7 @@ class Model(Generic[S, B]):
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
+        self.fairness: list[Any] = []  # model.fairness.Fairness records, see declare_fairness
         self._init: Callable[[B], Iterable[S]] | None = None
 
     # ---- building a model -------------------------------------------------------------------------------------
@@ -156,6 +157,18 @@ class Model(Generic[S, B]):
         self.symmetry = fn
         self.symmetry_encoding = encoding
         return fn
+
+    def declare_fairness(self, *families: Any) -> None:
+        """Declare fairness families (``model.fairness.weak`` / ``strong``) that liveness properties may assume."""
+        names = {f.name for f in self.fairness}
+        for f in families:
+            unknown = [a for a in f.actions if self.action_named(a) is None]
+            if unknown:
+                raise ValueError(f"fairness {f.name} of model {self.name} names unknown action {unknown[0]!r}")
+            if f.name in names:
+                raise ValueError(f"model {self.name} declares fairness {f.name} twice")
+            names.add(f.name)
+            self.fairness.append(f)
 
     def bounds_check(self, fn: Callable[[B], str | None]) -> Callable[[B], str | None]:
         """Decorator: ``fn(bounds)`` returns an error message for a combination of bounds the model cannot run."""

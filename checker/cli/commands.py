@@ -93,6 +93,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 deadlock=not args.no_deadlock,
                 visited=args.visited,
                 progress=not args.quiet,
+                liveness=not args.no_liveness,
             )
         )
     write_outputs(args, results, specs)
@@ -107,6 +108,10 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
         raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
     if args.strategy != "bfs":
         raise UsageError("--engine spark runs BFS only (drop --strategy dfs)")
+    live = [p.name for p in spec.of_kind("liveness")]
+    if live and not args.no_liveness:
+        raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}); use "
+                         "--engine inprocess, or --no-liveness to check safety only on Spark")
     from kraftcheck.checker.api import make_context
     from kraftcheck.checker.search.run import Run
     from kraftcheck.checker.spark.driver import check_spark
@@ -114,7 +119,7 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
     ctx = make_context(spec, args.variant, bounds)
     run = Run(spec, ctx, "spark", "bfs", progress=not args.quiet)
     run.deadlock = not args.no_deadlock
-    return check_spark(
+    result = check_spark(
         run,
         master=args.master,
         partitions=args.partitions,
@@ -123,6 +128,9 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
         max_states=args.max_states,
         max_depth=args.max_depth,
     )
+    if live:
+        result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
+    return result
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
 
-SEVERITY = [errors.VIOLATION, errors.DEADLOCK, errors.UNREACHED, errors.LIMIT, errors.OK]
+SEVERITY = [errors.VIOLATION, errors.DEADLOCK, errors.LIVENESS, errors.UNREACHED, errors.LIMIT, errors.OK]
 
 
 def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
@@ -38,7 +38,7 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
     for r in results:
         name = r.model + (f" [{','.join(r.variant)}]" if r.variant else "")
         prop = r.violated_property or (", ".join(r.unreached_targets) if r.verdict == "unreached" else "")
-        if r.expected_property and r.verdict == "violation":
+        if r.expected_property and r.verdict in ("violation", "liveness"):
             prop += (
                 " (expected)" if r.expected_property == r.violated_property else f" (expected {r.expected_property})"
             )

@@ -1,0 +1,141 @@
+"""A check with liveness: the BFS keeps the graph, then every liveness property is judged on it.
+
+The safety search runs first and its verdict wins when it is a violation, a deadlock or a limit (a limit means the
+graph is incomplete, so no liveness verdict is given either way; the manifest says so).  Otherwise each liveness
+property gets its fair-cycle question (``fair.py``); the first that fails gives verdict ``liveness`` (exit 13) with
+a lasso counterexample checked on concrete states (``judge.py``) before it is reported.
+
+Symmetry: with fairness that is not split by parameters the reduced graph is used (see ``checker/liveness``'s
+docstring for why that is sound); a property that assumes per-parameter fairness on a model with a symmetry is
+checked on a second search without the reduction, and the manifest records it.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from kraftcheck.checker.liveness.fair import find_fair, question
+from kraftcheck.checker.liveness.families import Families
+from kraftcheck.checker.liveness.graph import Graph
+from kraftcheck.checker.liveness.judge import judge
+from kraftcheck.checker.liveness.lasso import concrete_lasso, index_lasso
+from kraftcheck.checker.search.bfs import bfs, path_to
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.visited import Visited
+from kraftcheck.spec.core import Spec
+from kraftcheck.spec.liveness import LivenessProperty, liveness_properties
+
+
+def _unreduced(run: Run) -> Run:
+    """The same check on a copy of the model without its symmetry reduction."""
+    model = copy.copy(run.model)
+    model.symmetry = None
+    model.symmetry_encoding = None
+    spec = Spec.__new__(Spec)
+    spec.__dict__.update(run.spec.__dict__)
+    spec.model = model
+    other = Run(spec, run.ctx, run.engine, run.strategy)
+    other.deadlock = run.deadlock
+    return other
+
+
+def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
+    props = liveness_properties(run.spec.properties)
+    families = Families(run.model, run.ctx)
+    try:
+        assumed = [families.assumed(p.assumes) for p in props]
+    except ValueError as exc:
+        from kraftcheck.checker.errors import UsageError
+
+        raise UsageError(str(exc)) from None
+    concrete = [run.model.symmetry is not None and families.needs_concrete_states(a) for a in assumed]
+    reduced = [p for p, c in zip(props, concrete) if not c]
+    unreduced = [p for p, c in zip(props, concrete) if c]
+    started = time.perf_counter()
+    graph = Graph(families, reduced, run.ctx)
+    run.graph = graph
+    visited_box: list[Visited] = []
+    run.keep_visited = visited_box
+    result = bfs(run, visited_kind, max_states, max_depth)
+    info: dict[str, Any] = {
+        "properties": {p.name: "not checked" for p in props},
+        "fairness": {f.name: f"{'weak' if f.kind == 'weak' else 'strong'} on {', '.join(f.actions)}"
+                     + (f" per {', '.join(f.per)}" if f.per else "") + (" (with a bound cut)" if f.cut else "")
+                     for f in families.families},
+        "symmetry_reduction": run.model.symmetry is not None and bool(reduced),
+        "bounds": "a family a bound disables (its cut) counts as enabled and leaving the graph: a bound never "
+                  "creates a fair cycle; behaviours past a bound are not judged",
+    }
+    result.manifest["liveness"] = info
+    if result.verdict not in ("ok", "unreached"):
+        info["why_not_checked"] = f"the safety search ended with verdict {result.verdict}"
+        return result
+    graph.finalize()
+    info.update(_graph_figures(graph, time.perf_counter() - started))
+    failed = _judge_all(run, graph, families, reduced, assumed, props, visited_box[0], info)
+    if failed is None and unreduced:
+        info["unreduced_search"] = ("per-parameter fairness names concrete ids, which the symmetry reduction "
+                                    "permutes: " + ", ".join(p.name for p in unreduced)
+                                    + " checked without the reduction")
+        other = _unreduced(run)
+        g2 = Graph(families, unreduced, run.ctx)
+        other.graph = g2
+        box2: list[Visited] = []
+        other.keep_visited = box2
+        r2 = bfs(other, visited_kind, max_states, max_depth)
+        info["unreduced_distinct_states"] = r2.distinct_states
+        if r2.verdict not in ("ok", "unreached"):
+            for p in unreduced:
+                info["properties"][p.name] = f"not checked: the unreduced search ended with verdict {r2.verdict}"
+            result.verdict = "limit" if r2.verdict == "limit" else result.verdict
+        else:
+            g2.finalize()
+            failed = _judge_all(other, g2, families, unreduced, assumed, props, box2[0], info)
+    result.seconds = time.perf_counter() - run.started
+    if failed is not None:
+        name, trace = failed
+        prop = run.spec.property_named(name)
+        trace.model, trace.variant, trace.bounds = result.model, result.variant, result.bounds
+        trace.violation, trace.note = name, prop.meaning if prop is not None else ""
+        result.verdict, result.violated_property, result.trace = "liveness", name, trace
+    return result
+
+
+def _graph_figures(graph: Graph, seconds: float) -> dict[str, Any]:
+    edges = graph.edges
+    return {
+        "graph_states": graph.n,
+        "graph_edges": edges,
+        "bytes_per_edge": round(graph.nbytes() / edges, 2) if edges else 0.0,
+        "capture_bytes_per_edge": round(graph.peak_capture_bytes / edges, 2) if edges else 0.0,
+        "fairness_instances": len(graph.key_list),
+        "cut_states": int(len(set(graph.cut_state.tolist()))),
+        "search_seconds": round(seconds, 3),
+    }
+
+
+def _judge_all(run: Run, graph: Graph, families: Families, checked: list[LivenessProperty],
+               assumed: list[set[int]], props: list[LivenessProperty], visited: Visited,
+               info: dict[str, Any]) -> tuple[str, Any] | None:
+    kinds = [f.kind for f in families.families]
+    for k, p in enumerate(checked):
+        t0 = time.perf_counter()
+        q = question(graph, k, graph.init_count, assumed[props.index(p)], kinds)
+        ans = find_fair(graph, q)
+        if not ans.fair.any():
+            info["properties"][p.name] = f"holds ({int(ans.region.sum())} bad states judged, " \
+                                         f"{time.perf_counter() - t0:.2f} s)"
+            continue
+        start, path, cycle = index_lasso(graph, q, ans)
+        prefix = path_to(visited, int(graph.fps[start]))
+        trace, loop_steps = concrete_lasso(graph, families, run.fingerprint, prefix, path, cycle)
+        assert trace.loop is not None
+        ok, why = judge(families, p, trace.states(), trace.loop, loop_steps)
+        if not ok:
+            raise AssertionError(f"liveness: the lasso built for {p.name} does not check out: {why}")
+        info["properties"][p.name] = f"violated (lasso of {len(trace.steps)} steps, loop at state {trace.loop})"
+        return p.name, trace
+    return None
