@@ -12,6 +12,7 @@ from typing import Any
 from kraftcheck.model.quorum import QUORUM
 from kraftcheck.model.quorum.state import LEADER, NONE, Ctx, QState
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
+from kraftcheck.spec.quorum_liveness import LIVENESS
 
 
 # ---- invariants ----------------------------------------------------------------------------------------------------
@@ -225,5 +226,6 @@ SPEC = Spec(
         value_committed,
         follower_truncated,
         second_leader,
+        *LIVENESS,  # spec/quorum_liveness.py
     ],
 )

@@ -44,16 +44,24 @@ def _unreduced(run: Run) -> Run:
 
 def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
     props = liveness_properties(run.spec.properties)
-    families = Families(run.model, run.ctx)
+    plain = [p.name for p in run.spec.of_kind("liveness") if not isinstance(p, LivenessProperty)]
+    if plain:
+        from kraftcheck.checker.errors import UsageError
+
+        raise UsageError(f"liveness property {plain[0]} has no form: declare it with kraftcheck.spec.liveness's "
+                         "eventually, leads_to or always_eventually")
+    every = Families(run.model, run.ctx)
     try:
-        assumed = [families.assumed(p.assumes) for p in props]
+        assumed_all = [every.assumed(p.assumes) for p in props]
     except ValueError as exc:
         from kraftcheck.checker.errors import UsageError
 
         raise UsageError(str(exc)) from None
-    concrete = [run.model.symmetry is not None and families.needs_concrete_states(a) for a in assumed]
+    concrete = [run.model.symmetry is not None and every.needs_concrete_states(a) for a in assumed_all]
     reduced = [p for p, c in zip(props, concrete) if not c]
     unreduced = [p for p, c in zip(props, concrete) if c]
+    families = _families_for(run, every, reduced)
+    assumed = {p.name: families.assumed(p.assumes) for p in reduced}
     started = time.perf_counter()
     graph = Graph(families, reduced, run.ctx)
     run.graph = graph
@@ -64,7 +72,7 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
         "properties": {p.name: "not checked" for p in props},
         "fairness": {f.name: f"{'weak' if f.kind == 'weak' else 'strong'} on {', '.join(f.actions)}"
                      + (f" per {', '.join(f.per)}" if f.per else "") + (" (with a bound cut)" if f.cut else "")
-                     for f in families.families},
+                     for f in every.families},
         "symmetry_reduction": run.model.symmetry is not None and bool(reduced),
         "bounds": "a family a bound disables (its cut) counts as enabled and leaving the graph: a bound never "
                   "creates a fair cycle; behaviours past a bound are not judged",
@@ -75,12 +83,14 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
         return result
     graph.finalize()
     info.update(_graph_figures(graph, time.perf_counter() - started))
-    failed = _judge_all(run, graph, families, reduced, assumed, props, visited_box[0], info)
+    failed = _judge_all(run, graph, families, reduced, assumed, visited_box[0], info)
     if failed is None and unreduced:
         info["unreduced_search"] = ("per-parameter fairness names concrete ids, which the symmetry reduction "
                                     "permutes: " + ", ".join(p.name for p in unreduced)
                                     + " checked without the reduction")
         other = _unreduced(run)
+        families = _families_for(run, every, unreduced)
+        assumed = {p.name: families.assumed(p.assumes) for p in unreduced}
         g2 = Graph(families, unreduced, run.ctx)
         other.graph = g2
         box2: list[Visited] = []
@@ -93,7 +103,7 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
             result.verdict = "limit" if r2.verdict == "limit" else result.verdict
         else:
             g2.finalize()
-            failed = _judge_all(other, g2, families, unreduced, assumed, props, box2[0], info)
+            failed = _judge_all(other, g2, families, unreduced, assumed, box2[0], info)
     result.seconds = time.perf_counter() - run.started
     if failed is not None:
         name, trace = failed
@@ -102,6 +112,13 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
         trace.violation, trace.note = name, prop.meaning if prop is not None else ""
         result.verdict, result.violated_property, result.trace = "liveness", name, trace
     return result
+
+
+def _families_for(run: Run, every: Families, props: list[LivenessProperty]) -> Families:
+    names: set[str] = set()
+    for p in props:
+        names |= {every.families[i].name for i in every.assumed(p.assumes)}
+    return Families(run.model, run.ctx, names)
 
 
 def _graph_figures(graph: Graph, seconds: float) -> dict[str, Any]:
@@ -118,12 +135,11 @@ def _graph_figures(graph: Graph, seconds: float) -> dict[str, Any]:
 
 
 def _judge_all(run: Run, graph: Graph, families: Families, checked: list[LivenessProperty],
-               assumed: list[set[int]], props: list[LivenessProperty], visited: Visited,
-               info: dict[str, Any]) -> tuple[str, Any] | None:
+               assumed: dict[str, set[int]], visited: Visited, info: dict[str, Any]) -> tuple[str, Any] | None:
     kinds = [f.kind for f in families.families]
     for k, p in enumerate(checked):
         t0 = time.perf_counter()
-        q = question(graph, k, graph.init_count, assumed[props.index(p)], kinds)
+        q = question(graph, k, graph.init_count, assumed[p.name], kinds)
         ans = find_fair(graph, q)
         if not ans.fair.any():
             info["properties"][p.name] = f"holds ({int(ans.region.sum())} bad states judged, " \

@@ -20,10 +20,11 @@ Key = tuple[Any, ...]
 class Families:
     """The model's fairness families, indexed for classifying steps."""
 
-    def __init__(self, model: Model[Any, Any], ctx: Context[Any]) -> None:
+    def __init__(self, model: Model[Any, Any], ctx: Context[Any], names: set[str] | None = None) -> None:
         self.model = model
         self.ctx = ctx
-        self.families: list[Fairness] = list(model.fairness)
+        # only the families some checked property assumes: the others would cost a classification per edge
+        self.families: list[Fairness] = [f for f in model.fairness if names is None or f.name in names]
         self.index = {f.name: i for i, f in enumerate(self.families)}
         self.action_index = {a.name: i for i, a in enumerate(model.actions)}
         # per action: the (family index, family) candidates in declaration order

@@ -6,11 +6,11 @@ fingerprints, and ``add_states`` with each batch's new states (their liveness pr
 there, once per state).  States are numbered in the order BFS first meets them, so a smaller index is never deeper.
 
 What is kept per edge, after ``finalize``: source and target state index (int32 each), fairness instance (int32,
--1 for none) and action (int16): 14 bytes.  During the search the two endpoints are kept as 64-bit fingerprints
-and the action and instance as one int64 (24 bytes an edge) until every state has its index.  Stutter steps (the next state equals the state) are not kept:
-every state may stutter anyway (TLA+ semantics), and a stutter neither takes nor enables an action.  Under a
-symmetry reduction an edge between two states of one class is a self-loop of the graph but not a stutter, and it is
-kept.
+-1 for none) and action (int16): 14 bytes.  During the search the two endpoints are kept as 64-bit fingerprints and
+the action and instance as one int64 (24 bytes an edge) until every state has its index.  Stutter steps (the next
+state equals the state) are not kept: every state may stutter anyway (TLA+ semantics), and a stutter neither takes
+nor enables an action.  Under a symmetry reduction an edge between two states of one class is a self-loop of the
+graph but not a stutter, and it is kept.  A step in several fairness families gets one row per further instance.
 """
 
 from __future__ import annotations

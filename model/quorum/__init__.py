@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from kraftcheck.model.core import Model
 from kraftcheck.model.quorum import election, faults, fetch
 from kraftcheck.model.quorum.bounds import Bounds, bounds_problem
+from kraftcheck.model.quorum.fairness import FAIRNESS, PER_MESSAGE
 from kraftcheck.model.quorum.state import NONE, UNATTACHED, History, QState, Voter
 from kraftcheck.model.quorum.symmetry import canonical, canonical_encoding, encode, view
 
@@ -55,6 +56,10 @@ QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower truncates to t
                "diverging one, below its high watermark", kind="mutation", expect="CommittedNeverLost")
 QUORUM.variant("restart-as-leader", "a leader that restarts comes back as leader of the same epoch (KAFKA-10527)",
                kind="mutation", expect="HighWatermarkMonotonic")
+QUORUM.variant("no-leader-change", "a new leader appends no LeaderChange record, so with no client write it never "
+               "commits in its epoch (liveness)", kind="mutation", expect="NewLeaderCommits")
+QUORUM.variant("prevote-no-grant", "with prevote: voters never grant a pre-vote, so no election ever starts "
+               "(liveness)", kind="mutation", expect="LeaderEventuallyElected")
 
 
 @QUORUM.bounds_check
@@ -93,5 +98,6 @@ QUORUM.action(faults.duplicate, params=("msg",))
 QUORUM.action(faults.restart, params=("node",))
 
 QUORUM.symmetric(canonical, encoding=canonical_encoding)
+QUORUM.declare_fairness(*FAIRNESS, *PER_MESSAGE)  # model/quorum/fairness.py: what liveness properties may assume
 
 __all__ = ["QUORUM", "Bounds", "QState", "Voter", "History"]

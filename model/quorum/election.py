@@ -72,7 +72,8 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     watermark can advance), start with an unknown high watermark (QuorumState.transitionToLeader does not keep the
     old one) and send BeginQuorumEpoch to the other voters (LeaderState.nonAcknowledgingVoters)."""
     n = ctx.b.voters
-    log = v.log + ((v.epoch, LEADER_CHANGE),)
+    # mutation no-leader-change: the new leader writes no LeaderChange record (KafkaRaftClient.onBecomeLeader does)
+    log = v.log if "no-leader-change" in ctx.variants else v.log + ((v.epoch, LEADER_CHANGE),)
     leader = new(Voter, (LEADER, v.epoch, me, me, log, 0, only(n, me, len(log)), (), 0))
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
@@ -217,6 +218,7 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
         up_to_date = log_up_to_date(le, lo, v.log)
         if prevote:
             ok = (up_to_date or "skip-log-check" in ctx.variants) and v.role not in (FOLLOWER, LEADER, RESIGNED)
+            ok = ok and "prevote-no-grant" not in ctx.variants  # mutation: no pre-vote is ever granted
             resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, ok, True)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
