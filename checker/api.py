@@ -35,14 +35,59 @@ def resolve(spec: Spec | str) -> Spec:
         raise UsageError(str(exc)) from None
 
 
-def make_context(spec: Spec, variants: Iterable[str] = (), bounds: Mapping[str, Any] | None = None) -> Context[Any]:
+def make_context(
+    spec: Spec, variants: Iterable[str] = (), bounds: Mapping[str, Any] | None = None, profile: str = "default"
+) -> Context[Any]:
+    """The context of a run: the profile's bounds, then what the variants need, then the explicit ``bounds``."""
+    return prepare(spec, variants, bounds, profile)[0]
+
+
+def prepare(
+    spec: Spec, variants: Iterable[str] = (), bounds: Mapping[str, Any] | None = None, profile: str = "default"
+) -> tuple[Context[Any], list[str]]:
+    """The context of a run and one-line notes for the user about how its bounds were chosen.
+
+    Bounds come from three layers: the profile (``default`` is the bounds' own defaults), raised to what each
+    variant declares it needs (a mutation whose bug lies beyond the profile must not pass as ok), then the explicit
+    ``--set`` values, which win; an explicit value below a variant's need is kept and warned about."""
+    model = spec.model
+    names = list(variants)
     try:
-        b = spec.model.make_bounds(dict(bounds or {}))
-        return spec.model.context(b, variants)
+        model.context(model.default_bounds(), names)  # an unknown variant: the one-line KeyError naming the variants
+        merged: dict[str, Any] = {**model.bound_fields(), **model.profile_bounds(profile)}
+        explicit = dict(bounds or {})
+        notes: list[str] = []
+        for name in names:
+            for key, need in model.variants[name].bounds:
+                if key not in explicit and not _at_least(merged[key], need):
+                    merged[key] = need
+                    notes.append(f"variant {name} needs {key}={_show(need)}: applied (see 'kraftcheck list')")
+        b = model.make_bounds({**merged, **explicit})
+        for name in names:  # an explicit value is kept, and judged as it will run
+            for key, need in model.variants[name].bounds:
+                if key in explicit and not _at_least(getattr(b, key), need):
+                    notes.append(
+                        f"warning: --set {key}={_show(getattr(b, key))} is below what variant {name} "
+                        f"needs ({key}={_show(need)}): the bug it plants may not be found"
+                    )
+        return model.context(b, names), notes
     except BadBound as exc:
         raise UsageError(str(exc)) from None
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from None
+
+
+def _at_least(have: Any, need: Any) -> bool:
+    """Whether a bound value covers what a variant needs: at least as large, or switched on."""
+    if isinstance(need, bool) or isinstance(have, bool):
+        return bool(have) or not bool(need)
+    if isinstance(need, int) and isinstance(have, int):
+        return have >= need
+    return bool(have == need)
+
+
+def _show(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _check_limit(name: str, value: int | None) -> None:
@@ -60,12 +105,15 @@ def check(
     deadlock: bool = True,
     visited: str = "compact",
     progress: bool = False,
+    profile: str = "default",
     liveness: bool = True,
 ) -> Result:
     """Exhaustively check a spec (by object or built-in name) at the given bounds and variants; its liveness
-    properties too (BFS only) unless ``liveness=False``, which the result's manifest then records."""
+    properties too (BFS only) unless ``liveness=False``, which the result's manifest then records.
+
+    Bounds: the ``profile``'s, raised to what each variant needs, then ``bounds`` (see :func:`prepare`)."""
     spec = resolve(spec)
-    ctx = make_context(spec, variants, bounds)
+    ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--max-states", max_states)
     _check_limit("--max-depth", max_depth)
     if strategy not in STRATEGIES:
@@ -78,6 +126,8 @@ def check(
                          "(or skip them with --no-liveness)")
     run = Run(spec, ctx, "inprocess", strategy, progress)
     run.deadlock = deadlock
+    run.notes = notes
+    run.profile = profile
     if live and liveness:
         from kraftcheck.checker.liveness.check import check_liveness
 
@@ -98,14 +148,16 @@ def simulate(
     swarm: bool = False,
     deadlock: bool = True,
     progress: bool = False,
+    profile: str = "default",
 ) -> Result:
     """Random walks (seeded); see ``checker.search.simulate``."""
     spec = resolve(spec)
-    ctx = make_context(spec, variants, bounds)
+    ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--walks", walks)
     _check_limit("--depth", depth)
     run = Run(spec, ctx, "inprocess", "simulate", progress)
     run.deadlock = deadlock
+    run.notes = notes
     return _simulate(run, walks, depth, seed, swarm)
 
 
@@ -136,4 +188,13 @@ def replay_trace(
             {k: v for k, v in recorded.items() if k in spec.model.bound_fields()} if isinstance(recorded, dict) else {}
         )
     ctx = make_context(spec, variants, bounds)
-    return replay(Run(spec, ctx, "inprocess", "replay"), itf)
+    outcome = replay(Run(spec, ctx, "inprocess", "replay"), itf)
+    if outcome.trace is not None:  # the replayed trace says what it was replayed under, as a checked one does
+        import attrs
+
+        t = outcome.trace
+        t.model, t.variant, t.bounds = spec.model.name, tuple(sorted(ctx.variants)), attrs.asdict(ctx.b)
+        t.violation = outcome.violated_property
+        prop = spec.property_named(t.violation) if t.violation else None
+        t.note = prop.meaning if prop is not None else ""
+    return outcome

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck import Context, Model, Spec, invariant, reachable
+from kraftcheck import Context, Diagram, Model, Spec, invariant, reachable
 
 
 @attrs.frozen
@@ -21,7 +21,11 @@ class Bounds:
     forbid_corner: bool = False  # when true, NotCorner is violated at depth width + height
 
 
-grid: Model[tuple[int, int], Bounds] = Model("counter-grid", Bounds, doc="two bounded counters")
+grid: Model[tuple[int, int], Bounds] = Model(
+    "counter-grid", Bounds, doc="two bounded counters",
+    # cex.html: a lifeline per counter; a diagonal move and the stutter step belong to neither
+    diagram=Diagram(nodes=lambda v: ["x", "y"], locus=lambda action, params: {"right": "x", "up": "y"}.get(action)),
+)
 grid.variant("diagonal", "a third action increments both counters at once")
 
 
@@ -55,7 +59,12 @@ def stay(s: tuple[int, int], ctx: Context[Bounds]) -> list[tuple[int, int]]:
     return [s] if s == (ctx.b.width, ctx.b.height) else []
 
 
-@invariant("InBounds", "both counters stay within their bounds", "example")
+def at_an_edge(s: tuple[int, int], ctx: Context[Bounds]) -> bool:
+    """a counter is at its bound"""
+    return s[0] == ctx.b.width or s[1] == ctx.b.height
+
+
+@invariant("InBounds", "both counters stay within their bounds", "example", premise=at_an_edge)
 def in_bounds(s: tuple[int, int], ctx: Context[Bounds]) -> bool:
     return 0 <= s[0] <= ctx.b.width and 0 <= s[1] <= ctx.b.height
 

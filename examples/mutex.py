@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck import Context, Model, Spec, action_property, invariant, reachable
+from kraftcheck import Context, Diagram, Model, Spec, action_property, by_param, invariant, reachable
 
 IDLE, FLAG, WAIT, CRIT = "idle", "flag", "wait", "critical"
 
@@ -29,7 +29,10 @@ class State:
     turn: int
 
 
-mutex: Model[State, Bounds] = Model("mutex", Bounds, doc="Peterson's algorithm, two processes")
+mutex: Model[State, Bounds] = Model(
+    "mutex", Bounds, doc="Peterson's algorithm, two processes",
+    diagram=Diagram(nodes=lambda v: ["process 0", "process 1"], locus=by_param({"p": "process "})),  # cex.html
+)
 mutex.variant("no-turn", "a process enters without yielding the turn", kind="mutation", expect="MutualExclusion")
 
 
@@ -71,12 +74,25 @@ def leave(s: State, ctx: Context[Bounds]) -> Iterator[tuple[tuple[int], State]]:
             yield (p,), State(_set(s.pc, p, IDLE), _set(s.flag, p, False), s.turn)
 
 
-@invariant("MutualExclusion", "at most one process is in its critical section", "Peterson 1981")
+def contended_entry(s: State, ctx: Context[Bounds]) -> bool:
+    """one process is in its critical section while the other waits to enter"""
+    return CRIT in s.pc and WAIT in s.pc
+
+
+# the premise names the situation in which the property could fail: were it never reached, the check would say so
+@invariant("MutualExclusion", "at most one process is in its critical section", "Peterson 1981",
+           premise=contended_entry)
 def mutual_exclusion(s: State, ctx: Context[Bounds]) -> bool:
     return s.pc != (CRIT, CRIT)
 
 
-@action_property("TurnOnlyYielded", "a process only ever gives the turn to the other one", "Peterson 1981")
+def turn_changes(s: State, step: tuple, t: State, ctx: Context[Bounds]) -> bool:
+    """a step changes the turn"""
+    return s.turn != t.turn
+
+
+@action_property("TurnOnlyYielded", "a process only ever gives the turn to the other one", "Peterson 1981",
+                 premise=turn_changes)
 def turn_yielded(s: State, step: tuple, t: State, ctx: Context[Bounds]) -> bool:
     name, params = step
     return s.turn == t.turn or (name == "yield_turn" and t.turn == 1 - params[0])

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from kraftcheck import Context, Model, Spec, invariant, reachable
+from kraftcheck import Context, Diagram, Model, Spec, by_param, invariant, reachable
 
 
 @attrs.frozen
@@ -20,7 +20,12 @@ class Bounds:
     n: int = 3
 
 
-phil: Model[tuple[int, ...], Bounds] = Model("philosophers", Bounds, doc="dining philosophers")
+phil: Model[tuple[int, ...], Bounds] = Model(
+    "philosophers", Bounds, doc="dining philosophers",
+    # cex.html: a lifeline per philosopher (a view that is no record is the trace's one variable, ``state``)
+    diagram=Diagram(nodes=lambda v: [f"philosopher {i}" for i in range(len(v["state"]))],
+                    locus=by_param({"p": "philosopher "})),
+)
 phil.variant("ordered", "the last philosopher picks up the right fork first (no deadlock)")
 
 
@@ -70,7 +75,13 @@ def put_down(s: tuple[int, ...], ctx: Context[Bounds]) -> Iterator[tuple[tuple[i
             yield (i,), s[:i] + (0,) + s[i + 1:]
 
 
-@invariant("ForkExclusive", "neighbours never eat at the same time", "Dijkstra 1965")
+def eats_beside_a_fork_holder(s: tuple[int, ...], ctx: Context[Bounds]) -> bool:
+    """a philosopher eats while a neighbour holds its left fork"""
+    n = ctx.b.n
+    return any(s[i] == 2 and 1 in (s[(i + 1) % n], s[i - 1]) for i in range(n))
+
+
+@invariant("ForkExclusive", "neighbours never eat at the same time", "Dijkstra 1965", premise=eats_beside_a_fork_holder)
 def fork_exclusive(s: tuple[int, ...], ctx: Context[Bounds]) -> bool:
     n = ctx.b.n
     return not any(s[i] == 2 and s[(i + 1) % n] == 2 for i in range(n))

@@ -45,6 +45,7 @@ class ElectionHandlers(NodeState):
         self.voted_for, self.leader_id = self.id, None
         self.role = CANDIDATE
         self._clear_role_state()
+        self._reset_connections()  # onBecomeCandidate
         self.granted = {self.id}
         self._persist()
         self._stop_all_timers()
@@ -72,7 +73,7 @@ class ElectionHandlers(NodeState):
         for v in self._others():
             if only is not None and v != only:
                 continue
-            if v not in self.granted and v not in self.rejected and not self._is_outstanding("VoteRequest", v, now):
+            if v not in self.granted and v not in self.rejected and self._ready(v, now):
                 self._send_vote_request(v)
         self.timers[T_VOTE_RESEND].reset(now, self.cfg.timers.request_timeout)
 
@@ -80,8 +81,8 @@ class ElectionHandlers(NodeState):
         """KIP-595 Vote: grant iff the epoch is current, no other vote and no leader in it, and the candidate's log
         is at least as up to date (KafkaRaftClient.handleVoteRequest)."""
         if req.candidate_epoch < self.epoch:
-            self._out(m.VoteResponse, req.src, error=m.FENCED_LEADER_EPOCH, leader_epoch=self.epoch,
-                      leader_id=self.leader_id, vote_granted=False)
+            self._out(m.VoteResponse, req.src, correlation_id=req.correlation_id, error=m.FENCED_LEADER_EPOCH,
+                      leader_epoch=self.epoch, leader_id=self.leader_id, vote_granted=False)
             return
         if req.candidate_epoch > self.epoch:
             self._become_unattached(req.candidate_epoch, now)
@@ -91,8 +92,8 @@ class ElectionHandlers(NodeState):
             self.role = VOTED
             self._persist()  # the vote is on disk before the response leaves
             self._reset_election_timer(now)
-        self._out(m.VoteResponse, req.src, error=m.NONE, leader_epoch=self.epoch, leader_id=self.leader_id,
-                  vote_granted=granted)
+        self._out(m.VoteResponse, req.src, correlation_id=req.correlation_id, error=m.NONE, leader_epoch=self.epoch,
+                  leader_id=self.leader_id, vote_granted=granted)
 
     def _log_ok(self, req: m.VoteRequest) -> bool:
         if "skip-log-check" in self.cfg.bugs:
@@ -113,7 +114,6 @@ class ElectionHandlers(NodeState):
         return False
 
     def _on_VoteResponse(self, resp: m.VoteResponse, now: float) -> None:
-        self.outstanding.pop(("VoteRequest", resp.src), None)
         if self._common_response(resp.leader_epoch, resp.leader_id, resp.error, now):
             return
         if self.role != CANDIDATE or resp.error != m.NONE:
@@ -137,6 +137,7 @@ class ElectionHandlers(NodeState):
         self.election_retries = 0
         self.log.append([m.Record(self.epoch, None)])  # LeaderChange control record in the new epoch
         self._init_leader_state(now)
+        self._reset_connections()  # onBecomeLeader
         for v in self._others():
             self._out(m.BeginQuorumEpochRequest, v, leader_epoch=self.epoch, leader_id=self.id)
 
@@ -161,7 +162,7 @@ class ElectionHandlers(NodeState):
             if only is not None and v != only:
                 continue
             if (v not in self.acked_begin and self.replica_end.get(v) is None
-                    and not self._is_outstanding("BeginQuorumEpochRequest", v, now)):
+                    and self._ready(v, now)):
                 self._out(m.BeginQuorumEpochRequest, v, leader_epoch=self.epoch, leader_id=self.id)
         self.timers[T_BEGIN_RESEND].reset(now, self.cfg.timers.request_timeout)
 
@@ -180,6 +181,7 @@ class ElectionHandlers(NodeState):
             return
         self.role = RESIGNED  # QuorumState.transitionToResigned: stays in its epoch, never leads or votes in it
         self._clear_role_state()
+        self._reset_connections()
         self._stop_all_timers()
         self._reset_election_timer(now)
         others = tuple(self._others())
@@ -190,15 +192,14 @@ class ElectionHandlers(NodeState):
     def _on_BeginQuorumEpochRequest(self, req: m.BeginQuorumEpochRequest, now: float) -> None:
         """KIP-595 BeginQuorumEpoch: a leader of an epoch at least ours is followed."""
         if req.leader_epoch < self.epoch:
-            self._out(m.BeginQuorumEpochResponse, req.src, error=m.FENCED_LEADER_EPOCH, leader_epoch=self.epoch,
-                      leader_id=self.leader_id)
+            self._out(m.BeginQuorumEpochResponse, req.src, correlation_id=req.correlation_id,
+                      error=m.FENCED_LEADER_EPOCH, leader_epoch=self.epoch, leader_id=self.leader_id)
             return
         self._maybe_transition(req.leader_id, req.leader_epoch, now)
-        self._out(m.BeginQuorumEpochResponse, req.src, error=m.NONE, leader_epoch=self.epoch,
-                  leader_id=self.leader_id)
+        self._out(m.BeginQuorumEpochResponse, req.src, correlation_id=req.correlation_id, error=m.NONE,
+                  leader_epoch=self.epoch, leader_id=self.leader_id)
 
     def _on_BeginQuorumEpochResponse(self, resp: m.BeginQuorumEpochResponse, now: float) -> None:
-        self.outstanding.pop(("BeginQuorumEpochRequest", resp.src), None)
         if self._common_response(resp.leader_epoch, resp.leader_id, resp.error, now):
             return
         if self.role == LEADER and resp.error == m.NONE:

@@ -18,12 +18,12 @@ class FetchHandlers(NodeState):
     def _on_fetch_due(self, now: float) -> None:
         if self.role != FOLLOWER or self.leader_id is None:
             return
-        if self.fetch_outstanding is not None:
-            lost_at = self.fetch_outstanding + self.cfg.timers.request_timeout
-            if now < lost_at:
-                # one Fetch at a time: look again when the outstanding one counts as lost
-                self.timers[T_FETCH].deadline = lost_at
-                return
+        entry = self.inflight.get(self.leader_id)
+        if not self._ready(self.leader_id, now):
+            # one Fetch at a time: look again when the one in flight times out (pollFollowerAsVoter)
+            assert entry is not None
+            self.timers[T_FETCH].deadline = entry[1] + self.cfg.timers.request_timeout
+            return
         self._send_fetch(now)
 
     def _on_FetchRequest(self, req: m.FetchRequest, now: float) -> None:
@@ -31,7 +31,8 @@ class FetchHandlers(NodeState):
 
         def reply(error: str, hw: int = -1, div: tuple[int, int] = (-1, -1),
                   records: tuple[m.Record, ...] = ()) -> None:
-            self._out(m.FetchResponse, req.src, error=error, leader_epoch=self.epoch, leader_id=self.leader_id,
+            self._out(m.FetchResponse, req.src, correlation_id=req.correlation_id, error=error, leader_epoch=self.epoch,
+                      leader_id=self.leader_id,
                       high_watermark=hw, diverging_epoch=div[0], diverging_end_offset=div[1],
                       base_offset=req.fetch_offset, records=records)
 
@@ -84,12 +85,10 @@ class FetchHandlers(NodeState):
         """KIP-595 Fetch at the follower: follow a newer leader, truncate on DivergingEpoch, append, move the HW,
         fetch again at once (KafkaRaftClient.handleFetchResponse, pollFollower)."""
         if self._common_response(resp.leader_epoch, resp.leader_id, resp.error, now):
-            self.fetch_outstanding = None
             if self.role == FOLLOWER:
                 self.timers[T_FETCH].reset(now, self.cfg.timers.retry_backoff)
             return
         if self.role != FOLLOWER or resp.src != self.leader_id or resp.error != m.NONE:
-            self.fetch_outstanding = None
             if self.role == FOLLOWER:
                 self.timers[T_FETCH].reset(now, self.cfg.timers.retry_backoff)
             return  # an answer to a request this node no longer expects
@@ -103,7 +102,7 @@ class FetchHandlers(NodeState):
                 point = self.log.truncation_point(resp.diverging_epoch, resp.diverging_end_offset)
             self.log.truncate_to(point)
         elif resp.base_offset != self.log.end_offset:
-            return  # an answer for a position we are no longer at (a duplicate): nothing to do
+            return  # not reachable: only the answer to the Fetch in flight is handled, and the log did not move
         else:
             if resp.records:
                 self.log.append(resp.records)  # flushed before the next Fetch reports the new end offset

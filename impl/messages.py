@@ -10,7 +10,10 @@ in Kafka: a log of n records has end offset n.
 
 Every message carries ``src``/``dst`` node ids and a ``mid`` (``"<src>.<seq>"``), unique per sender lifetime
 and restart, so that event logs can tie a receive to its send.  ``mid`` is not part of the message's content:
-``payload()`` leaves it out, and two sends of the same request are equal in content.
+``payload()`` leaves it out, and two sends of the same request are equal in content.  A request's ``mid`` is also
+its correlation id, carried in ``correlation_id`` (Kafka's request header; a network duplicate keeps it while its
+``mid`` differs); a response carries it back, and the requester handles only the response its RequestManager still
+expects (``impl/node_state.py``).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class Message:
 @dataclasses.dataclass(frozen=True)
 class VoteRequest(Message):
     kind: ClassVar[str] = "VoteRequest"
+    correlation_id: str  # the mid it was sent with
     candidate_epoch: int
     candidate_id: int
     last_epoch: int
@@ -64,6 +68,7 @@ class VoteRequest(Message):
 @dataclasses.dataclass(frozen=True)
 class VoteResponse(Message):
     kind: ClassVar[str] = "VoteResponse"
+    correlation_id: str  # the request's mid
     error: str
     leader_epoch: int
     leader_id: int | None
@@ -73,6 +78,7 @@ class VoteResponse(Message):
 @dataclasses.dataclass(frozen=True)
 class BeginQuorumEpochRequest(Message):
     kind: ClassVar[str] = "BeginQuorumEpochRequest"
+    correlation_id: str  # the mid it was sent with
     leader_epoch: int
     leader_id: int
 
@@ -80,6 +86,7 @@ class BeginQuorumEpochRequest(Message):
 @dataclasses.dataclass(frozen=True)
 class BeginQuorumEpochResponse(Message):
     kind: ClassVar[str] = "BeginQuorumEpochResponse"
+    correlation_id: str  # the request's mid
     error: str
     leader_epoch: int
     leader_id: int | None
@@ -96,6 +103,7 @@ class EndQuorumEpochRequest(Message):
 @dataclasses.dataclass(frozen=True)
 class FetchRequest(Message):
     kind: ClassVar[str] = "FetchRequest"
+    correlation_id: str  # the mid it was sent with
     current_leader_epoch: int
     fetch_offset: int
     last_fetched_epoch: int
@@ -105,6 +113,7 @@ class FetchRequest(Message):
 @dataclasses.dataclass(frozen=True)
 class FetchResponse(Message):
     kind: ClassVar[str] = "FetchResponse"
+    correlation_id: str  # the request's mid
     error: str
     leader_epoch: int
     leader_id: int | None
@@ -169,6 +178,10 @@ KINDS: dict[str, type[Message]] = {
 }
 
 RAFT_KINDS = frozenset(k for k in KINDS if not k.startswith(("Client", "Describe")))
+
+
+REQUEST_KINDS = frozenset(("VoteRequest", "BeginQuorumEpochRequest", "FetchRequest"))  # through the RequestManager
+RESPONSE_KINDS = frozenset(("VoteResponse", "BeginQuorumEpochResponse", "FetchResponse"))  # matched against it
 
 
 def is_raft(msg: Message) -> bool:

@@ -5,8 +5,12 @@
   leader(s) accepted them, which is the model's ``hist.values`` counter (client_request appends value values+1).
 - messages: each impl RPC maps field by field to the model's message tuple: VoteRequest -> Vote (prevote false),
   FetchResponse -> (.., error code, div_epoch, div_end, base offset, entries, hw) etc.; an error or DivergingEpoch
-  answer carries NONE for offset and hw in the model (the follower does not use them).  ``mid`` and the fields the
-  model does not have (candidate_id, leader_id of requests, replica_id, preferred_successors) are dropped.
+  answer carries NONE for offset and hw in the model (the follower does not use them).  ``mid``,
+  ``correlation_id`` and the fields the model does not have (candidate_id, leader_id of requests, replica_id,
+  preferred_successors) are dropped.
+- correlation ids: a request or response ends with the model's ``cur`` flag, true when the requester's
+  RequestManager still expects it: a request or response whose ``correlation_id`` is the one the requester's last
+  logged state shows in flight to that peer (``inflight``, see ``Mapper.note``).
 - leader bookkeeping: the model's ``ends[j]`` is the impl's ``replica_end[j]``; for a voter the leader has not heard
   a Fetch from, it is 0 if the voter acknowledged BeginQuorumEpoch, else -1; the leader's own entry is its log end.
 - candidate bookkeeping: ``votes[j]`` is 1 for granted (and itself), 0 for rejected, -1 for no answer.
@@ -54,6 +58,14 @@ class Mapper:
     def __init__(self, n: int) -> None:
         self.n = n
         self.values: dict[str, int] = {}
+        self.inflight: dict[int, dict[int, str]] = {}  # model voter -> peer -> correlation id it expects
+
+    def note(self, me: int, st: dict[str, Any]) -> None:
+        """Remember the RequestManager of model voter ``me`` from its logged state (``inflight``)."""
+        self.inflight[me] = {self.nid(int(k)): str(v) for k, v in (st.get("inflight") or {}).items()}
+
+    def current(self, requester: int, peer: int, cid: str | None) -> bool:
+        return cid is not None and self.inflight.get(requester, {}).get(peer) == cid
 
     @staticmethod
     def nid(x: int | None) -> int:
@@ -76,28 +88,33 @@ class Mapper:
 
     def message(self, j: dict[str, Any]) -> tuple[Any, ...]:
         kind, src, dst = j["type"], self.nid(j["src"]), self.nid(j["dst"])
+        if kind.endswith("Request"):
+            cur = self.current(src, dst, j.get("correlation_id"))
+        else:
+            cur = self.current(dst, src, j.get("correlation_id"))
         if kind == "VoteRequest":
-            return (VOTE_REQ, src, dst, j["candidate_epoch"], j["last_epoch"], j["last_offset"], False)
+            return (VOTE_REQ, src, dst, j["candidate_epoch"], j["last_epoch"], j["last_offset"], False, cur)
         if kind == "VoteResponse":
             return (VOTE_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), ERROR_CODES[j["error"]],
-                    bool(j["vote_granted"]), False)
+                    bool(j["vote_granted"]), False, cur)
         if kind == "BeginQuorumEpochRequest":
-            return (BEGIN_EPOCH, src, dst, j["leader_epoch"])
+            return (BEGIN_EPOCH, src, dst, j["leader_epoch"], cur)
         if kind == "BeginQuorumEpochResponse":
-            return (BEGIN_EPOCH_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), ERROR_CODES[j["error"]])
+            return (BEGIN_EPOCH_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), ERROR_CODES[j["error"]],
+                    cur)
         if kind == "EndQuorumEpochRequest":
             return (END_EPOCH, src, dst, j["leader_epoch"])
         if kind == "FetchRequest":
-            return (FETCH, src, dst, j["current_leader_epoch"], j["fetch_offset"], j["last_fetched_epoch"])
+            return (FETCH, src, dst, j["current_leader_epoch"], j["fetch_offset"], j["last_fetched_epoch"], cur)
         if kind == "FetchResponse":
             error = ERROR_CODES[j["error"]]
             if error != ERROR_CODES["NONE"] or j["diverging_epoch"] >= 0:
                 # an error or DivergingEpoch answer: the model keeps neither the fetch offset nor the HW in it
                 return (FETCH_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), error,
-                        j["diverging_epoch"], j["diverging_end_offset"], NONE, (), NONE)
+                        j["diverging_epoch"], j["diverging_end_offset"], NONE, (), NONE, cur)
             return (FETCH_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), error,
                     j["diverging_epoch"], j["diverging_end_offset"], j["base_offset"],
-                    self.entries(j["records"]), j["high_watermark"])
+                    self.entries(j["records"]), j["high_watermark"], cur)
         raise NotValidatable(f"message type {kind!r} is not part of the quorum model")
 
     def voter(self, st: dict[str, Any], me: int) -> tuple[Any, ...]:

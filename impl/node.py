@@ -10,9 +10,12 @@ Every handler invocation is one *event*: the node records what it handled, what 
 Roles (QuorumState): Unattached, Voted, Candidate, Leader, Follower, Resigned.  Offsets are 0-based; a log of n
 records has end offset n; the high watermark is an end offset (records below it are committed).
 
-Outstanding requests (RequestManager): a node keeps at most one Fetch in flight, and at most one Vote or
-BeginQuorumEpoch request per destination; a request that got no answer within ``request_timeout`` counts as lost
-and may be sent again.  A follower sends its next Fetch as soon as it has handled a response (pollFollower).
+Requests in flight (RequestManager, Kafka 4.0): a node keeps at most one request per destination (so at most one
+Fetch), remembered by its correlation id (the request's ``mid``); a request that got no answer within
+``request_timeout`` is forgotten when the node sends its replacement, and every change of role or epoch forgets
+them all.  A response is handled only if it carries the correlation id still expected from its sender
+(KafkaRaftClient.handleInboundMessage); any other (a duplicate, a late answer to a forgotten request) is dropped
+unread.  A follower sends its next Fetch as soon as it has handled a response (pollFollower).
 
 Fetch purgatory: a leader does not answer at once a Fetch that would return nothing new (no records, no progress of
 the voter's end offset, no high-watermark change since the last answer to that voter); it parks the request, still
@@ -152,6 +155,12 @@ class KRaftNode(ElectionHandlers, FetchHandlers):
         handler: Callable[[Any, float], None] | None = getattr(self, "_on_" + msg.kind, None)
         if handler is None:
             raise ValueError(f"node {self.id} cannot handle {msg.kind}")
+        if msg.kind in m.RESPONSE_KINDS:
+            if not self._expected(msg):
+                # KafkaRaftClient.handleInboundMessage: "Ignoring response ... since it is no longer needed"
+                self._finish("receive", now, msg=msg, ignored=True)
+                return
+            del self.inflight[msg.src]  # RequestManager.onResponseResult: the request is answered
         handler(msg, now)
         self._finish("receive", now, msg=msg)
 
@@ -186,6 +195,8 @@ class KRaftNode(ElectionHandlers, FetchHandlers):
             "leader": self.leader_id,
             "log": [[r.epoch, r.value] for r in self.log.records()],
             "hw": self.hw,
+            # the RequestManager: destination -> correlation id of the request in flight (volatile)
+            "inflight": {str(k): v[0] for k, v in sorted(self.inflight.items())},
         }
         if self.role == CANDIDATE:
             out["granted"] = sorted(self.granted)

@@ -97,9 +97,9 @@ class NodeState:
         self.replica_end: dict[int, int | None] = {}
         self.acked_begin: set[int] = set()
         self.fetched_since_check: set[int] = set()
-        # outstanding requests (RequestManager): (kind, destination) -> time sent; fetch: one at a time
-        self.outstanding: dict[tuple[str, int], float] = {}
-        self.fetch_outstanding: float | None = None
+        # the RequestManager (Kafka raft/RequestManager.java): per destination, the correlation id (mid) of the one
+        # request in flight and when it was sent; a response is handled only if it carries that id
+        self.inflight: dict[int, tuple[str, float]] = {}
         # fetch purgatory: parked (request, sender's Lamport clock, deadline); high watermark last sent per voter
         self.parked: list[tuple[m.FetchRequest, int, float]] = []
         self.hw_sent: dict[int, int] = {}
@@ -110,16 +110,34 @@ class NodeState:
         return f"{self.id}.{self.incarnation}.{self._msg_seq}"
 
     def _out(self, cls: type[m.Message], dst: int, **fields: Any) -> None:
-        msg = cls(src=self.id, dst=dst, mid=self._mid(), **fields)
-        if isinstance(msg, (m.VoteRequest, m.BeginQuorumEpochRequest)):
-            self.outstanding[(msg.kind, dst)] = self._now
-        elif isinstance(msg, m.FetchRequest):
-            self.fetch_outstanding = self._now
+        mid = self._mid()
+        if cls.kind in m.REQUEST_KINDS:
+            fields["correlation_id"] = mid
+            self.inflight[dst] = (mid, self._now)  # RequestManager.onRequestSent
+        msg = cls(src=self.id, dst=dst, mid=mid, **fields)
         self._outbox.append(msg)
 
-    def _is_outstanding(self, kind: str, dst: int, now: float) -> bool:
-        sent = self.outstanding.get((kind, dst))
-        return sent is not None and now < sent + self.cfg.timers.request_timeout
+    # ---- the RequestManager (Kafka 4.0 raft/RequestManager.java, KafkaRaftClient.handleInboundMessage) -----------
+    def _ready(self, dst: int, now: float) -> bool:
+        """RequestManager.isReady: no request in flight to ``dst``, or it timed out (``request_timeout``), in which
+        case it is forgotten here, just before the caller sends its replacement: its late response is ignored."""
+        entry = self.inflight.get(dst)
+        if entry is None:
+            return True
+        if now >= entry[1] + self.cfg.timers.request_timeout:
+            del self.inflight[dst]
+            return True
+        return False
+
+    def _expected(self, resp: m.Message) -> bool:
+        """RequestManager.isResponseExpected: ``resp`` answers the request in flight to its sender."""
+        entry = self.inflight.get(resp.src)
+        return entry is not None and entry[0] == getattr(resp, "correlation_id", None)
+
+    def _reset_connections(self) -> None:
+        """RequestManager.resetAll, which KafkaRaftClient calls on every change of role or epoch (onBecomeLeader,
+        onBecomeCandidate, onBecomeFollower, transitionToUnattached, transitionToResigned), not on granting a vote."""
+        self.inflight.clear()
 
     def _others(self) -> list[int]:
         return [v for v in self.cfg.voters if v != self.id]
@@ -145,6 +163,7 @@ class NodeState:
         self.epoch, self.voted_for, self.leader_id = epoch, None, None
         self.role = UNATTACHED
         self._clear_role_state()
+        self._reset_connections()
         self._persist()
         self._stop_all_timers()
         self._reset_election_timer(now)
@@ -158,6 +177,7 @@ class NodeState:
         self.epoch, self.leader_id = epoch, leader
         self.role = FOLLOWER
         self._clear_role_state()
+        self._reset_connections()
         self._persist()
         self._stop_all_timers()
         self._start_following(now)

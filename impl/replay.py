@@ -16,8 +16,9 @@ The model's network holds at most ``max_msgs`` messages and a step whose message
 loss, every message the implementation has in flight beyond what the model's state holds, so that both networks
 agree again.
 
-Virtual time moves 10 s per step, so every outstanding request counts as lost when the model retries it, and no
-timer fires unless a step fires it.  Leaders answer every Fetch at once (no fetch purgatory).  The model's
+Virtual time moves 10 s per step, so every request in flight has timed out when the model retries it (the model's
+send action forgets the old request as the implementation's RequestManager does), and no timer fires unless a step
+fires it.  Leaders answer every Fetch at once (no fetch purgatory).  The model's
 mutations switch on the implementation's bug of the same name (``impl/bugs.py``).
 
 After every step the implementation's state is projected onto the model's vocabulary (``impl/modelmap.py``) and
@@ -110,7 +111,15 @@ class _Replayer:
     def voters(self) -> list[tuple[Any, ...]]:
         return [self.map.voter(self.node(i).snapshot(), i) for i in range(self.n)]
 
+    def note_inflight(self) -> None:
+        """Give the mapper every live node's RequestManager, so that messages map with their correlation flag."""
+        for i in range(self.n):
+            node = self.cluster.nodes.get(i + 1)
+            if node is not None:
+                self.map.note(i, node.snapshot())
+
     def net(self) -> tuple[Any, ...]:
+        self.note_inflight()
         out = []
         for item in self.cluster.in_flight.values():
             if m.is_raft(item.msg):
@@ -133,6 +142,7 @@ class _Replayer:
 
     # ---- one model step -------------------------------------------------------------------------------------------
     def find(self, msg: tuple[Any, ...]) -> str:
+        self.note_inflight()
         for mid, item in self.cluster.in_flight.items():
             if m.is_raft(item.msg) and self.map.message(m.to_json(item.msg)) == tuple(msg):
                 return mid
@@ -188,6 +198,7 @@ class _Replayer:
 
     def reconcile(self, state: Any) -> None:
         """Drop (as network loss) the implementation's in-flight messages beyond what the model's state holds."""
+        self.note_inflight()
         want: dict[tuple[Any, ...], int] = {}
         for mm in state.net:
             want[tuple(mm)] = want.get(tuple(mm), 0) + 1

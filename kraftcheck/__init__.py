@@ -17,7 +17,7 @@ from kraftcheck.checker.api import check, load_trace, replay_trace, simulate
 from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.traces.trace import Trace
-from kraftcheck.model import Action, Context, Model, Variant, fingerprint_of, stable_encode, to_view
+from kraftcheck.model import Action, Context, Diagram, Model, Variant, by_param, fingerprint_of, stable_encode, to_view
 from kraftcheck.spec import (
     ActionProperty,
     Invariant,
@@ -34,6 +34,7 @@ __all__ = [
     "Action",
     "ActionProperty",
     "Context",
+    "Diagram",
     "Invariant",
     "Liveness",
     "Model",
@@ -47,6 +48,7 @@ __all__ = [
     "Variant",
     "__version__",
     "action_property",
+    "by_param",
     "check",
     "fingerprint_of",
     "invariant",

@@ -30,6 +30,8 @@ without a copy).
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -47,12 +49,44 @@ ActionFn = Callable[[Any, "Context"], Iterable[Any]]
 @attrs.frozen
 class Variant:
     """A named switch that changes one rule.  ``kind`` is ``feature`` or ``mutation``; a mutation names the property
-    it is expected to break (``expect``) so that CI can assert the checker still finds the bug."""
+    it is expected to break (``expect``) so that CI can assert the checker still finds the bug, and the bound
+    overrides it needs to be found (``bounds``), which ``check --variant NAME`` applies: a mutation whose bug lies
+    beyond the default bounds must not pass as ok.  A mutation the properties cannot tell from the original (an
+    equivalent mutant) names no property and says why in ``equivalent``."""
 
     name: str
     kind: str
     doc: str
     expect: str | None = None
+    bounds: tuple[tuple[str, Any], ...] = ()
+    equivalent: str | None = None
+
+    @property
+    def needs(self) -> dict[str, Any]:
+        """The bound overrides this variant needs, as a dict."""
+        return dict(self.bounds)
+
+
+@attrs.frozen
+class Profile:
+    """A named set of bound overrides (``--profile NAME``): ``default`` is the bounds' own defaults, ``deep`` goes
+    further.  ``states`` and ``seconds`` are what the profile was measured to take (distinct states, one-core CPU
+    seconds), shown by ``list`` so that a user knows the cost before starting."""
+
+    name: str
+    doc: str
+    bounds: tuple[tuple[str, Any], ...] = ()
+    states: int | None = None
+    seconds: float | None = None
+
+
+@attrs.frozen
+class Reduction:
+    """A state-space reduction that removes behaviour, switched by the boolean bound ``bound`` (on = reduced).
+    Declared so that results can say which behaviours a run left out, and profiles can switch it off."""
+
+    bound: str
+    doc: str
 
 
 @attrs.frozen
@@ -102,6 +136,7 @@ class Model(Generic[S, B]):
         encode: Callable[[Any], bytes] = stable_encode,
         view: Callable[[Any], Any] = to_view,
         bags: tuple[str, ...] = (),
+        diagram: Any = None,
     ) -> None:
         if not attrs.has(bounds):  # the bounds record is an attrs class: typed fields with defaults
             raise TypeError("bounds must be an attrs class whose fields all have defaults")
@@ -113,11 +148,17 @@ class Model(Generic[S, B]):
         self.bags = bags  # view paths that hold a multiset (messages in flight): traces diff them as bags
         self.actions: list[Action] = []
         self.variants: dict[str, Variant] = {}
+        self.profiles: dict[str, Profile] = {}
+        # the profiles the main job (``kraftcheck check`` with no model named) runs; a second one covers a fault the
+        # default cannot afford, and a premise or target reached in either counts as reached (see cli/commands.py)
+        self.main_profiles: tuple[str, ...] = ("default",)
+        self.reductions: dict[str, Reduction] = {}
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
         self.fairness: list[Any] = []  # model.fairness.Fairness records, see declare_fairness
         self._init: Callable[[B], Iterable[S]] | None = None
+        self.diagram: Any = diagram  # how sequence diagrams read nodes and messages (model.diagram.Diagram)
 
     # ---- building a model -------------------------------------------------------------------------------------
     def init(self, fn: Callable[[B], Iterable[S]]) -> Callable[[B], Iterable[S]]:
@@ -137,15 +178,55 @@ class Model(Generic[S, B]):
 
         return register(fn) if fn is not None else register
 
-    def variant(self, name: str, doc: str, kind: str = "feature", expect: str | None = None) -> Variant:
-        """Declare a variant.  ``kind='mutation'`` must name the property it is expected to break."""
+    def variant(
+        self,
+        name: str,
+        doc: str,
+        kind: str = "feature",
+        expect: str | None = None,
+        bounds: dict[str, Any] | None = None,
+        equivalent: str | None = None,
+    ) -> Variant:
+        """Declare a variant.  ``kind='mutation'`` must name the property it is expected to break (``expect``), or
+        say why no property can (``equivalent``); ``bounds`` are the overrides it needs to be found."""
         if kind not in ("feature", "mutation"):
             raise ValueError("variant kind is 'feature' or 'mutation'")
-        if kind == "mutation" and not expect:
+        if kind == "mutation" and not expect and not equivalent:
             raise ValueError(f"mutation variant {name} must name the property it breaks (expect=...)")
-        v = Variant(name, kind, doc, expect)
+        if equivalent and (kind != "mutation" or expect):
+            raise ValueError(f"variant {name}: only a mutation without expect=... can be equivalent")
+        self._check_bound_names(f"variant {name}", bounds or {})
+        v = Variant(name, kind, doc, expect, tuple((bounds or {}).items()), equivalent)
         self.variants[name] = v
         return v
+
+    def profile(
+        self,
+        name: str,
+        doc: str,
+        bounds: dict[str, Any] | None = None,
+        states: int | None = None,
+        seconds: float | None = None,
+    ) -> Profile:
+        """Declare a bounds profile (``--profile NAME``); ``states``/``seconds`` record what it was measured to take."""
+        self._check_bound_names(f"profile {name}", bounds or {})
+        p = Profile(name, doc, tuple((bounds or {}).items()), states, seconds)
+        self.profiles[name] = p
+        return p
+
+    def reduction(self, bound: str, doc: str) -> Reduction:
+        """Declare that the boolean bound ``bound`` switches a reduction that removes behaviour (on = reduced)."""
+        fields = self.bound_fields()
+        if not isinstance(fields.get(bound), bool):
+            raise ValueError(f"reduction {bound}: the model's bounds need a boolean field {bound!r}")
+        r = Reduction(bound, doc)
+        self.reductions[bound] = r
+        return r
+
+    def _check_bound_names(self, what: str, bounds: dict[str, Any]) -> None:
+        unknown = sorted(set(bounds) - set(self.bound_fields()))
+        if unknown:
+            raise ValueError(f"{what} of model {self.name} sets unknown bound {unknown[0]!r}")
 
     def symmetric(
         self, fn: Callable[[S, B], S], encoding: Callable[[S, B], bytes] | None = None
@@ -175,6 +256,46 @@ class Model(Generic[S, B]):
         self.validate_bounds = fn
         return fn
 
+    # ---- deriving a model (a protocol change in the user's own file) -----------------------------------------
+    def derive(self, name: str, doc: str | None = None) -> Model[S, B]:
+        """A copy of this model under a new name, to change without touching the original: replace or remove an
+        action (``replace_action``, ``remove_action``), add one (``@m.action``), add a variant (``m.variant``) or a
+        profile.  Bounds, initial states, encoding, view, bags, symmetry and diagram hooks are shared.  Traces and
+        results name the derived model.  A replaced action must keep the symmetry the model declares (e.g. treat
+        every voter id alike), or the derived model must drop it with ``m.symmetry = None``."""
+        m: Model[S, B] = Model(name, self.bounds_type, self.doc if doc is None else doc, self.encode, self.view,
+                               self.bags)
+        m.actions = list(self.actions)
+        m.variants = dict(self.variants)
+        m.profiles = dict(self.profiles)
+        m.reductions = dict(self.reductions)
+        m.symmetry, m.symmetry_encoding = self.symmetry, self.symmetry_encoding
+        m.validate_bounds, m._init = self.validate_bounds, self._init
+        m.diagram = self.diagram
+        return m
+
+    def replace_action(self, name: str, fn: ActionFn | None = None, *, params: tuple[str, ...] | None = None) -> Any:
+        """Replace the function of action ``name`` (same place, same parameter names unless ``params`` is given);
+        ``m.replace_action("receive_vote", fn)`` or as a decorator ``@m.replace_action("receive_vote")``."""
+        index = next((i for i, a in enumerate(self.actions) if a.name == name), None)
+        if index is None:
+            raise ValueError(f"model {self.name} has no action {name!r} (actions: "
+                             f"{', '.join(a.name for a in self.actions)})")
+
+        def register(f: ActionFn) -> ActionFn:
+            old = self.actions[index]
+            doc = (f.__doc__ or "").strip().split("\n")[0] or old.doc
+            self.actions[index] = Action(name, f, old.params if params is None else tuple(params), doc)
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def remove_action(self, name: str) -> None:
+        """Drop action ``name`` (e.g. a fault the changed protocol rules out)."""
+        if self.action_named(name) is None:
+            raise ValueError(f"model {self.name} has no action {name!r}")
+        self.actions = [a for a in self.actions if a.name != name]
+
     # ---- reading a model --------------------------------------------------------------------------------------
     def default_bounds(self) -> B:
         return self.bounds_type()  # type: ignore[no-any-return]
@@ -182,6 +303,28 @@ class Model(Generic[S, B]):
     def bound_fields(self) -> dict[str, Any]:
         """Bound name -> default value, in declaration order."""
         return {a.name: a.default for a in attrs.fields(self.bounds_type)}
+
+    def bound_docs(self) -> dict[str, str]:
+        """Bound name -> what it means: ``metadata={"doc": ...}`` on the attrs field, else the comment that ends the
+        field's line in the source (how the built-in models document their bounds), else nothing."""
+        docs = _source_comments(self.bounds_type)
+        for a in attrs.fields(self.bounds_type):
+            if a.metadata.get("doc"):
+                docs[a.name] = str(a.metadata["doc"])
+        return {name: docs[name] for name in self.bound_fields() if docs.get(name)}
+
+    def profile_bounds(self, name: str) -> dict[str, Any]:
+        """The overrides of profile ``name`` (``default`` is always there: no overrides unless declared)."""
+        if name in self.profiles:
+            return dict(self.profiles[name].bounds)
+        if name == "default":
+            return {}
+        accepted = ", ".join(["default", *[p for p in self.profiles if p != "default"]])
+        raise BadBound(f"model {self.name} has no profile {name!r} (profiles: {accepted})")
+
+    def active_reductions(self, bounds: Any) -> list[str]:
+        """The declared reductions switched on in ``bounds``."""
+        return [r for r in self.reductions if getattr(bounds, r)]
 
     def make_bounds(self, overrides: dict[str, str | int | bool] | None = None) -> B:
         """Bounds from defaults plus ``name=value`` overrides, each converted to the field's type (raises BadBound)."""
@@ -241,6 +384,23 @@ class Model(Generic[S, B]):
 
             return sym_fingerprint
         return lambda s: fingerprint_of(encode, sym(s, b))
+
+
+def _source_comments(cls: type) -> dict[str, str]:
+    """``name: type = default  # comment`` lines of a class body -> {name: comment}; {} when there is no source."""
+    try:
+        lines = inspect.getsource(cls).splitlines()
+    except (OSError, TypeError):
+        return {}
+    out: dict[str, str] = {}
+    for line in lines:
+        m = _FIELD_LINE.match(line)
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+_FIELD_LINE = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#=]+=[^#]*#\s*(.+)$")
 
 
 def _convert(key: str, raw: str | int | bool, default: Any) -> Any:

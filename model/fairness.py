@@ -9,7 +9,10 @@ A liveness property only holds under assumptions about the scheduler: without an
     )
 
 * ``weak`` (WF): an instance that stays enabled forever is eventually taken;
-* ``strong`` (SF): an instance enabled infinitely often is eventually taken.
+* ``strong`` (SF): an instance enabled infinitely often is eventually taken;
+* ``finite``: the family is a fault that eventually stops (TLA+ ``<>[]~A``): its steps may occur any number of times
+  in a prefix but never on the cycle of a lasso.  For a fault with no counter in the state (message loss when the
+  model lets it repeat), this is how "faults stay bounded" is stated without cutting behaviours at a bound.
 
 An *instance* is the whole family, or with ``per`` one instance per value of the named action parameters (one
 philosopher, one message).  ``when(state, params, ctx)`` narrows the family to a sub-action (the election timeout of
@@ -31,7 +34,7 @@ from typing import Any
 
 import attrs
 
-KINDS = ("weak", "strong")
+KINDS = ("weak", "strong", "finite")
 
 
 @attrs.frozen
@@ -46,7 +49,9 @@ class Fairness:
 
     def __attrs_post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"fairness {self.name}: kind is 'weak' or 'strong', not {self.kind!r}")
+            raise ValueError(f"fairness {self.name}: kind is 'weak', 'strong' or 'finite', not {self.kind!r}")
+        if self.kind == "finite" and (self.per or self.when is not None or self.cut is not None):
+            raise ValueError(f"fairness {self.name}: a finite family is whole actions (no per, when or cut)")
         if not self.actions:
             raise ValueError(f"fairness {self.name}: names no action")
         if self.cut is not None and self.per:
@@ -77,3 +82,9 @@ def strong(
 ) -> Fairness:
     """Strong fairness (TLA+ ``SF``): what is enabled infinitely often is eventually taken."""
     return Fairness("strong", name, tuple(actions), tuple(per), when, cut, doc)
+
+
+def finite(name: str, actions: tuple[str, ...] | list[str], *, doc: str = "") -> Fairness:
+    """A fault that eventually stops (``<>[]~A``): its steps never lie on a lasso's cycle (every step of these
+    actions, whatever else it belongs to)."""
+    return Fairness("finite", name, tuple(actions), (), None, None, doc)

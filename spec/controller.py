@@ -27,11 +27,50 @@ Step = tuple[str, tuple[Any, ...]]
 # ---- invariants -----------------------------------------------------------------------------------------------------
 
 
+# ---- premises: the situation in which each safety property could fail (spec/core.py) -----------------------------
+
+
+def two_believe_active(s: State, ctx: Context[Bounds]) -> bool:
+    """two controllers believe at once that they are active (a deposed one has not renounced yet)"""
+    return sum(s.ml.active) >= 2
+
+
+def uncommitted_while_broker_runs(s: State, ctx: Context[Bounds]) -> bool:
+    """the log holds an uncommitted entry while a broker is running and could fetch it"""
+    return len(s.ml.log) > s.ml.hw and any(br.proc != OFFLINE for br in s.brokers)
+
+
+def partition_changed_twice(s: State, ctx: Context[Bounds]) -> bool:
+    """the log holds two partition changes of one partition (a later one could carry an older epoch)"""
+    seen: set[int] = set()
+    for e in s.ml.log:
+        for r in e.records:
+            if r[0] == PART:
+                if r[1] in seen:
+                    return True
+                seen.add(r[1])
+    return False
+
+
+def leader_fenced_or_stopped(s: State, ctx: Context[Bounds]) -> bool:
+    """a broker is fenced or enters controlled shutdown while it leads a partition (its leadership must move)"""
+    leaders: dict[int, int] = {}
+    for e in s.ml.log:
+        before = set(leaders.values())
+        for r in e.records:
+            if r[0] == PART:
+                leaders[r[1]] = r[2]
+            elif r[0] in (FENCE, CS) and r[1] in before:
+                return True
+    return False
+
+
 @invariant(
     "SingleActiveControllerPerEpoch",
     "no two controllers act as active in the same controller epoch, and every log entry of one epoch was written by "
     "one controller",
     "KIP-631 'Controller epoch' / KIP-595 Vote (one leader per epoch); QuorumController.claim",
+    premise=two_believe_active,
 )
 def single_active(s: State, ctx: Context[Bounds]) -> bool:
     ml = s.ml
@@ -54,6 +93,7 @@ def single_active(s: State, ctx: Context[Bounds]) -> bool:
     "watermark)",
     "KIP-500 'brokers consume metadata events from the event log'; KIP-631 'only committed records are applied' "
     "(MetadataLoader reads up to the high watermark)",
+    premise=uncommitted_while_broker_runs,
 )
 def apply_only_committed(s: State, ctx: Context[Bounds]) -> bool:
     hw = s.ml.hw
@@ -65,6 +105,7 @@ def apply_only_committed(s: State, ctx: Context[Bounds]) -> bool:
     "along the metadata log every partition's partition epoch strictly increases and its leader epoch never "
     "decreases",
     "KIP-631 PartitionChangeRecord / PartitionRegistration.partitionEpoch; PartitionChangeBuilder",
+    premise=partition_changed_twice,
 )
 def partition_epoch_monotonic(s: State, ctx: Context[Bounds]) -> bool:
     last: dict[int, tuple[int, int]] = {}
@@ -87,6 +128,7 @@ def _leader_in_isr(img: Image) -> bool:
     "LeaderInIsr",
     "in the metadata every partition leader is a member of the partition's ISR",
     "KIP-631 PartitionRecord (Leader, Isr); ReplicationControlManager.generateLeaderAndIsrUpdates",
+    premise=leader_fenced_or_stopped,
 )
 def leader_in_isr(s: State, ctx: Context[Bounds]) -> bool:
     # every prefix of the current log was once the whole log, so checking the whole log's image in every state
@@ -98,6 +140,7 @@ def leader_in_isr(s: State, ctx: Context[Bounds]) -> bool:
     "FencedBrokerLeadsNothing",
     "no partition is led by a broker whose registration is fenced or missing",
     "KIP-631 'Fencing' (fenced brokers are removed from leadership); ReplicationControlManager.handleBrokerFenced",
+    premise=leader_fenced_or_stopped,
 )
 def fenced_leads_nothing(s: State, ctx: Context[Bounds]) -> bool:
     img = controller_image(s, ctx.b)
@@ -118,11 +161,59 @@ def _seen_epoch(s: State, br: Any) -> int:
     return s.ml.log[n - 1].epoch if n else 0
 
 
+def failover_step(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a controller failover: an election after an earlier controller epoch"""
+    return step[0] == "elect" and s.ml.epoch > 0
+
+
+def _handler(step: Step) -> int | None:
+    """The controller a step's request or write goes to (None for steps no controller handles)."""
+    name, params = step
+    if name == "session_timeout":
+        return int(params[0])
+    if name in ("register", "heartbeat", "alter_isr", "deliver_stray"):
+        return int(params[-1])
+    return None
+
+
+def deposed_controller_acts(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a deposed controller that still believes it is active handles a request or times a session out"""
+    c = _handler(step)
+    return c is not None and c >= 0 and mlog.is_zombie(s.ml, c)
+
+
+def _request_epoch(s: State, step: Step) -> int | None:
+    """The broker epoch a heartbeat, AlterPartition or late heartbeat carries (None for other steps)."""
+    name, params = step
+    if name == "deliver_stray":
+        req = s.brokers[params[0]].stray
+        return None if req is None else int(req.broker_epoch)
+    if name in ("heartbeat", "alter_isr"):
+        return int(s.brokers[params[0]].epoch)
+    return None
+
+
+def stale_broker_epoch_arrives(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a request carrying a stale broker epoch reaches a controller that believes it is active"""
+    epoch = _request_epoch(s, step)
+    to = step[1][-1] if step[1] else -1
+    if epoch is None or to < 0 or not s.ml.active[to]:
+        return False
+    reg = controller_image(s, ctx.b).regs[step[1][0]]
+    return reg is None or reg.epoch != epoch
+
+
+def election_truncates(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """an election truncates uncommitted entries of the log"""
+    return step[0] == "elect" and len(t.ml.log) < len(s.ml.log)
+
+
 @action_property(
     "ControllerEpochMonotonic",
     "the controller epoch never goes backwards: not at any controller node, not as seen by any broker, not along "
     "the metadata log (a running broker sees the epoch of the last metadata entry it applied)",
     "KIP-631 'Controller epoch' (the leader epoch of the metadata log); KIP-595 epochs only grow",
+    premise=failover_step,
 )
 def controller_epoch_monotonic(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
     sml, tml = s.ml, t.ml
@@ -148,6 +239,7 @@ def controller_epoch_monotonic(s: State, step: Step, t: State, ctx: Context[Boun
     "nothing a deposed controller proposes is ever committed",
     "KIP-595 FENCED_LEADER_EPOCH; KIP-631 'the controller epoch fences writes of a stale controller' "
     "(KafkaRaftClient.scheduleAtomicAppend rejects a stale epoch)",
+    premise=deposed_controller_acts,
 )
 def stale_controller_fenced(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
     if len(t.ml.log) <= len(s.ml.log) or step[0] == "elect":
@@ -161,30 +253,17 @@ def stale_controller_fenced(s: State, step: Step, t: State, ctx: Context[Bounds]
     "a heartbeat or AlterPartition whose broker epoch is not the broker's current registration epoch is rejected: "
     "handling it writes nothing",
     "KIP-631 BrokerHeartbeat/AlterPartition BrokerEpoch (STALE_BROKER_EPOCH); ClusterControlManager.checkBrokerEpoch",
+    premise=stale_broker_epoch_arrives,
 )
 def broker_epoch_fencing(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
-    name, params = step
-    if name == "deliver_stray":
-        req = s.brokers[params[0]].stray
-        if req is None:
-            return True
-        epoch = req.broker_epoch
-    elif name in ("heartbeat", "alter_isr"):
-        epoch = s.brokers[params[0]].epoch
-    else:
-        return True
-    to = params[-1]
-    if to < 0 or not s.ml.active[to]:
-        return True
-    reg = controller_image(s, ctx.b).regs[params[0]]
-    stale = reg is None or reg.epoch != epoch
-    return not stale or t.ml.log == s.ml.log
+    return not stale_broker_epoch_arrives(s, step, t, ctx) or t.ml.log == s.ml.log
 
 
 @action_property(
     "CommittedNeverLost",
     "the committed prefix of the metadata log never changes and the high watermark never moves back",
     "KIP-595 high watermark; Raft state machine safety (what the abstract metadata log guarantees)",
+    premise=election_truncates,
 )
 def committed_never_lost(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
     return t.ml.hw >= s.ml.hw and t.ml.log[: s.ml.hw] == s.ml.log[: s.ml.hw]

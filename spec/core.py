@@ -7,6 +7,12 @@ Kinds (as in TLC and Stateright):
 - ``reachable``: ``pred(state, ctx) -> bool`` must hold in at least one reachable state ("sometimes"), so that no
   property passes vacuously on a model that never gets anywhere;
 - ``liveness``: ``eventually``, ``leads_to`` and ``always_eventually`` under fairness (``spec/liveness.py``; exit 13).
+
+A safety property (invariant or action property) may name a **premise**: the situation in which it could fail, with
+the property's own signature (``premise(state, ctx)`` for an invariant, ``premise(state, step, next_state, ctx)`` for
+an action property) and its docstring as its meaning.  Engines treat a premise as a reachability target: a property
+whose premise is never reached holds vacuously at those bounds, and an exhaustive run says so (verdict ``unreached``,
+exit 14) instead of ok.  VotePersistence checked where no voter ever restarts after voting says nothing.
 """
 
 from __future__ import annotations
@@ -28,16 +34,34 @@ class Property:
     pred: Callable[..., bool]
     meaning: str
     source: str
+    premise: Callable[..., bool] | None = None  # the situation in which the property could fail (see above)
+
+    @property
+    def premise_meaning(self) -> str:
+        """The premise's one-line meaning: the first line of its docstring."""
+        if self.premise is None:
+            return ""
+        return (self.premise.__doc__ or self.premise.__name__).strip().split("\n")[0]
 
 
-def Invariant(name: str, pred: Callable[[Any, Context[Any]], bool], meaning: str, source: str) -> Property:
-    return Property(name, "invariant", pred, meaning, source)
+def Invariant(
+    name: str,
+    pred: Callable[[Any, Context[Any]], bool],
+    meaning: str,
+    source: str,
+    premise: Callable[[Any, Context[Any]], bool] | None = None,
+) -> Property:
+    return Property(name, "invariant", pred, meaning, source, premise)
 
 
 def ActionProperty(
-    name: str, pred: Callable[[Any, Step, Any, Context[Any]], bool], meaning: str, source: str
+    name: str,
+    pred: Callable[[Any, Step, Any, Context[Any]], bool],
+    meaning: str,
+    source: str,
+    premise: Callable[[Any, Step, Any, Context[Any]], bool] | None = None,
 ) -> Property:
-    return Property(name, "action", pred, meaning, source)
+    return Property(name, "action", pred, meaning, source, premise)
 
 
 def Reachable(name: str, pred: Callable[[Any, Context[Any]], bool], meaning: str, source: str) -> Property:
@@ -48,21 +72,28 @@ def Liveness(name: str, pred: Callable[..., bool], meaning: str, source: str) ->
     return Property(name, "liveness", pred, meaning, source)
 
 
-def _decorator(kind: str, name: str, meaning: str, source: str) -> Callable[[Callable[..., bool]], Property]:
+def _decorator(
+    kind: str, name: str, meaning: str, source: str, premise: Callable[..., bool] | None = None
+) -> Callable[[Callable[..., bool]], Property]:
     def wrap(fn: Callable[..., bool]) -> Property:
-        return Property(name, kind, fn, meaning or (fn.__doc__ or "").strip().split("\n")[0], source)
+        return Property(name, kind, fn, meaning or (fn.__doc__ or "").strip().split("\n")[0], source, premise)
 
     return wrap
 
 
-def invariant(name: str, meaning: str = "", source: str = "") -> Callable[[Callable[..., bool]], Property]:
-    """Decorator form: ``@invariant("ElectionSafety", source="KIP-595 ...")`` over ``pred(state, ctx)``."""
-    return _decorator("invariant", name, meaning, source)
+def invariant(
+    name: str, meaning: str = "", source: str = "", premise: Callable[..., bool] | None = None
+) -> Callable[[Callable[..., bool]], Property]:
+    """Decorator form: ``@invariant("ElectionSafety", source="KIP-595 ...", premise=two_candidates)`` over
+    ``pred(state, ctx)``; ``premise(state, ctx)`` is the situation in which it could fail."""
+    return _decorator("invariant", name, meaning, source, premise)
 
 
-def action_property(name: str, meaning: str = "", source: str = "") -> Callable[[Callable[..., bool]], Property]:
-    """Decorator form over ``pred(state, step, next_state, ctx)``."""
-    return _decorator("action", name, meaning, source)
+def action_property(
+    name: str, meaning: str = "", source: str = "", premise: Callable[..., bool] | None = None
+) -> Callable[[Callable[..., bool]], Property]:
+    """Decorator form over ``pred(state, step, next_state, ctx)``; ``premise`` takes the same arguments."""
+    return _decorator("action", name, meaning, source, premise)
 
 
 def reachable(name: str, meaning: str = "", source: str = "") -> Callable[[Callable[..., bool]], Property]:
@@ -88,6 +119,22 @@ class Spec:
         for v in model.variants.values():
             if v.expect is not None and v.expect not in names:
                 raise ValueError(f"variant {v.name} of {model.name} expects unknown property {v.expect}")
+
+    def derive(
+        self,
+        model: Model[Any, Any] | None = None,
+        add: Iterable[Property] = (),
+        drop: Iterable[str] = (),
+        family: str | None = None,
+    ) -> Spec:
+        """A spec for a derived model (``Model.derive``): this spec's properties, without those named in ``drop``,
+        plus ``add``.  ``family`` defaults to ``user`` so that a derived spec never joins the built-in KRaft job."""
+        dropped = set(drop)
+        unknown = sorted(dropped - {p.name for p in self.properties})
+        if unknown:
+            raise ValueError(f"spec for {self.name} has no property {unknown[0]!r} to drop")
+        kept = [p for p in self.properties if p.name not in dropped]
+        return Spec(model if model is not None else self.model, [*kept, *add], family or "user")
 
     @property
     def name(self) -> str:

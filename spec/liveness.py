@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from kraftcheck.model.fairness import Fairness, strong, weak
+from kraftcheck.model.fairness import Fairness, finite, strong, weak
 from kraftcheck.spec.core import Property
 
 FORMS = ("eventually", "leads_to", "always_eventually")
@@ -78,5 +78,5 @@ def liveness_properties(props: list[Property]) -> list[LivenessProperty]:
     return [p for p in props if isinstance(p, LivenessProperty)]
 
 
-__all__ = ["Fairness", "LivenessProperty", "always_eventually", "eventually", "leads_to", "liveness_properties",
-           "strong", "weak"]
+__all__ = ["Fairness", "LivenessProperty", "always_eventually", "eventually", "finite", "leads_to",
+           "liveness_properties", "strong", "weak"]

@@ -10,9 +10,116 @@ from __future__ import annotations
 from typing import Any
 
 from kraftcheck.model.quorum import QUORUM
-from kraftcheck.model.quorum.state import LEADER, NONE, Ctx, QState
+from kraftcheck.model.quorum.state import (
+    BEGIN_EPOCH,
+    BEGIN_EPOCH_RESP,
+    END_EPOCH,
+    FETCH,
+    FETCH_RESP,
+    LEADER,
+    NONE,
+    RESPONSES,
+    VOTE_REQ,
+    VOTE_RESP,
+    Ctx,
+    QState,
+)
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 from kraftcheck.spec.quorum_liveness import LIVENESS
+
+
+# ---- premises: the situation in which each safety property could fail (spec/core.py); an exhaustive run that never
+# ---- reaches one reports the property as vacuous at those bounds ---------------------------------------------------
+def premise_election_safety(s: QState, ctx: Ctx) -> bool:
+    """two voters stand for election in the same epoch (each voted for itself in it)"""
+    seen: set[int] = set()
+    for i, v in enumerate(s.voters):
+        if v.voted == i:
+            if v.epoch in seen:
+                return True
+            seen.add(v.epoch)
+    return False
+
+
+def _conflict(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """The logs hold entries of different epochs at some offset."""
+    for o in range(min(len(a), len(b))):
+        if a[o][0] != b[o][0]:
+            return True
+    return False
+
+
+def premise_log_matching(s: QState, ctx: Ctx) -> bool:
+    """two voters' logs diverge: they hold entries of different epochs at one offset"""
+    logs = [v.log for v in s.voters]
+    return any(_conflict(logs[i], logs[j]) for i in range(len(logs)) for j in range(i + 1, len(logs)))
+
+
+def premise_leader_completeness(s: QState, ctx: Ctx) -> bool:
+    """a voter leads an epoch later than the one in which some entry was committed"""
+    first = min((c[3] for c in s.hist.committed), default=None)
+    return first is not None and any(v.role == LEADER and v.epoch > first for v in s.voters)
+
+
+def premise_committed_never_lost(s: QState, ctx: Ctx) -> bool:
+    """a voter holding a committed entry has a log that diverges from another voter's (it may be told to truncate)
+
+    A DivergingEpoch answer to that voter is what could cut committed entries."""
+    committed = s.hist.committed
+    if not committed:
+        return False
+    for v in s.voters:
+        log = v.log
+        if not any(off < len(log) and log[off] == (e, val) for off, e, val, _ in committed):
+            continue
+        if any(w is not v and _conflict(log, w.log) for w in s.voters):
+            return True
+    return False
+
+
+def premise_leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    """a leader takes part in a step while another voter's log diverges from its own"""
+    for a, b in zip(s.voters, t.voters):
+        if a.role == LEADER and b.role == LEADER and a.epoch == b.epoch and any(
+                w is not a and _conflict(a.log, w.log) for w in s.voters):
+            return True
+    return False
+
+
+def premise_high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    """a leader whose high watermark is positive restarts, or handles a Fetch below what that voter acknowledged"""
+    action, params = step
+    if action == "restart":
+        v = s.voters[params[0]]
+        return v.role == LEADER and v.hw > 0
+    if action == "receive_fetch":
+        m = params[0]
+        v = s.voters[m[2]]
+        return m[0] == FETCH and v.role == LEADER and v.hw > 0 and m[4] < v.ends[m[1]]
+    return False
+
+
+def premise_epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    """a voter restarts, or handles a message of an epoch older than its own"""
+    action, params = step
+    if action == "restart":
+        return s.voters[params[0]].epoch > 0
+    if action.startswith("receive_"):
+        m = params[0]
+        return m[3] < s.voters[m[2]].epoch
+    return False
+
+
+def premise_vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    """a voter that voted in its epoch restarts, or is asked for its vote by another candidate of that epoch"""
+    action, params = step
+    if action == "restart":
+        return s.voters[params[0]].voted != NONE
+    if action == "receive_vote":
+        m = params[0]
+        v = s.voters[m[2]]
+        return m[0] == VOTE_REQ and not m[6] and m[3] == v.epoch and v.voted not in (NONE, m[1])
+    return False
 
 
 # ---- invariants ----------------------------------------------------------------------------------------------------
@@ -21,6 +128,7 @@ from kraftcheck.spec.quorum_liveness import LIVENESS
     "at most one voter is ever elected leader in an epoch (over the whole history)",
     "KIP-595 Leader Election: 'a candidate that receives votes from a majority ... becomes the leader'; a voter "
     "votes once per epoch, so two majorities of one epoch share a voter (Raft Election Safety)",
+    premise=premise_election_safety,
 )
 def election_safety(s: QState, ctx: Ctx) -> bool:
     for mask in s.hist.leaders:
@@ -42,6 +150,7 @@ def _matching(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     "if two logs hold an entry with the same offset and epoch, they are identical up to that offset",
     "KIP-595 Fetch: 'log records are uniquely identified by their offset and the epoch of the leader that appended "
     "them'; validateOffsetAndEpoch relies on it (Raft Log Matching)",
+    premise=premise_log_matching,
 )
 def log_matching(s: QState, ctx: Ctx) -> bool:
     # memoised by the voters' logs: few combinations of logs recur in very many states (they differ in the network)
@@ -71,6 +180,7 @@ def _logs_match(logs: tuple[Any, ...]) -> bool:
     "every entry committed in an epoch is in the log of every leader of a later epoch",
     "KIP-595 Vote: a voter 'will reject the vote if the candidate's log is not at least as up to date', which with "
     "the high watermark rule keeps committed records in every later leader (Raft Leader Completeness)",
+    premise=premise_leader_completeness,
 )
 def leader_completeness(s: QState, ctx: Ctx) -> bool:
     committed = s.hist.committed
@@ -92,6 +202,7 @@ def leader_completeness(s: QState, ctx: Ctx) -> bool:
     "own high watermark",
     "KIP-595 Fetch: 'the follower truncates ... the high watermark ... is never truncated' (KafkaRaftClient raises "
     "when asked to truncate below it); committed records are durable (Raft State Machine Safety)",
+    premise=premise_committed_never_lost,
 )
 def committed_never_lost(s: QState, ctx: Ctx) -> bool:
     committed = s.hist.committed
@@ -124,6 +235,7 @@ def committed_never_lost(s: QState, ctx: Ctx) -> bool:
     "LeaderAppendOnly",
     "a leader never removes or overwrites entries of its log while it leads in an epoch",
     "KIP-595 Fetch: the leader 'appends' and followers truncate to it, never the reverse (Raft Leader Append-Only)",
+    premise=premise_leader_append_only,
 )
 def leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s[0], t[0]
@@ -143,6 +255,7 @@ def leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     "a leader's high watermark never decreases within its epoch",
     "KIP-595 Fetch: the high watermark is 'the largest offset replicated to a majority'; QuorumState.transitionToLeader"
     " protects 'the monotonicity of the global high watermark' (LeaderState.maybeUpdateHighWatermark)",
+    premise=premise_high_watermark_monotonic,
 )
 def high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s[0], t[0]
@@ -159,6 +272,7 @@ def high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     "EpochMonotonic",
     "no voter's epoch ever decreases",
     "KIP-595 Leader Election: epochs only grow; every request from an older epoch is fenced (FENCED_LEADER_EPOCH)",
+    premise=premise_epoch_monotonic,
 )
 def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s[0], t[0]
@@ -176,6 +290,7 @@ def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     "included",
     "KIP-595 Leader Election: 'the vote is persisted in the quorum-state file' before the response, so a voter votes "
     "at most once per epoch (QuorumState.initialize)",
+    premise=premise_vote_persistence,
 )
 def vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s[0], t[0]
@@ -186,6 +301,46 @@ def vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
         if a is not b and a[2] != NONE and a[1] == b[1] and b[2] != a[2]:
             return False
     return True
+
+
+# a message that tells its receiver of a higher epoch: requests the receiver handles, responses it still expects
+_HANDLERS = {"receive_vote": VOTE_REQ, "receive_begin_epoch": BEGIN_EPOCH, "receive_end_epoch": END_EPOCH,
+             "receive_vote_response": VOTE_RESP, "receive_begin_epoch_response": BEGIN_EPOCH_RESP,
+             "receive_fetch_response": FETCH_RESP}
+
+
+def _higher_epoch_news(s: QState, step: Any) -> tuple[int, int] | None:
+    """(receiver, epoch) when ``step`` hands a voter a request or an expected response from a higher epoch, else
+    None.  Pre-vote messages are left out: KIP-996 handling differs between the model and Kafka 4.1 (FIDELITY.md)."""
+    kind = _HANDLERS.get(step[0])
+    if kind is None or not step[1]:
+        return None
+    m = step[1][0]
+    if m[0] != kind or m[2] >= len(s.voters) or m[3] <= s.voters[m[2]].epoch:
+        return None
+    if kind in (VOTE_REQ, VOTE_RESP) and m[-2]:  # the prevote flag
+        return None
+    if kind in RESPONSES and not m[-1]:  # a stale response is consumed unread (RequestManager.isResponseExpected)
+        return None
+    return m[2], m[3]
+
+
+def premise_higher_epoch_adopted(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    """a voter handles a request or an expected response from a higher epoch"""
+    return _higher_epoch_news(s, step) is not None
+
+
+@action_property(
+    "HigherEpochAdopted",
+    "a voter that handles a request, or a response it expects, from a higher epoch moves to that epoch",
+    "KIP-595: 'if the epoch is larger than the local epoch, the voter ... transitions' "
+    "(KafkaRaftClient.maybeTransition via handleVoteRequest, handleBeginQuorumEpochRequest, "
+    "handleEndQuorumEpochRequest and maybeHandleCommonResponse, Kafka 3.9/4.0)",
+    premise=premise_higher_epoch_adopted,
+)
+def higher_epoch_adopted(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    news = _higher_epoch_news(s, step)
+    return news is None or t.voters[news[0]].epoch == news[1]
 
 
 # ---- reachability targets ------------------------------------------------------------------------------------------
@@ -222,6 +377,7 @@ SPEC = Spec(
         high_watermark_monotonic,
         epoch_monotonic,
         vote_persistence,
+        higher_epoch_adopted,
         leader_elected,
         value_committed,
         follower_truncated,

@@ -1,6 +1,7 @@
 """Liveness properties of the KRaft quorum model, under the fairness of ``model/quorum/fairness.py``.
 
-What each assumes: faults are bounded (restarts, duplications, losses, resignations run out), so from some point on
+What each assumes: faults eventually stop (``faults-stop``: message loss, unbounded at the defaults, may happen any
+number of times but not forever; restarts and duplications are bounded by their counters), so from some point on
 the cluster is fault-free; messages in flight are delivered, requests re-sent and the election timer of a voter
 that knows no leader expires (weak fairness: the randomized election backoff makes split votes end); behaviours that
 come back to an election past ``max_epoch`` are cut at the bound and not judged.  A follower's fetch timeout, client
@@ -22,7 +23,7 @@ from kraftcheck.spec.liveness import leads_to
 
 FAMILIES = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
             "receive_end_epoch", "receive_fetch", "receive_fetch_response", "send_vote", "send_begin_epoch",
-            "send_fetch", "deliver-stale", "election-timeout", "beyond-max-epoch")
+            "send_fetch", "deliver-stale", "election-timeout", "beyond-max-epoch", "faults-stop")
 
 
 def no_leader(s: QState, ctx: Ctx) -> bool:

@@ -73,7 +73,14 @@ def _load_file(path: Path) -> Spec:
         raise UnknownModel(f"cannot load {str(path)!r} as a Python module")
     module = importlib.util.module_from_spec(spec_obj)
     sys.modules[mod_name] = module
-    spec_obj.loader.exec_module(module)
+    try:
+        spec_obj.loader.exec_module(module)
+    except SyntaxError as exc:
+        del sys.modules[mod_name]
+        raise UnknownModel(f"model file {str(path)!r} has a syntax error at line {exc.lineno}: {exc.msg}") from None
+    except Exception as exc:  # the user's file failed to import: their mistake, named in one line
+        del sys.modules[mod_name]
+        raise UnknownModel(f"model file {str(path)!r} failed to import: {type(exc).__name__}: {exc}") from None
     spec = getattr(module, "SPEC", None)
     if not isinstance(spec, Spec):
         raise UnknownModel(f"{str(path)!r} defines no SPEC = Spec(model, properties)")

@@ -22,10 +22,12 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     names = {m["name"] for m in doc["models"]}
     assert {"counter-grid", "mutex", "philosophers"} <= names
     for m in doc["models"]:
-        assert set(m) >= {"name", "bounds", "variants", "properties"}
+        assert set(m) >= {"name", "bounds", "variants", "properties", "profiles", "reductions"}
+        assert "default" in m["profiles"]
         for v in m["variants"]:
-            assert set(v) >= {"name", "kind", "expect"}
-            assert (v["kind"] == "mutation") == (v["expect"] is not None)
+            assert set(v) >= {"name", "kind", "expect", "needs", "equivalent"}
+            # a mutation names the property it breaks, or says why none can (an equivalent mutant)
+            assert (v["kind"] == "mutation") == (v["expect"] is not None or v["equivalent"] is not None)
         for p in m["properties"]:
             assert set(p) >= {"name", "kind", "source"} and p["source"]
     mutex = next(m for m in doc["models"] if m["name"] == "mutex")
@@ -34,6 +36,8 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
             "name": "no-turn",
             "kind": "mutation",
             "expect": "MutualExclusion",
+            "needs": {},
+            "equivalent": None,
             "doc": "a process enters without yielding the turn",
         }
     ]
@@ -174,7 +178,10 @@ def test_check_with_no_model_is_the_three_kraft_models(tmp_path: Path) -> None:
     """The main job checks the KRaft models, not the examples (cut by a limit here: exit 15, never ok)."""
     out = tmp_path / "r.json"
     assert main(["check", "--quiet", "--max-states", "100", "--json", str(out)]) == 15
-    assert [r["model"] for r in json.loads(out.read_text())["results"]] == ["quorum", "controller", "migration"]
+    runs = [(r["model"], r["manifest"]["profile"]) for r in json.loads(out.read_text())["results"]]
+    # the controller also runs its crash profile: a broker restart the default cannot afford (Model.main_profiles)
+    assert runs == [("quorum", "default"), ("controller", "default"), ("controller", "crash"),
+                    ("migration", "default")]
 
 
 def test_examples_run_by_name_with_or_without_the_example_prefix(tmp_path: Path) -> None:

@@ -242,9 +242,9 @@ def test_heartbeat_reply_moves_the_broker_online_after_commit() -> None:
 
 def test_stopping_broker_goes_offline_when_granted() -> None:
     br = Broker(proc=STOPPING, inc=1, epoch=0, applied=3)
-    gone = A.apply_reply(br, Pending(RQ_HEARTBEAT, 2, 1, broker_epoch=0, reply="shutdown-now"))
+    gone = A.apply_reply(br, Pending(RQ_HEARTBEAT, 2, 1, broker_epoch=0, reply="shutdown-now"), 1)
     assert gone.proc == OFFLINE and gone.epoch == -1
-    stale = A.apply_reply(br, Pending(RQ_HEARTBEAT, 2, 1, broker_epoch=7, reply="shutdown-now"))
+    stale = A.apply_reply(br, Pending(RQ_HEARTBEAT, 2, 1, broker_epoch=7, reply="shutdown-now"), 1)
     assert stale.proc == STOPPING  # a reply for another registration is ignored
 
 

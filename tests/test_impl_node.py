@@ -52,9 +52,17 @@ class Harness:
         self.k = 0
 
     def deliver(self, cls: type[m.Message], src: int, **fields: Any) -> list[m.Message]:
+        """Hand the node a message from ``src``; a request gets a fresh correlation id, a response by default the
+        one the node expects from ``src`` (the answer to its request in flight), so that it is handled."""
         self.k += 1
         before = len(self.sent)
-        self.node.handle(cls(src=src, dst=self.node.id, mid=f"t.{self.k}", **fields), float(self.k), park=False)
+        mid = f"t.{self.k}"
+        if cls.kind in m.REQUEST_KINDS:
+            fields.setdefault("correlation_id", mid)
+        elif cls.kind in m.RESPONSE_KINDS:
+            entry = self.node.inflight.get(src)
+            fields.setdefault("correlation_id", entry[0] if entry else "none")
+        self.node.handle(cls(src=src, dst=self.node.id, mid=mid, **fields), float(self.k), park=False)
         return self.sent[before:]
 
     def vote(self, cand: int, epoch: int, last_epoch: int = 0, last_offset: int = 0) -> m.VoteResponse:
@@ -194,12 +202,37 @@ def test_diverging_epoch_answer_and_follower_truncation() -> None:
 def test_follower_never_truncates_below_its_high_watermark() -> None:
     f = Harness(node_id=2, n=3)
     f.deliver(m.BeginQuorumEpochRequest, 1, leader_epoch=1, leader_id=1)
+    f.node.fire(T_FETCH, 10.0)
     f.deliver(m.FetchResponse, 1, error="NONE", leader_epoch=1, leader_id=1, high_watermark=2,
               diverging_epoch=-1, diverging_end_offset=-1, base_offset=0, records=(R(1, None), R(1, "a")))
     assert f.node.hw == 2
     f.deliver(m.FetchResponse, 1, error="NONE", leader_epoch=1, leader_id=1, high_watermark=2,
               diverging_epoch=1, diverging_end_offset=1, base_offset=2, records=())
     assert f.node.log.end_offset == 2
+
+
+def test_a_response_is_handled_only_if_its_correlation_id_is_expected() -> None:
+    """RequestManager.isResponseExpected (Kafka 4.0): a duplicate of a handled response, or the late answer to a
+    Fetch the node no longer expects, is dropped unread; the event says so and nothing changes."""
+    f = Harness(node_id=2, n=3)
+    f.deliver(m.BeginQuorumEpochRequest, 1, leader_epoch=1, leader_id=1)
+    f.node.fire(T_FETCH, 10.0)
+    first = f.node.inflight[1][0]
+    diverging = dict(error="NONE", leader_epoch=1, leader_id=1, high_watermark=0, diverging_epoch=0,
+                     diverging_end_offset=0, base_offset=0, records=())
+    f.deliver(m.FetchResponse, 1, high_watermark=0, error="NONE", leader_epoch=1, leader_id=1, diverging_epoch=-1,
+              diverging_end_offset=-1, base_offset=0, records=(R(1, None), R(1, "a")))
+    assert f.node.log.end_offset == 2 and f.node.inflight[1][0] != first  # answered; the next Fetch is in flight
+    # a duplicated DivergingEpoch answer to the first Fetch would truncate the log: it is ignored
+    out = f.deliver(m.FetchResponse, 1, correlation_id=first, **diverging)
+    assert out == [] and f.node.log.end_offset == 2
+    assert f.events.records[-1]["event"] == "receive" and f.events.records[-1]["ignored"] is True
+    # a change of role forgets every request in flight (RequestManager.resetAll): the answer to the second is late
+    second = f.node.inflight[1][0]
+    f.deliver(m.BeginQuorumEpochRequest, 3, leader_epoch=2, leader_id=3)
+    assert f.node.inflight == {}
+    f.deliver(m.FetchResponse, 1, correlation_id=second, **diverging)
+    assert f.node.log.end_offset == 2 and (f.node.epoch, f.node.leader_id) == (2, 3)
 
 
 def test_restart_roles_follow_the_quorum_state_file() -> None:
@@ -227,8 +260,8 @@ def test_fetch_purgatory_parks_until_there_is_something_new() -> None:
     assert h.node.hw == 1
     # nothing new for voter 2 now: its Fetch is parked, unanswered, no event logged
     n_events = len(h.events.records)
-    h.node.handle(m.FetchRequest(src=2, dst=1, mid="p.1", current_leader_epoch=1, fetch_offset=1,
-                                 last_fetched_epoch=1, replica_id=2), 200.0)
+    h.node.handle(m.FetchRequest(src=2, dst=1, mid="p.1", correlation_id="p.1", current_leader_epoch=1,
+                                 fetch_offset=1, last_fetched_epoch=1, replica_id=2), 200.0)
     assert len(h.node.parked) == 1 and len(h.events.records) == n_events
     h.node.client_append("x", 201.0)  # new data: the parked Fetch is due at once
     deadline = h.node.next_deadline()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,12 +69,10 @@ def test_simulated_runs_are_behaviours_of_the_model(seed: int, n: int, faults: F
     assert report.steps > 0 and report.events == len(ev.records)
 
 
-@pytest.mark.xfail(strict=True, reason="known model/impl discrepancy, open: a follower that restarts with its Fetch "
-                   "still in flight fetches again at once (a new process has no outstanding request, as Kafka's "
-                   "RequestManager after a restart), but the model's send_fetch still counts the pre-crash Fetch as "
-                   "outstanding.  Found by the property test above (seed 19754); strict, so a fix makes this fail "
-                   "and the mark must go.")
 def test_restart_with_a_fetch_in_flight_is_a_behaviour_of_the_model() -> None:
+    """Seed 19754 (found by the property test above): voter 4 (node 5) restarts with its Fetch in flight and fetches
+    again at once, as a new process whose RequestManager expects nothing does; the model's restart makes the old
+    Fetch stale, so its answer is dropped unread."""
     f = FaultConfig(drop=0.0, duplicate=0.05, delay=(0.001, 0.01), crash_rate=0.5, max_crashes=1)
     c, ev = run(19754, n=5, seconds=5.0, faults=f)
     crashed = [e for e in ev.records if e.get("event") == "crash"]
@@ -84,14 +81,10 @@ def test_restart_with_a_fetch_in_flight_is_a_behaviour_of_the_model() -> None:
     assert report.ok, report.render()
 
 
-
-@pytest.mark.xfail(strict=True, reason="known model/impl discrepancy, open: a follower whose Fetch is still delayed in "
-                   "the network when its fetch timer fires again sends a second Fetch (the impl, as Kafka's "
-                   "RequestManager after a request timeout), but the model's send_fetch allows one outstanding Fetch "
-                   "per voter.  Found by the property test above (seed 433, 5 voters, delays up to 0.12 s); the "
-                   "voter restarted 1.2 s earlier, so this is not the restart case pinned above.  Strict, so a fix "
-                   "makes this fail and the mark must go.")
 def test_fetch_resent_while_the_first_is_delayed_is_a_behaviour_of_the_model() -> None:
+    """Seed 433 (found by the property test above, 5 voters, delays up to 0.12 s): node 4's fetch timer re-sends a
+    Fetch while the first is still delayed, after request.timeout.ms (RequestManager.isReady forgets the first); the
+    model's send_fetch does the same with the reduction resend_when_lost off, as validation runs it."""
     f = FaultConfig(drop=0.0, duplicate=0.2, delay=(0.01, 0.12), crash_rate=1.5, max_crashes=4)
     c, ev = run(433, n=5, seconds=5.0, faults=f)
     fetches = [e for e in ev.records if e.get("node") == 4 and e.get("event") == "timeout"
@@ -99,6 +92,7 @@ def test_fetch_resent_while_the_first_is_delayed_is_a_behaviour_of_the_model() -
     assert len(fetches) >= 2  # the case: node 4 (model voter 3) sends Fetch on its fetch timer more than once
     report = validate_events(SPEC, ev.records)
     assert report.ok, report.render()
+
 
 def test_faults_are_exercised_and_validated() -> None:
     """A batch of runs with every fault on: the validated runs contain losses, duplicates, restarts, elections in

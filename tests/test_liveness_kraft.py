@@ -133,3 +133,25 @@ def test_committed_reaches_voters_at_small_bounds() -> None:
                          "test", assumes=FAMILIES)(replicated.pred)
     r = check(Spec(QUORUM, SAFETY + LIVENESS + [weak_only]), bounds={"max_epoch": 1})
     assert (r.verdict, r.violated_property) == ("liveness", "CommittedReachesVotersFamilyFair")
+
+
+def test_unbounded_loss_needs_faults_to_stop(tmp_path: Path) -> None:
+    """Loss is unbounded at the defaults: without the ``faults-stop`` family a cycle that loses the same response
+    forever is a fair lasso of LeaderEventuallyElected; with it (the shipped property) there is none, and replay
+    rejects that lasso's loop as unfair."""
+    from kraftcheck.spec.liveness import leads_to
+    from kraftcheck.spec.quorum_liveness import FAMILIES, no_leader, some_leader
+
+    lossy = leads_to("ElectedDespiteEndlessLoss", no_leader, "as LeaderEventuallyElected, loss may never stop",
+                     "test", assumes=[f for f in FAMILIES if f != "faults-stop"])(some_leader.pred)
+    r = check(Spec(QUORUM, SAFETY + [lossy]), bounds={"max_epoch": 1})
+    assert (r.verdict, r.violated_property) == ("liveness", "ElectedDespiteEndlessLoss")
+    assert r.trace is not None and r.trace.loop is not None
+    loop_actions = [st.action for st in r.trace.steps[r.trace.loop:]] + [r.trace.loop_step.action]
+    assert "lose" in loop_actions
+    path = tmp_path / "lossy.itf.json"
+    write_itf(r.trace, QUORUM, path)
+    again = replay_trace(Spec(QUORUM, SAFETY + [some_leader]), path, variants=[], bounds={"max_epoch": 1})
+    assert again.verdict == "ok" and "a fault that eventually stops" in again.message
+    assert check("quorum", bounds={"max_epoch": 1}).manifest["liveness"]["properties"]["LeaderEventuallyElected"] \
+        .startswith("holds")

@@ -97,8 +97,8 @@ def test_initial_cluster_runs_in_zk_mode() -> None:
 
 def test_election_needs_a_majority_of_voters() -> None:
     # KIP-595: with two voters both must be up; a crash outside the copy is not in the default fault window, so
-    # the test uses wide_faults to take one down
-    c = ctx(wide_faults=True)
+    # the test switches the crash_in_copy_only reduction off to take one down
+    c = ctx(crash_in_copy_only=False)
     s = step(start(c), "crash", c, c=1)
     assert succ(s, "kraft_elect", c) == []
     s = step(s, "recover", c, c=1)

@@ -160,7 +160,7 @@ def test_agreement_check_rejects_a_step_the_encoding_does_not_allow() -> None:
     # voter 0 voted for 1 in epoch 1; a Vote request of candidate 2 for epoch 1 arrives
     v0 = Voter(VOTED, 1, 1, NONE, (), 0, (), (), 0)
     others = tuple(Voter(UNATTACHED, 1, NONE, NONE, (), 0, (), (), 0) for _ in range(2))
-    req = (VOTE_REQ, 2, 0, 1, 0, 0, False)
+    req = (VOTE_REQ, 2, 0, 1, 0, 0, False, True)
     s = QState((v0,) + others, (req,), History((0, 0, 0, 0), (), 0, 0, 0, 0, False))
     for variants, expect_ok in (((), True), (("double-vote",), False)):
         ctx = MODEL.context(MODEL.make_bounds(WALK_BOUNDS), variants)

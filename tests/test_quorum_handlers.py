@@ -108,19 +108,19 @@ def test_log_up_to_date_compares_epoch_first() -> None:
 # ---- Vote ----------------------------------------------------------------------------------------------------------
 def test_vote_granted_by_unattached_with_up_to_date_log_and_persisted() -> None:
     c = ctx()
-    req = (VOTE_REQ, 0, 1, 2, 1, 1, False)
+    req = (VOTE_REQ, 0, 1, 2, 1, 1, False, True)
     s = state([voter(CANDIDATE, 2, 0, votes=(1, -1, -1), log=((1, 0),)), voter(epoch=1, log=((1, 0),)), voter()],
               [req])
     t = deliver(election.receive_vote, s, c, req)
     v = t.voters[1]
     assert (v.role, v.epoch, v.voted) == (VOTED, 2, 0)      # higher epoch -> Unattached -> Voted, persisted
     (resp,) = responses(t, VOTE_RESP)
-    assert resp == (VOTE_RESP, 1, 0, 2, NONE, OK, True, False)
+    assert resp == (VOTE_RESP, 1, 0, 2, NONE, OK, True, False, True)
 
 
 def test_vote_rejected_when_candidate_log_is_behind() -> None:
     c = ctx()
-    req = (VOTE_REQ, 0, 1, 2, 0, 0, False)                  # candidate has an empty log
+    req = (VOTE_REQ, 0, 1, 2, 0, 0, False, True)                  # candidate has an empty log
     s = state([voter(CANDIDATE, 2, 0, votes=(1, -1, -1)), voter(epoch=1, log=((1, 0),)), voter()], [req])
     t = deliver(election.receive_vote, s, c, req)
     assert t.voters[1].role == UNATTACHED and t.voters[1].epoch == 2 and t.voters[1].voted == NONE
@@ -132,17 +132,17 @@ def test_vote_rejected_when_candidate_log_is_behind() -> None:
 
 def test_vote_from_older_epoch_is_fenced() -> None:
     c = ctx()
-    req = (VOTE_REQ, 0, 1, 1, 0, 0, False)
+    req = (VOTE_REQ, 0, 1, 1, 0, 0, False, True)
     s = state([voter(CANDIDATE, 1, 0), voter(FOLLOWER, 2, leader=2), voter(LEADER, 2, 2, 2)], [req])
     t = deliver(election.receive_vote, s, c, req)
     assert t.voters[1] == s.voters[1]
-    assert responses(t, VOTE_RESP) == [(VOTE_RESP, 1, 0, 2, 2, FENCED_LEADER_EPOCH, False, False)]
+    assert responses(t, VOTE_RESP) == [(VOTE_RESP, 1, 0, 2, 2, FENCED_LEADER_EPOCH, False, False, True)]
 
 
 @pytest.mark.parametrize("voted", [0, 2])
 def test_one_vote_per_epoch(voted: int) -> None:
     # VotedState.canGrantVote: only the candidate it already voted for (a retry is granted again)
-    req = (VOTE_REQ, 0, 1, 1, 0, 0, False)
+    req = (VOTE_REQ, 0, 1, 1, 0, 0, False, True)
     s = state([voter(CANDIDATE, 1, 0), voter(VOTED, 1, voted), voter(CANDIDATE, 1, 2)], [req])
     t = deliver(election.receive_vote, s, ctx(), req)
     assert responses(t, VOTE_RESP)[0][6] is (voted == 0)
@@ -154,7 +154,7 @@ def test_one_vote_per_epoch(voted: int) -> None:
 
 @pytest.mark.parametrize("role", [CANDIDATE, LEADER, FOLLOWER, RESIGNED])
 def test_no_vote_from_candidates_leaders_followers_resigned_in_same_epoch(role: int) -> None:
-    req = (VOTE_REQ, 0, 1, 1, 5, 5, False)                   # a perfectly up-to-date candidate
+    req = (VOTE_REQ, 0, 1, 1, 5, 5, False, True)                   # a perfectly up-to-date candidate
     me = voter(role, 1, voted=1 if role in (CANDIDATE, LEADER, RESIGNED) else NONE,
                leader={LEADER: 1, RESIGNED: 1, FOLLOWER: 2}.get(role, NONE))
     s = state([voter(CANDIDATE, 1, 0), me, voter()], [req])
@@ -164,7 +164,7 @@ def test_no_vote_from_candidates_leaders_followers_resigned_in_same_epoch(role: 
 
 def test_prevote_changes_no_state_and_followers_refuse() -> None:
     c = ctx("prevote")
-    req = (VOTE_REQ, 0, 1, 1, 1, 1, True)
+    req = (VOTE_REQ, 0, 1, 1, 1, 1, True, True)
     s = state([voter(PROSPECTIVE, 1, votes=(1, -1, -1), log=((1, 0),)), voter(VOTED, 1, 2, log=((1, 0),)), voter()],
               [req])
     t = deliver(election.receive_vote, s, c, req)
@@ -176,8 +176,8 @@ def test_prevote_changes_no_state_and_followers_refuse() -> None:
 
 
 def test_majority_of_votes_makes_a_leader_with_a_leader_change_record() -> None:
-    c = ctx()
-    resp = (VOTE_RESP, 1, 0, 2, NONE, OK, True, False)
+    c = ctx(max_msgs=3)  # room for the BeginQuorumEpoch broadcast
+    resp = (VOTE_RESP, 1, 0, 2, NONE, OK, True, False, True)
     s = state([voter(CANDIDATE, 2, 0, log=((1, 0),), votes=(1, -1, -1)), voter(VOTED, 2, 0), voter()], [resp])
     t = deliver(election.receive_vote_response, s, c, resp)
     v = t.voters[0]
@@ -185,12 +185,12 @@ def test_majority_of_votes_makes_a_leader_with_a_leader_change_record() -> None:
     assert v.log == ((1, 0), (2, 0))                          # LeaderChange appended in the new epoch
     assert v.ends == (2, -1, -1)
     assert t.hist.leaders[2] == 0b001
-    assert sorted(responses(t, BEGIN_EPOCH)) == [(BEGIN_EPOCH, 0, 1, 2), (BEGIN_EPOCH, 0, 2, 2)]
+    assert sorted(responses(t, BEGIN_EPOCH)) == [(BEGIN_EPOCH, 0, 1, 2, True), (BEGIN_EPOCH, 0, 2, 2, True)]
 
 
 def test_response_with_newer_epoch_and_leader_makes_a_follower() -> None:
     # KafkaRaftClient.maybeHandleCommonResponse / maybeTransition
-    resp = (VOTE_RESP, 1, 0, 3, 2, FENCED_LEADER_EPOCH, False, False)
+    resp = (VOTE_RESP, 1, 0, 3, 2, FENCED_LEADER_EPOCH, False, False, True)
     s = state([voter(CANDIDATE, 2, 0, votes=(1, -1, -1)), voter(), voter()], [resp])
     t = deliver(election.receive_vote_response, s, ctx(), resp)
     assert (t.voters[0].role, t.voters[0].epoch, t.voters[0].leader, t.voters[0].voted) == (FOLLOWER, 3, 2, NONE)
@@ -230,7 +230,7 @@ def test_high_watermark_needs_an_entry_of_the_leaders_epoch_on_a_majority() -> N
 
 def test_valid_fetch_updates_end_offset_and_high_watermark() -> None:
     c = ctx()
-    req = (FETCH, 1, 0, 2, 1, 2)
+    req = (FETCH, 1, 0, 2, 1, 2, True)
     lead = voter(LEADER, 2, 0, 0, log=((2, 0), (2, 1)), ends=(2, 0, -1))
     s = state([lead, voter(FOLLOWER, 2, 0, 0, log=((2, 0),)), voter()], [req])
     t = deliver(fetch.receive_fetch, s, c, req)
@@ -238,22 +238,22 @@ def test_valid_fetch_updates_end_offset_and_high_watermark() -> None:
     assert v.ends == (2, 1, -1) and v.hw == 1
     assert t.hist.committed == ((0, 2, 0, 2),)
     (resp,) = responses(t, FETCH_RESP)
-    assert resp == (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 1, ((2, 1),), 1)
+    assert resp == (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 1, ((2, 1),), 1, True)
 
 
 def test_follower_appends_takes_min_high_watermark_and_fetches_again() -> None:
     c = ctx()
-    resp = (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 1, ((2, 1),), 5)
+    resp = (FETCH_RESP, 0, 1, 2, 0, OK, NONE, NONE, 1, ((2, 1),), 5, True)
     s = state([voter(LEADER, 2, 0, 0, log=((2, 0), (2, 1), (2, 2)), ends=(3, 1, -1)),
                voter(FOLLOWER, 2, leader=0, log=((2, 0),)), voter()], [resp])
     t = deliver(fetch.receive_fetch_response, s, c, resp)
     assert t.voters[1].log == ((2, 0), (2, 1)) and t.voters[1].hw == 2   # min(leader hw 5, own end 2)
-    assert t.net == ((FETCH, 1, 0, 2, 2, 2),)
+    assert t.net == ((FETCH, 1, 0, 2, 2, 2, True),)
 
 
 def test_diverging_answer_truncates_but_never_below_the_high_watermark() -> None:
     c = ctx()
-    resp = (FETCH_RESP, 2, 0, 2, 2, OK, 1, 1, NONE, (), NONE)
+    resp = (FETCH_RESP, 2, 0, 2, 2, OK, 1, 1, NONE, (), NONE, True)
     old = voter(FOLLOWER, 2, leader=2, log=((1, 0), (1, 1)), hw=1)
     s = state([old, voter(FOLLOWER, 2, leader=2), voter(LEADER, 2, 2, 2, log=((1, 0), (2, 0)), ends=(-1, 0, 2))],
               [resp])
@@ -280,9 +280,57 @@ def test_restart_rules() -> None:
 
 def test_restart_drops_messages_to_the_node_only() -> None:
     c = ctx(max_restarts=1)
-    to0, from0 = (FETCH, 1, 0, 1, 0, 0), (FETCH, 0, 1, 1, 0, 0)
+    to0, from0 = (FETCH, 1, 0, 1, 0, 0, True), (FETCH, 0, 1, 1, 0, 0, True)
     s = state([voter(FOLLOWER, 1, leader=1), voter(LEADER, 1, 1, 1, log=((1, 0),), ends=(-1, 1, -1)), voter()],
               [to0, from0])
     t = dict(faults.restart(s, c))[(0,)]
-    assert t.net == (from0,) and t.hist.restarts == 1
+    # what voter 0 sent may still arrive, but the new process expects no answer (a fresh RequestManager)
+    assert t.net == (from0[:-1] + (False,),) and t.hist.restarts == 1
     assert not list(faults.restart(t, c))                    # the bound is used up
+
+
+# ---- the RequestManager: correlation ids ---------------------------------------------------------------------------
+def test_a_duplicated_diverging_answer_is_dropped_unread_once_the_first_is_handled() -> None:
+    """The max_dups=1 counterexample of the former model: a duplicated DivergingEpoch FetchResponse, applied after
+    the follower had moved on, truncated committed entries.  Handling the first copy forgets the request
+    (RequestManager.onResponseResult), so the second is stale and consumed without effect."""
+    c = ctx()
+    resp = (FETCH_RESP, 2, 0, 2, 2, OK, 1, 1, NONE, (), NONE, True)
+    s = state([voter(FOLLOWER, 2, leader=2, log=((1, 0), (1, 1))), voter(FOLLOWER, 2, leader=2),
+               voter(LEADER, 2, 2, 2, log=((1, 0), (2, 0)), ends=(-1, 0, 2))], [resp, resp])
+    t = deliver(fetch.receive_fetch_response, s, c, resp)
+    assert t.voters[0].log == ((1, 0),)
+    stale = resp[:-1] + (False,)
+    assert sorted(t.net) == sorted([stale, (FETCH, 0, 2, 2, 1, 1, True)])
+    u = deliver(fetch.receive_fetch_response, t, c, stale)
+    assert u.voters == t.voters and u.net == ((FETCH, 0, 2, 2, 1, 1, True),)
+
+
+def test_a_change_of_role_makes_every_request_in_flight_stale() -> None:
+    """KafkaRaftClient resets the RequestManager on every change of role or epoch, not when granting a vote."""
+    c = ctx(max_msgs=4)
+    fetch_req = (FETCH, 0, 1, 1, 0, 0, True)
+    begin = (BEGIN_EPOCH, 2, 0, 2, True)
+    s = state([voter(FOLLOWER, 1, leader=1), voter(LEADER, 1, 1, 1, log=((1, 0),), ends=(-1, 1, -1)),
+               voter(LEADER, 2, 2, 2, log=((2, 0),), ends=(-1, -1, 1))], [fetch_req, begin])
+    t = deliver(election.receive_begin_epoch, s, c, begin)
+    assert t.voters[0].role == FOLLOWER and t.voters[0].leader == 2
+    assert (FETCH, 0, 1, 1, 0, 0, False) in t.net               # the Fetch to the old leader is no longer expected
+    # granting a vote keeps it (transitionToUnattachedVoted does not reset connections)
+    vote = (VOTE_REQ, 2, 0, 1, 0, 0, False, True)
+    s = state([voter(UNATTACHED, 1), voter(), voter(CANDIDATE, 1, 2, votes=(-1, -1, 1))],
+              [(FETCH, 0, 1, 1, 0, 0, True), vote])
+    t = deliver(election.receive_vote, s, c, vote)
+    assert t.voters[0].role == VOTED and (FETCH, 0, 1, 1, 0, 0, True) in t.net
+
+
+def test_request_timeout_forgets_the_request_in_flight_and_sends_a_new_one() -> None:
+    """RequestManager.isReady after request.timeout.ms: the retry forgets the old Fetch (its late answer is ignored);
+    the reduction resend_when_lost leaves the retry out."""
+    slow = (FETCH, 1, 0, 2, 1, 2, True)
+    s = state([voter(LEADER, 2, 0, 0, log=((2, 0),), ends=(1, -1, -1)), voter(FOLLOWER, 2, leader=0, log=((2, 0),)),
+               voter()], [slow])
+    (t,) = [t for _, t in fetch.send_fetch(s, ctx(max_msgs=2))]
+    assert sorted(t.net) == sorted([slow[:-1] + (False,), slow])
+    assert list(fetch.send_fetch(s, ctx(max_msgs=2, resend_when_lost=True))) == []
+

@@ -160,7 +160,7 @@ def both(spec: SpecType | str, master: str, variants: Sequence[str] = (), bounds
     spark = check_spark(run, master=master, partitions=partitions, max_states=max_states, max_depth=max_depth)
     assert spark.engine == "spark"
     fields = ("verdict", "violated_property", "distinct_states", "depth", "transitions", "coverage",
-              "unreached_targets")
+              "unreached_targets", "vacuous_properties", "expected_violation_found")
     assert {f: getattr(spark, f) for f in fields} == {f: getattr(inproc, f) for f in fields}
     assert (spark.trace is None) == (inproc.trace is None)
     if inproc.trace is not None and spark.trace is not None:
@@ -182,6 +182,19 @@ def test_examples_agree(master: str) -> None:
     assert (a.verdict, a.violated_property, len(a.trace or ())) == ("violation", "MutualExclusion", 4)
     a, _ = both("philosophers", master)
     assert (a.verdict, a.depth, len(a.trace or ())) == ("deadlock", 3, 3)  # all hold their left fork after n steps
+
+
+@needs_java
+def test_premises_and_missed_mutations_agree(master2: str) -> None:
+    """A premise of an action property is looked for on executors' steps and reported to the driver."""
+    from tests.test_verdicts import SPEC as PREMISES
+
+    a, _ = both(PREMISES, master2)
+    assert (a.verdict, a.vacuous_properties) == ("unreached", ["ResetGoesToZero"])
+    a, _ = both(PREMISES, master2, bounds={"resets": True})
+    assert (a.verdict, a.vacuous_properties) == ("ok", [])
+    a, _ = both(PREMISES, master2, ["overflow"], {"limit": 2, "resets": True})
+    assert (a.verdict, a.expected_violation_found) == ("missed", False)
 
 
 @needs_java

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import print_report, worst, write_outputs
+from kraftcheck.checker.cli.report import check_output_paths, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
 
 
@@ -34,17 +35,39 @@ def cmd_list(args: argparse.Namespace) -> int:
     for name in available():
         spec = load(name)
         mdl = spec.model
+        default: dict[str, Any] = {"doc": "the bounds' defaults", "bounds": {}, "states": None, "seconds": None}
+        profiles: dict[str, dict[str, Any]] = {"default": default}
+        for p in mdl.profiles.values():
+            profiles[p.name] = {"doc": p.doc, "bounds": dict(p.bounds), "states": p.states, "seconds": p.seconds}
         models.append(
             {
                 "name": name,
                 "family": spec.family,
                 "doc": mdl.doc,
                 "bounds": mdl.bound_fields(),
+                "bound_docs": mdl.bound_docs(),
+                "profiles": profiles,
+                "reductions": {r.bound: r.doc for r in mdl.reductions.values()},
                 "variants": [
-                    {"name": v.name, "kind": v.kind, "expect": v.expect, "doc": v.doc} for v in mdl.variants.values()
+                    {
+                        "name": v.name,
+                        "kind": v.kind,
+                        "expect": v.expect,
+                        "needs": v.needs,
+                        "equivalent": v.equivalent,
+                        "doc": v.doc,
+                    }
+                    for v in mdl.variants.values()
                 ],
                 "properties": [
-                    {"name": p.name, "kind": p.kind, "meaning": p.meaning, "source": p.source} for p in spec.properties
+                    {
+                        "name": p.name,
+                        "kind": p.kind,
+                        "meaning": p.meaning,
+                        "source": p.source,
+                        "premise": p.premise_meaning or None,
+                    }
+                    for p in spec.properties
                 ],
                 "actions": [a.name for a in mdl.actions],
             }
@@ -54,15 +77,33 @@ def cmd_list(args: argparse.Namespace) -> int:
         return errors.OK
     from rich.console import Console
 
-    con = Console(highlight=False)
+    con = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
     for m in models:
         con.print(f"[bold]{m['name']}[/bold] ({m['family']}): {m['doc']}")
-        con.print("  bounds: " + ", ".join(f"{k}={v}" for k, v in m["bounds"].items()))
+        con.print("  bounds (--set NAME=VALUE):")
+        for k, v in m["bounds"].items():
+            doc = m["bound_docs"].get(k)
+            con.print(f"    {k}={v}" + (f": {doc}" if doc else ""))
+        for pname, p in m["profiles"].items():
+            cost = ""
+            if p["states"] is not None:
+                cost = f"; measured {p['states']:,} states"
+                cost += f", {p['seconds']:.0f} s on one core" if p["seconds"] is not None else ""
+            sets = " ".join(f"{k}={v}" for k, v in p["bounds"].items())
+            con.print(f"  profile {pname}{': ' + sets if sets else ''} ({p['doc']}{cost})")
+        for bound, doc in m["reductions"].items():
+            con.print(f"  reduction {bound} (on removes behaviour): {doc}")
         for v in m["variants"]:
+            if v["equivalent"]:
+                con.print(f"  variant {v['name']} (equivalent mutation: {v['equivalent']}): {v['doc']}")
+                continue
             exp = f", breaks {v['expect']}" if v["expect"] else ""
-            con.print(f"  variant {v['name']} ({v['kind']}{exp}): {v['doc']}")
+            needs = " ".join(f"{k}={v2}" for k, v2 in v["needs"].items())
+            needs = f", needs {needs}" if needs else ""
+            con.print(f"  variant {v['name']} ({v['kind']}{exp}{needs}): {v['doc']}")
         for p in m["properties"]:
-            con.print(f"  {p['kind']:<9} {p['name']}: {p['meaning']}  [dim]({p['source']})[/dim]")
+            premise = f" [premise: {p['premise']}]" if p["premise"] else ""
+            con.print(f"  {p['kind']:<9} {p['name']}: {p['meaning']}{premise}  [dim]({p['source']})[/dim]")
     return errors.OK
 
 
@@ -76,11 +117,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     if (args.variant or args.bounds) and len(names) > 1:
         raise UsageError("--variant and --set apply to one model: name exactly one")
     bounds = _bounds(args.bounds)
+    if args.engine != "spark":
+        spark_only = [opt for opt, given in (("--master", args.master is not None),
+                                             ("--partitions", args.partitions is not None),
+                                             ("--checkpoint-dir", args.checkpoint_dir is not None),
+                                             ("--resume", args.resume)) if given]
+        if spark_only:
+            raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
+    check_output_paths(args)
     specs = [resolve(n) for n in names]
+    main_job = not args.models and not args.variant and not args.bounds and args.profile == "default"
+    runs = [(spec, p) for spec in specs for p in (spec.model.main_profiles if main_job else (args.profile,))]
+    for spec, profile in runs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
+        _print_notes(spec, args.variant, bounds, profile)
     results = []
-    for spec in specs:
+    for spec, profile in runs:
         if args.engine == "spark":
-            results.append(_check_spark(args, spec, bounds))
+            results.append(_check_spark(args, spec, bounds, profile))
             continue
         results.append(
             check(
@@ -94,14 +147,55 @@ def cmd_check(args: argparse.Namespace) -> int:
                 visited=args.visited,
                 progress=not args.quiet,
                 liveness=not args.no_liveness,
+                profile=profile,
             )
         )
-    write_outputs(args, results, specs)
+        if results[-1].verdict == "interrupted":  # Ctrl-C or SIGTERM: report what was done, start nothing more
+            break
+    specs = [spec for spec, _ in runs[: len(results)]]
+    combine_profiles(results)
     print_report(results, specs, args.quiet)
-    return worst([r.exit_code for r in results])
+    code = worst([r.exit_code for r in results])
+    return write_outputs_after(args, results, specs, code)
 
 
-def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) -> Any:
+def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], profile: str) -> None:
+    from kraftcheck.checker.api import prepare
+
+    _, notes = prepare(spec, variants, bounds, profile)
+    for note in notes:
+        print(f"kraftcheck: {spec.name}: {note}", file=sys.stderr)
+
+
+def combine_profiles(results: list[Any]) -> None:
+    """The main job runs some models at several profiles (``Model.main_profiles``): a target or a premise reached in
+    one of a model's runs is reached for the model.  A run left ``unreached`` only by what another run of the same
+    model reached becomes ok, and its manifest says where each was reached; anything reached by none stays."""
+    by_model: dict[str, list[Any]] = {}
+    for r in results:
+        by_model.setdefault(r.model, []).append(r)
+    for runs in by_model.values():
+        if len(runs) < 2:
+            continue
+        for r in runs:
+            if r.verdict != "unreached":
+                continue
+            others = [o for o in runs if o is not r and o.verdict in ("ok", "unreached")]
+            elsewhere = {}
+            for name in r.unreached_targets + r.vacuous_properties:
+                where = next((o.manifest.get("profile") for o in others
+                              if name not in o.unreached_targets and name not in o.vacuous_properties), None)
+                if where is None:
+                    break
+                elsewhere[name] = where
+            else:
+                r.verdict = "ok"
+                r.manifest["reached_in_other_profile"] = elsewhere
+                r.manifest["vacuous_here"] = list(r.vacuous_properties)
+                r.unreached_targets, r.vacuous_properties = [], []
+
+
+def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
     if importlib.util.find_spec("kraftcheck.checker.spark.driver") is None:
         raise UsageError("the Spark engine is not installed in this checkout (use --engine inprocess)")
     if importlib.util.find_spec("pyspark") is None:
@@ -112,16 +206,18 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
     if live and not args.no_liveness:
         raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}); use "
                          "--engine inprocess, or --no-liveness to check safety only on Spark")
-    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import Run
     from kraftcheck.checker.spark.driver import check_spark
 
-    ctx = make_context(spec, args.variant, bounds)
+    ctx, notes = prepare(spec, args.variant, bounds, profile)
     run = Run(spec, ctx, "spark", "bfs", progress=not args.quiet)
     run.deadlock = not args.no_deadlock
+    run.notes = notes
+    run.profile = profile
     result = check_spark(
         run,
-        master=args.master,
+        master=args.master or "local[*]",
         partitions=args.partitions,
         checkpoint_dir=args.checkpoint_dir,
         resume=args.resume,
@@ -136,11 +232,16 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str]) ->
 def cmd_simulate(args: argparse.Namespace) -> int:
     from kraftcheck.checker.api import resolve, simulate
 
+    if args.walks == 0:
+        raise UsageError("--walks 0 makes no walk: give at least 1")
+    check_output_paths(args)
     spec = resolve(args.model)
+    _print_notes(spec, args.variant, _bounds(args.bounds), args.profile)
     r = simulate(
         spec,
         args.variant,
         _bounds(args.bounds),
+        profile=args.profile,
         walks=args.walks,
         depth=args.depth,
         seed=args.seed,
@@ -148,11 +249,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         deadlock=not args.no_deadlock,
         progress=not args.quiet,
     )
-    write_outputs(args, [r], [spec])
     print_report([r], [spec], args.quiet)
     if r.verdict == "ok":
         print(f"no violation in {args.walks} walks of depth {args.depth} (seed {args.seed}); not exhaustive")
-    return r.exit_code
+    return write_outputs_after(args, [r], [spec], r.exit_code)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -165,6 +265,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.into == "impl":
         if importlib.util.find_spec("kraftcheck.impl.replay") is None:
             raise UsageError("impl/ replay is not installed in this checkout")
+        if spec.model.name != "quorum":
+            raise UsageError(f"replay --into impl drives the quorum implementation; model {spec.model.name!r} has none "
+                             "(replay it on the model: drop --into impl)")
         from kraftcheck.impl.replay import replay_into_impl
 
         outcome = replay_trace(spec, itf, args.variant, bounds)
@@ -178,6 +281,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if bounds is not None
             else {k: v for k, v in (itf.meta.get("bounds") or {}).items() if k in spec.model.bound_fields()},
         )
+        recorded = itf.meta.get("violation")
+        if outcome.trace.violation is None and isinstance(recorded, str):
+            outcome.trace.violation = recorded  # the property the file says it breaks: what impl should reproduce
         report = replay_into_impl(spec, outcome.trace, ctx)
         print(report.summary)
         return errors.VIOLATION if report.reproduced else errors.OK

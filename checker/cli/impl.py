@@ -64,6 +64,8 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"unknown bug {unknown[0]!r} (bugs: {', '.join(BUGS)})")
     log_dir = Path(args.log_dir)
+    if log_dir.exists() and not log_dir.is_dir():
+        raise UsageError(f"--log-dir {str(log_dir)!r} is a file: give a directory (it is created if missing)")
     if log_dir.exists() and any(log_dir.glob("node-*")):
         raise UsageError(f"log dir {str(log_dir)!r} already holds a cluster's node dirs; give an empty directory")
     report = run_cluster(

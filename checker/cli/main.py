@@ -10,17 +10,26 @@ reached, 15 a search limit stopped the run before it was complete, 16 a replayed
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.parser import build_parser
 from kraftcheck.checker.errors import ModelError, UsageError
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends a run as Ctrl-C does: with its partial result, never a traceback
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     debug = "--debug" in argv
     try:
         parser = build_parser()
@@ -39,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return errors.MODEL_ERROR
     except KeyboardInterrupt:
         print("kraftcheck: interrupted", file=sys.stderr)
-        return 130
+        return errors.INTERRUPTED
     except Exception as exc:  # an internal error: still one line unless --debug
         if debug:
             traceback.print_exc()

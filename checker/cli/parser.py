@@ -10,13 +10,33 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+from collections.abc import Callable
 from typing import NoReturn
 
 from kraftcheck._version import __version__
 from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
 from kraftcheck.checker.errors import UsageError
 
-PLUGINS = ["kraftcheck.checker.cli.prove", "kraftcheck.checker.cli.impl"]
+EXIT_CODES = """exit codes:
+  0   ok: every property holds, every reachability target and premise was reached
+  1   internal error (a bug in kraftcheck: please report it)
+  2   bad usage or input (one line says what and how to fix it)
+  3   the model raised (an action, a property or the initial states)
+  11  deadlock: a state without successors
+  12  a safety property is violated (counterexample printed)
+  13  reserved for liveness
+  14  unreached: a reachability target or a property's premise was never reached (the check is vacuous there)
+  15  a --max-states / --max-depth limit stopped the search before it was complete
+  16  replay: the trace diverged from the model
+  17  missed: a mutation variant ran without breaking the property it is expected to break
+  18  mutate: some mutants survived (no property observed the changed rule)"""
+
+PLUGINS = [
+    "kraftcheck.checker.cli.prove",
+    "kraftcheck.checker.cli.impl",
+    "kraftcheck.checker.cli.mutate",
+    "kraftcheck.checker.cli.render",
+]
 
 
 class Parser(argparse.ArgumentParser):
@@ -26,14 +46,22 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, not {value}")
-    return value
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum`` (a mistake is argparse's one-line error)."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, not {value}")
+        return value
+
+    return convert
+
+
+_positive = whole_number(0)
 
 
 def _model_options(p: argparse.ArgumentParser) -> None:
@@ -52,16 +80,31 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         dest="bounds",
         help="override a bound (repeatable); see 'kraftcheck list' for bounds and defaults",
     )
+    p.add_argument(
+        "--profile",
+        default="default",
+        metavar="NAME",
+        help="bounds profile: 'default' (the model's defaults) or one the model declares, e.g. 'deep'; --set and "
+        "what a --variant needs apply on top (see 'kraftcheck list')",
+    )
     p.add_argument("--json", metavar="FILE", help="write the result as JSON (with the counterexample as ITF)")
     p.add_argument(
-        "--trace-out", metavar="FILE", help="write the counterexample: FILE.json as ITF, anything else as readable text"
+        "--trace-out", metavar="FILE", help="write the counterexample: FILE.json as ITF, FILE.html as a sequence "
+        "diagram (one self-contained page), anything else as readable text"
     )
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML for CI: one test case per property, the "
+                   "counterexample in the failure")
     p.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
     p.add_argument("--quiet", action="store_true", help="no progress line, no trace on stdout")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="kraftcheck", description="Model checking, proofs and trace validation for Kafka's KRaft.")
+    parser = Parser(
+        prog="kraftcheck",
+        description="Model checking, proofs and trace validation for Kafka's KRaft.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -80,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-liveness", action="store_true",
                    help="skip the liveness properties (the JSON manifest records them as not checked)")
     p.add_argument("--engine", choices=["inprocess", "spark"], default="inprocess")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
+    p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")
     p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
     p.add_argument("--resume", action="store_true", help="Spark: resume from the last complete level")
@@ -89,9 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="seeded random walks")
     p.add_argument("model", metavar="MODEL")
     _model_options(p)
-    p.add_argument("--walks", type=_positive, default=200)
-    p.add_argument("--depth", type=_positive, default=50)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--walks", type=_positive, default=200, help="random walks to make (default 200; at least 1)")
+    p.add_argument("--depth", type=_positive, default=50, help="most steps per walk (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="random seed: the same seed gives the same walks (default 0)")
     p.add_argument("--swarm", action="store_true", help="each walk prefers a random subset of the actions")
     p.set_defaults(func=cmd_simulate)
 

@@ -8,6 +8,7 @@ was ``unknown`` (a timeout: never read as proved), 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import time
 from typing import Any
@@ -46,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("z3") is None:
+        raise UsageError("prove needs z3: pip install 'kraftcheck[test]' (or pip install z3-solver)")
     from kraftcheck.checker.prove.engine import prove
     from kraftcheck.spec.symbolic import available
 

@@ -1,8 +1,9 @@
 """The results of check and simulate: the counterexample and results table on stdout, and the output files.
 
 :func:`print_report` prints each counterexample (unless ``--quiet``) and one table row per model;
-:func:`write_outputs` writes ``--json`` (the results, with counterexamples as ITF) and ``--trace-out`` (the first
-counterexample: ITF for ``FILE.json``, readable text otherwise); :func:`worst` is the exit code of several results.
+:func:`write_outputs` writes ``--json`` (the results, with counterexamples as ITF), ``--junit`` (JUnit XML, see
+``junit.py``) and ``--trace-out`` (the first counterexample: ITF for ``FILE.json``, a sequence diagram for
+``FILE.html``, readable text otherwise); :func:`worst` is the exit code of several results.
 Separate from the commands so that how a result is shown is in one place.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ from typing import Any
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
 
-SEVERITY = [errors.VIOLATION, errors.DEADLOCK, errors.LIVENESS, errors.UNREACHED, errors.LIMIT, errors.OK]
+SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.LIVENESS, errors.INTERRUPTED, errors.UNREACHED,
+            errors.LIMIT, errors.OK]
 
 
 def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
@@ -30,18 +33,24 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
     for r, s in zip(results, specs):
         if r.trace is not None and not quiet:
             con.print(render(r.trace, s.model, title=f"Counterexample ({len(r.trace)} steps):"), markup=False)
-    table = Table(title=None, show_edge=False)
-    for col in ("model", "verdict", "property", "states", "transitions", "depth", "seconds", "states/s"):
-        table.add_column(
-            col, justify="right" if col in ("states", "transitions", "depth", "seconds", "states/s") else "left"
-        )
+    table = Table(title=None, show_edge=False, show_footer=len(results) > 1)
+    numeric = ("states", "transitions", "depth", "seconds", "CPU s", "states/CPU s")
+    total = _totals(results)
+    for col in ("model", "verdict", "property", *numeric):
+        table.add_column(col, justify="right" if col in numeric else "left", footer=total.get(col, ""))
     for r in results:
         name = r.model + (f" [{','.join(r.variant)}]" if r.variant else "")
-        prop = r.violated_property or (", ".join(r.unreached_targets) if r.verdict == "unreached" else "")
+        if r.manifest.get("profile", "default") != "default":
+            name += f" ({r.manifest['profile']})"
+        prop = r.violated_property or (
+            ", ".join(r.unreached_targets + [f"premise of {p}" for p in r.vacuous_properties])
+            if r.verdict == "unreached"
+            else ""
+        )
         if r.expected_property and r.verdict in ("violation", "liveness"):
-            prop += (
-                " (expected)" if r.expected_property == r.violated_property else f" (expected {r.expected_property})"
-            )
+            prop += " (expected)"
+        elif r.verdict == "missed":
+            prop = f"expected {r.expected_property}" + (f"; found {prop}" if prop else "")
         table.add_row(
             name,
             r.verdict,
@@ -50,17 +59,87 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
             f"{r.transitions:,}",
             str(r.depth),
             f"{r.seconds:.2f}",
-            f"{r.states_per_second:,.0f}",
+            f"{r.cpu_seconds:.2f}",
+            f"{r.states_per_cpu_second:,.0f}",
         )
     con.print(table)
     for r in results:
         if r.verdict == "limit":
             con.print(f"{r.model}: the search stopped at a limit before it was complete; nothing is proved.")
-        if r.verdict == "unreached":
+        if r.verdict == "interrupted":
+            con.print(f"{r.model}: interrupted; the figures are those reached so far and nothing is proved.")
+        if r.unreached_targets:
             con.print(f"{r.model}: never reached: {', '.join(r.unreached_targets)} (the check may be vacuous).")
+        for prop in r.vacuous_properties:
+            premise = r.manifest.get("premises", {}).get(prop, "")
+            con.print(
+                f"{r.model}: {prop} holds vacuously at these bounds: its premise ({premise}) was never reached; "
+                "raise the bounds (e.g. --profile deep) to check it."
+            )
+        if r.verdict == "missed":
+            found = f"; it found {r.violated_property} instead" if r.violated_property else ""
+            con.print(
+                f"[bold red]{r.model}: MISSED: mutation {','.join(r.variant)} should break {r.expected_property}, "
+                f"but the run did not{found} (exit 17).[/bold red]"
+            )
+        never = r.manifest.get("actions_never_taken") or []
+        if never and r.manifest.get("exhaustive") and r.verdict in ("ok", "unreached"):
+            con.print(f"{r.model}: never taken at these bounds, so not checked: {', '.join(never)}.")
+        for bound, doc in r.manifest.get("reductions", {}).items():
+            con.print(f"{r.model}: reduction {bound} is on ({doc}); behaviour it removes was not checked.")
+
+
+def _totals(results: list[Any]) -> dict[str, str]:
+    """The footer of a table of several runs: the sums, and the worst verdict."""
+    states = sum(r.distinct_states for r in results)
+    cpu = sum(r.cpu_seconds for r in results)
+    codes = [r.exit_code for r in results]
+    verdict = next((r.verdict for r in results if r.exit_code == worst(codes)), "")
+    return {
+        "model": "total",
+        "verdict": verdict,
+        "states": f"{states:,}",
+        "transitions": f"{sum(r.transitions for r in results):,}",
+        "seconds": f"{sum(r.seconds for r in results):.2f}",
+        "CPU s": f"{cpu:.2f}",
+        "states/CPU s": f"{states / cpu:,.0f}" if cpu > 0 else "",
+    }
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Before any search starts: every output file can be written (a run of minutes must not end in a lost result)."""
+    options = (("--json", "json"), ("--trace-out", "trace_out"), ("--junit", "junit"))
+    paths = [(opt, getattr(args, attr, None)) for opt, attr in options]
+    given = [(opt, p) for opt, p in paths if p]
+    for i, (opt_a, a) in enumerate(given):
+        for opt_b, b in given[i + 1:]:
+            if Path(a).resolve() == Path(b).resolve():
+                raise UsageError(f"{opt_a} and {opt_b} name the same file {a}: give two files")
+    for opt, p in given:
+        path = Path(p)
+        if path.is_dir():
+            raise UsageError(f"{opt} {p} is a directory: give a file name")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"{opt} {p}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise UsageError(f"{opt} {p}: not writable")
+
+
+def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: list[Any], code: int) -> int:
+    """Write the output files after the verdict is printed and return the exit code: the verdict's ``code``, or 2
+    when a write failed and the verdict was ok (a finding's exit code is never replaced by a failed write, which is
+    one line on stderr)."""
+    try:
+        write_outputs(args, results, specs)
+    except UsageError as exc:
+        print(f"kraftcheck: error: {exc}", file=sys.stderr)
+        return errors.USAGE if code == errors.OK else code
+    return code
 
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:
+    from kraftcheck.checker.traces.html import from_trace, render_html
     from kraftcheck.checker.traces.itf import write_itf
     from kraftcheck.checker.traces.text import render
 
@@ -68,6 +147,10 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
         docs = [r.to_json(s.model) for r, s in zip(results, specs)]
         body = docs[0] if len(docs) == 1 else {"results": docs}
         write_file(args.json, json.dumps(body, indent=1) + "\n")
+    if getattr(args, "junit", None):
+        from kraftcheck.checker.cli.junit import junit_xml
+
+        write_file(args.junit, junit_xml(results, specs))
     if args.trace_out:
         traced = [(r, s) for r, s in zip(results, specs) if r.trace is not None]
         if traced:
@@ -77,6 +160,8 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
                     write_itf(r.trace, s.model, Path(args.trace_out))
                 except OSError as exc:
                     raise UsageError(f"cannot write {args.trace_out}: {exc.strerror}") from None
+            elif args.trace_out.endswith((".html", ".htm")):
+                write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
             else:
                 write_file(args.trace_out, render(r.trace, s.model))
 

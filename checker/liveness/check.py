@@ -39,6 +39,7 @@ def _unreduced(run: Run) -> Run:
     spec.model = model
     other = Run(spec, run.ctx, run.engine, run.strategy)
     other.deadlock = run.deadlock
+    other.notes, other.profile = run.notes, run.profile
     return other
 
 
@@ -62,7 +63,6 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
     unreduced = [p for p, c in zip(props, concrete) if c]
     families = _families_for(run, every, reduced)
     assumed = {p.name: families.assumed(p.assumes) for p in reduced}
-    started = time.perf_counter()
     graph = Graph(families, reduced, run.ctx)
     run.graph = graph
     visited_box: list[Visited] = []
@@ -70,7 +70,7 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
     result = bfs(run, visited_kind, max_states, max_depth)
     info: dict[str, Any] = {
         "properties": {p.name: "not checked" for p in props},
-        "fairness": {f.name: f"{'weak' if f.kind == 'weak' else 'strong'} on {', '.join(f.actions)}"
+        "fairness": {f.name: f"{f.kind} on {', '.join(f.actions)}"
                      + (f" per {', '.join(f.per)}" if f.per else "") + (" (with a bound cut)" if f.cut else "")
                      for f in every.families},
         "symmetry_reduction": run.model.symmetry is not None and bool(reduced),
@@ -78,12 +78,26 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
                   "creates a fair cycle; behaviours past a bound are not judged",
     }
     result.manifest["liveness"] = info
-    if result.verdict not in ("ok", "unreached"):
-        info["why_not_checked"] = f"the safety search ended with verdict {result.verdict}"
+    searched = result.manifest.get("searched_verdict", result.verdict)  # before a mutation's "missed" mapping
+    if searched not in ("ok", "unreached"):
+        info["why_not_checked"] = f"the safety search ended with verdict {searched}"
         return result
+    try:
+        return _judge_graph(run, result, graph, families, reduced, unreduced, assumed, visited_box[0], every, info,
+                            visited_kind, max_states, max_depth)
+    except KeyboardInterrupt:  # Ctrl-C during the liveness phase: the safety figures stand, liveness is not judged
+        info["why_not_checked"] = "interrupted during the liveness phase"
+        result.verdict = "interrupted"
+        return result
+
+
+def _judge_graph(run: Run, result: Result, graph: Graph, families: Families, reduced: list[LivenessProperty],
+                 unreduced: list[LivenessProperty], assumed: dict[str, set[int]], visited: Visited, every: Families,
+                 info: dict[str, Any], visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
+    started = time.perf_counter()
     graph.finalize()
-    info.update(_graph_figures(graph, time.perf_counter() - started))
-    failed = _judge_all(run, graph, families, reduced, assumed, visited_box[0], info)
+    info.update(_graph_figures(graph, result.seconds))
+    failed = _judge_all(run, graph, families, reduced, assumed, visited, info)
     if failed is None and unreduced:
         info["unreduced_search"] = ("per-parameter fairness names concrete ids, which the symmetry reduction "
                                     "permutes: " + ", ".join(p.name for p in unreduced)
@@ -97,20 +111,31 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
         other.keep_visited = box2
         r2 = bfs(other, visited_kind, max_states, max_depth)
         info["unreduced_distinct_states"] = r2.distinct_states
-        if r2.verdict not in ("ok", "unreached"):
+        searched2 = r2.manifest.get("searched_verdict", r2.verdict)
+        if searched2 not in ("ok", "unreached"):
             for p in unreduced:
-                info["properties"][p.name] = f"not checked: the unreduced search ended with verdict {r2.verdict}"
-            result.verdict = "limit" if r2.verdict == "limit" else result.verdict
+                info["properties"][p.name] = f"not checked: the unreduced search ended with verdict {searched2}"
+            if searched2 in ("limit", "interrupted"):  # no silent ok: those properties were not judged
+                result.verdict = searched2
         else:
             g2.finalize()
             failed = _judge_all(other, g2, families, unreduced, assumed, box2[0], info)
+    info["liveness_seconds"] = round(time.perf_counter() - started, 3)
     result.seconds = time.perf_counter() - run.started
+    result.cpu_seconds = time.process_time() - run.cpu_started
     if failed is not None:
         name, trace = failed
         prop = run.spec.property_named(name)
         trace.model, trace.variant, trace.bounds = result.model, result.variant, result.bounds
         trace.violation, trace.note = name, prop.meaning if prop is not None else ""
-        result.verdict, result.violated_property, result.trace = "liveness", name, trace
+        result.violated_property, result.trace = name, trace
+        result.manifest["searched_verdict"] = "liveness"
+        expected = [e.strip() for e in (result.expected_property or "").split(",") if e.strip()]
+        if expected:
+            result.expected_violation_found = name in expected
+        # a mutation that expects another property stays "missed" (exit 17), with the lasso it found instead
+        if not expected or name in expected:
+            result.verdict = "liveness"
     return result
 
 
@@ -139,7 +164,8 @@ def _judge_all(run: Run, graph: Graph, families: Families, checked: list[Livenes
     kinds = [f.kind for f in families.families]
     for k, p in enumerate(checked):
         t0 = time.perf_counter()
-        q = question(graph, k, graph.init_count, assumed[p.name], kinds)
+        stopping = families.stopping_actions(assumed[p.name])
+        q = question(graph, k, graph.init_count, assumed[p.name], kinds, stopping)
         ans = find_fair(graph, q)
         if not ans.fair.any():
             info["properties"][p.name] = f"holds ({int(ans.region.sum())} bad states judged, " \
@@ -147,7 +173,7 @@ def _judge_all(run: Run, graph: Graph, families: Families, checked: list[Livenes
             continue
         start, path, cycle = index_lasso(graph, q, ans)
         prefix = path_to(visited, int(graph.fps[start]))
-        trace, loop_steps = concrete_lasso(graph, families, run.fingerprint, prefix, path, cycle)
+        trace, loop_steps = concrete_lasso(graph, families, run.fingerprint, prefix, path, cycle, stopping)
         assert trace.loop is not None
         ok, why = judge(families, p, trace.states(), trace.loop, loop_steps)
         if not ok:

@@ -14,6 +14,9 @@ all of C takes every instance taken inside C and passes every state of C, so C h
 * weak fairness: no instance is enabled in every state of C without being taken inside C;
 * strong fairness: no instance is enabled in some state of C without being taken inside C.
 
+A ``finite`` family (a fault that eventually stops) takes no part in the cycle: its edges are left out of the
+components (they may lie on the prefix, so they stay in H's reachability).
+
 A component that fails weak fairness holds no fair cycle at all (any sub-cycle has the same instance enabled
 throughout).  One that fails only strong fairness may still hold a fair cycle that avoids the states where the
 instance is enabled: those states are removed and the rest decomposed again (Emerson and Lei's algorithm), in an
@@ -26,6 +29,8 @@ fair and the bound cannot invent a fair cycle).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import attrs
 import numpy as np
@@ -43,6 +48,7 @@ class Question:
     bad: np.ndarray  # bool per state
     weak: np.ndarray  # bool per instance id: weakly fair instances the property assumes
     strong: np.ndarray  # bool per instance id: strongly fair instances
+    stop: np.ndarray  # bool per action index: actions of assumed finite families (never on a cycle)
 
 
 @attrs.define
@@ -84,8 +90,9 @@ def find_fair(graph: Graph, q: Question) -> Answer:
     n = graph.n
     ni = max(len(q.weak), 1)
     inside_h = q.bad[graph.src] & q.bad[graph.dst]
+    region = reach(n, graph.src[inside_h], graph.dst[inside_h], q.start & q.bad)
+    inside_h &= ~q.stop[graph.act]  # a fault that eventually stops is not on the cycle
     hs, hd, hi = graph.src[inside_h], graph.dst[inside_h], graph.inst[inside_h]
-    region = reach(n, hs, hd, q.start & q.bad)
     assumed = q.weak | q.strong
     en_state, en_inst = enabled_pairs(graph, assumed)
     fair = np.zeros(n, dtype=bool)
@@ -133,7 +140,8 @@ def find_fair(graph: Graph, q: Question) -> Answer:
     return Answer(fair, component, region, rounds)
 
 
-def question(graph: Graph, k: int, init_count: int, assumed: set[int], families_kind: list[str]) -> Question:
+def question(graph: Graph, k: int, init_count: int, assumed: set[int], families_kind: list[str],
+             stopping: Iterable[int] = ()) -> Question:
     """The question for liveness property number ``k`` of the graph (see the module docstring)."""
     prop = graph.props[k]
     bad = ~graph.goal[k]
@@ -152,6 +160,8 @@ def question(graph: Graph, k: int, init_count: int, assumed: set[int], families_
     strong = np.zeros(max(ni, 1), dtype=bool)
     for i, key in enumerate(graph.key_list):
         fi = key[0]
-        if fi in assumed:
+        if fi in assumed and families_kind[fi] in ("weak", "strong"):
             (weak if families_kind[fi] == "weak" else strong)[i] = True
-    return Question(start, bad, weak, strong)
+    stop = np.zeros(len(graph.families.model.actions) + 1, dtype=bool)
+    stop[sorted(stopping)] = True
+    return Question(start, bad, weak, strong, stop)

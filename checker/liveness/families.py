@@ -87,4 +87,9 @@ class Families:
     def describe(self, fi: int) -> str:
         f = self.families[fi]
         per = f" per {','.join(f.per)}" if f.per else ""
-        return f"{'WF' if f.kind == 'weak' else 'SF'}({f.name}{per})"
+        return f"{ {'weak': 'WF', 'strong': 'SF', 'finite': 'finite'}[f.kind]}({f.name}{per})"
+
+    def stopping_actions(self, assumed: set[int]) -> set[int]:
+        """Action indices of the assumed ``finite`` families: faults that eventually stop, so never on a cycle."""
+        return {self.action_index[a] for fi in assumed if self.families[fi].kind == "finite"
+                for a in self.families[fi].actions}

@@ -69,6 +69,10 @@ def judge(families: Families, prop: LivenessProperty, states: list[Any], loop: i
     if not violates(prop, states, loop, families.ctx):
         return False, f"the lasso does not violate {prop.name}"
     assumed = families.assumed(prop.assumes)
+    stopping = families.stopping_actions(assumed)
+    for name, _, _ in steps:
+        if families.action_index[name] in stopping:
+            return False, f"the loop is not fair: it takes {name}, a fault that eventually stops"
     taken, enabled = loop_keys(families, states, loop, steps)
     why = unfair_instance(families, assumed, taken, enabled)
     if why is not None:

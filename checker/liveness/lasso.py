@@ -8,13 +8,15 @@ weakly fair instance enabled only somewhere in it, a state where that instance i
 such requirement is left by stuttering: the loop is the last state repeated.
 
 As concrete states: the path is re-executed on the model, picking at each step a successor with the recorded
-fingerprint (and, on the cycle, the recorded fairness instance and never a stutter).  Under a symmetry reduction the
+fingerprint (and, on the cycle, the recorded fairness instance, never a stutter and never a step of a ``finite``
+family).  Under a symmetry reduction the
 cycle of classes may end in a permutation of the state it started from; it is then walked again until a concrete
 state repeats, which happens within as many rounds as the permutation group has elements.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -56,7 +58,7 @@ def index_lasso(graph: Graph, q: Question, ans: Answer) -> tuple[int, list[int],
     path = _bfs_path(n, hs, hd, start, ans.fair)
     entry = path[-1]
     comp = ans.fair & (ans.component == ans.component[entry])
-    in_c = comp[hs] & comp[hd]
+    in_c = comp[hs] & comp[hd] & ~q.stop[graph.act[inside]]  # a fault that eventually stops is not on the cycle
     cs, cd, ci = hs[in_c], hd[in_c], hi[in_c]
     assumed = q.weak | q.strong
     # requirements: one edge per instance taken inside, one state per weak instance enabled somewhere, never taken
@@ -103,10 +105,10 @@ def index_lasso(graph: Graph, q: Question, ans: Answer) -> tuple[int, list[int],
 
 
 def _step(families: Families, fingerprint: Any, state: Any, want_fp: int, key: tuple[Any, ...] | None,
-          stutter_ok: bool) -> tuple[Step, tuple[Any, ...]]:
+          stutter_ok: bool, avoid: frozenset[str] = frozenset()) -> tuple[Step, tuple[Any, ...]]:
     model, ctx = families.model, families.ctx
     for action, values, nxt in model.successors(state, ctx):
-        if fingerprint(nxt) != want_fp:
+        if fingerprint(nxt) != want_fp or action.name in avoid:
             continue
         if not stutter_ok and (nxt is state or nxt == state):
             continue
@@ -117,9 +119,11 @@ def _step(families: Families, fingerprint: Any, state: Any, want_fp: int, key: t
 
 
 def concrete_lasso(graph: Graph, families: Families, fingerprint: Any, prefix_fps: list[int], path: list[int],
-                   cycle: list[tuple[int, int]]) -> tuple[Trace, list[tuple[str, tuple[Any, ...], Any]]]:
+                   cycle: list[tuple[int, int]], stopping: Iterable[int] = (),
+                   ) -> tuple[Trace, list[tuple[str, tuple[Any, ...], Any]]]:
     """The lasso as a Trace (``loop``, ``loop_step`` set) and its loop's steps as (action, values, next state)."""
     model, ctx = families.model, families.ctx
+    avoid = frozenset(model.actions[a].name for a in stopping)
     state = next((s for s in model.initial_states(ctx) if fingerprint(s) == prefix_fps[0]), None)
     if state is None:
         raise AssertionError("liveness lasso: no initial state has the recorded fingerprint")
@@ -138,7 +142,7 @@ def concrete_lasso(graph: Graph, families: Families, fingerprint: Any, prefix_fp
     for rnd in range(1, MAX_ROUNDS + 1):
         for v, i in cycle:
             st, values = _step(families, fingerprint, state, int(graph.fps[v]),
-                               graph.key_list[i] if i >= 0 else None, False)
+                               graph.key_list[i] if i >= 0 else None, False, avoid)
             trace.steps.append(st)
             raw.append((st.action, values, st.state))
             state = st.state

@@ -125,7 +125,9 @@ def attach_trace(cti: CTI, enc: Encoding, variants: Sequence[str]) -> None:
     trace.note = (f"counterexample to induction: {cti.conjunct} fails {how} "
                   f"(the pre-state satisfies every conjunct of the inductive invariant; {cti.nodes} nodes)")
     cti.trace = trace
-    cti.text = render(trace, model, title=trace.note)
+    first = ("initial" if cti.transition is None
+             else "an arbitrary pre-state: it satisfies the inductive invariant but may not be reachable")
+    cti.text = render(trace, model, title=trace.note, first=first)
     if cti.model_step:
         cti.text += f"\nmodel check of the step: {cti.model_step}\n"
 

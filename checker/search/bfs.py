@@ -62,6 +62,8 @@ def bfs(
     freeze = gc.isenabled() and not gc.get_freeze_count()
     try:
         return _bfs(run, visited_kind, max_states, max_depth, gc.freeze if freeze else _no_op)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (the CLI maps it to the same): the partial figures, not a traceback
+        return run.interrupted()
     finally:
         if freeze:
             gc.unfreeze()
@@ -134,6 +136,8 @@ def _bfs(
                         before = len(cand)
                         cand.extend(chain.from_iterable(lists))
                         coverage[ai] += len(cand) - before
+                        if depth == 0 and lo == 0:  # the first batch: states must be immutable values
+                            run.check_hashable(cand[before:], actions[ai][0])
                         per_action.append(np.fromiter(map(len, lists), dtype=np.int64, count=len(batch)))
                     counts_by_action = np.stack(per_action) if per_action else np.zeros((0, len(batch)), np.int64)
                     if deadlock:
@@ -186,6 +190,8 @@ def _bfs(
                                             run, visited, transitions, depth, sf, s, name, (), t, bad, extra, trace_to
                                         )
                         coverage[ai] += len(cand) - before
+                    if depth == 0 and lo == 0:
+                        run.check_hashable(cand[start:], "an action")
                     if len(cand) == start and deadlock:
                         return run.result(
                             "deadlock", len(visited), transitions + len(cand), depth, trace=trace_to(sf), extra=extra
@@ -228,6 +234,7 @@ def _bfs(
             next_frontier.extend(fresh_states)
             next_fps.append(fresh_fps)
             run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)
+            run.snapshot = (len(visited), transitions, depth + 1)
             if max_states is not None and len(visited) >= max_states:
                 return run.result("limit", len(visited), transitions, depth + 1, extra=extra)
         frontier = next_frontier

@@ -4,6 +4,9 @@ The visited map keeps the smallest depth at which each state was seen, and a sta
 depth is explored again: with a depth bound D, DFS therefore visits exactly the states within distance D of an
 initial state (plain "skip if seen" would miss some), and without a bound exactly the reachable set.  The
 counterexample is the current DFS path, shrunk by delta debugging (``checker.traces.shrink``) before it is reported.
+
+Depth is counted in steps (an initial state has depth 0; TLC counts states, one more) and is the largest shortest
+distance from an initial state, the same number BFS reports for the same state space.
 """
 
 from __future__ import annotations
@@ -18,9 +21,15 @@ from kraftcheck.checker.traces.trace import Step, Trace
 
 
 def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, shrink_trace: bool = True) -> Result:
+    try:
+        return _dfs(run, max_states, max_depth, shrink_trace)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the partial figures, not a traceback
+        return run.interrupted()
+
+
+def _dfs(run: Run, max_states: int | None, max_depth: int | None, shrink_trace: bool) -> Result:
     seen: dict[int, int] = {}  # fingerprint -> smallest depth seen
     transitions = 0
-    deepest = 0
     cut: set[int] = set()  # states first met beyond the depth bound
     model = run.model
 
@@ -28,7 +37,12 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
         trace = Trace(root, [Step(n, model.action_named(n).named_params(v), s) for n, v, s in path])  # type: ignore[union-attr]
         if shrink_trace:
             trace = shrink(run, trace, verdict, prop)
-        return run.result(verdict, len(seen), transitions, deepest, prop, trace, extra={"visited_set": "dict"})
+        return run.result(verdict, len(seen), transitions, shortest_depth(), prop, trace, extra={"visited_set": "dict"})
+
+    def shortest_depth() -> int:
+        """The largest shortest distance found so far, the depth BFS reports.  Not the largest depth DFS ever
+        assigned, which can be larger: a state first met on a long path is later met again over a shortcut."""
+        return max(seen.values(), default=0)
 
     roots = []
     for root in run.initial_states():  # all initial states are at depth 0 before any is explored
@@ -77,9 +91,8 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
                     return finish("violation", path + [step], root, bad)
                 run.visit_targets(nxt)
             seen[f] = d
-            deepest = max(deepest, d)
             if max_states is not None and len(seen) >= max_states:
-                return run.result("limit", len(seen), transitions, deepest, extra={"visited_set": "dict"})
+                return run.result("limit", len(seen), transitions, shortest_depth(), extra={"visited_set": "dict"})
             succ = run.successors(nxt)
             transitions += len(succ)
             if not succ and run.deadlock:
@@ -88,5 +101,6 @@ def dfs(run: Run, max_states: int | None = None, max_depth: int | None = None, s
             stack.append((nxt, d, iter(succ)))
             if transitions & 0x3FF == 0:
                 run.progress.tick(len(seen), transitions, len(stack), d)
+                run.snapshot = (len(seen), transitions, d)
     verdict = "limit" if any(f not in seen for f in cut) else "ok"
-    return run.result(verdict, len(seen), transitions, deepest, extra={"visited_set": "dict"})
+    return run.result(verdict, len(seen), transitions, shortest_depth(), extra={"visited_set": "dict"})

@@ -17,17 +17,20 @@ class Result:
     bounds: dict[str, Any]
     engine: str
     strategy: str
-    verdict: str  # ok | violation | deadlock | liveness | unreached | limit
+    verdict: str  # ok | violation | deadlock | liveness | unreached | limit | missed | interrupted
     violated_property: str | None = None
     distinct_states: int = 0
     transitions: int = 0
     depth: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time (on Spark: the driver's; executors report theirs apart)
     coverage: dict[str, int] = attrs.Factory(dict)
     unreached_targets: list[str] = attrs.Factory(list)
+    vacuous_properties: list[str] = attrs.Factory(list)  # safety properties whose premise was never reached
     trace: Trace | None = None
     manifest: dict[str, Any] = attrs.Factory(dict)
     expected_property: str | None = None  # for a mutation variant: the property it is expected to break
+    expected_violation_found: bool | None = None  # for a mutation variant: did the run break that property?
 
     @property
     def exit_code(self) -> int:
@@ -37,9 +40,17 @@ class Result:
     def states_per_second(self) -> float:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def states_per_cpu_second(self) -> float:
+        """The rate to compare when other work shares the machine (wall time then measures the neighbours too)."""
+        return self.distinct_states / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
+
     def summary(self) -> str:
         head = f"{self.model}{'[' + ','.join(self.variant) + ']' if self.variant else ''}: {self.verdict}"
-        if self.violated_property:
+        if self.verdict == "missed":
+            found = f"; found {self.violated_property} instead" if self.violated_property else ""
+            head += f" (expected {self.expected_property}{found})"
+        elif self.violated_property:
             head += f" ({self.violated_property})"
         return (
             f"{head}; {self.distinct_states:,} distinct states, {self.transitions:,} transitions, depth {self.depth}, "
@@ -58,12 +69,15 @@ class Result:
             "verdict": self.verdict,
             "violated_property": self.violated_property,
             "expected_property": self.expected_property,
+            "expected_violation_found": self.expected_violation_found,
             "distinct_states": self.distinct_states,
             "transitions": self.transitions,
             "depth": self.depth,
             "seconds": round(self.seconds, 4),
+            "cpu_seconds": round(self.cpu_seconds, 4),
             "coverage": self.coverage,
             "unreached_targets": self.unreached_targets,
+            "vacuous_properties": self.vacuous_properties,
             "manifest": self.manifest,
             "trace": to_itf(self.trace, model_obj) if self.trace is not None and model_obj is not None else None,
         }

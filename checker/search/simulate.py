@@ -19,6 +19,13 @@ from kraftcheck.checker.traces.trace import Step, Trace
 
 def simulate(run: Run, walks: int = 100, depth: int = 50, seed: int = 0, swarm: bool = False,
              shrink_trace: bool = True) -> Result:
+    try:
+        return _simulate(run, walks, depth, seed, swarm, shrink_trace)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the walks made so far
+        return run.interrupted()
+
+
+def _simulate(run: Run, walks: int, depth: int, seed: int, swarm: bool, shrink_trace: bool) -> Result:
     rng = random.Random(seed)
     seen: set[int] = set()
     transitions = 0
@@ -30,7 +37,9 @@ def simulate(run: Run, walks: int = 100, depth: int = 50, seed: int = 0, swarm: 
     def finish(verdict: str, trace: Trace, prop: str | None) -> Result:
         if shrink_trace:
             trace = shrink(run, trace, verdict, prop)
-        return run.result(verdict, len(seen), transitions, deepest, prop, trace, exhaustive=False, extra=extra)
+        # the depth reported with a counterexample is the counterexample's own (the deepest walk is in the manifest)
+        extra["deepest_walk"] = deepest
+        return run.result(verdict, len(seen), transitions, len(trace), prop, trace, exhaustive=False, extra=extra)
 
     for _ in range(walks):
         state = rng.choice(inits)
@@ -62,4 +71,5 @@ def simulate(run: Run, walks: int = 100, depth: int = 50, seed: int = 0, swarm: 
                 return finish("violation", trace, bad)
             run.visit_targets(state)
         run.progress.tick(len(seen), transitions, 0, deepest)
+        run.snapshot = (len(seen), transitions, deepest)
     return run.result("ok", len(seen), transitions, deepest, exhaustive=False, extra=extra)

@@ -151,7 +151,7 @@ class _Search:
 
     def _job(self, level: int, mode: str, **kw: Any) -> Job:
         return Job(self.ref, level, self.P, mode, checkpoint=str(self.checkpoint.root) if self.checkpoint else None,
-                   targets=tuple(sorted(self.run_.targets)), shard_dir=self.shard_dir, **kw)
+                   targets=tuple(self.run_.pending()), shard_dir=self.shard_dir, **kw)
 
     # ---- the search -------------------------------------------------------------------------------------------------
     def run(self) -> Result:
@@ -211,10 +211,7 @@ class _Search:
         self.distinct = int(st["distinct"])
         self.transitions = int(st["transitions"])
         self.coverage = np.array(st["coverage"], dtype=I64)
-        remaining = set(st["targets"])
-        for name in list(run.targets):
-            if name not in remaining:
-                del run.targets[name]
+        run.forget_reached(set(st["targets"]))
         self.ranks = self.checkpoint.level_keys(last, self.P)
         self.resumed_from = last
         md = self.max_depth
@@ -240,8 +237,6 @@ class _Search:
                 run.coverage = self.coverage.tolist()
                 return run.result("violation", len(inits), 0, 0, bad, self._trace([f]), extra=self._extra())
             run.visit_targets(s)
-        if not inits:
-            return run.result("ok", 0, 0, 0, extra=self._extra())
         md = self.max_depth
         job = self._job(0, "init", expand_all=md is not None and md <= 0)
         reports = self._submit(job, self._start_rdd())
@@ -275,7 +270,7 @@ class _Search:
             "distinct": self.distinct,
             "transitions": self.transitions,
             "coverage": self.coverage.tolist(),
-            "targets": sorted(self.run_.targets),
+            "targets": self.run_.pending(),
             "states_in_level": int(len(self.ranks)),
         })
 
@@ -317,6 +312,9 @@ class _Search:
         self.coverage += cov_pb.sum(axis=0)
         for name in targets:
             run.targets.pop(name, None)
+        for q in range(P):  # action-property premises reached by some step of this level (see spark.expand)
+            for name in reports[q].get("step_premises", ()):
+                run.step_premises.pop(name, None)
         self.ranks = np.sort(np.concatenate([reports[q]["new_keys"] for q in range(P)]))
         self.distinct += len(self.ranks)
         self._note_events(reports)

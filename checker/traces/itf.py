@@ -1,48 +1,96 @@
 """ITF JSON, the Informal Trace Format that Apalache and Quint tools read (Apalache ADR-015).
 
 A trace is ``{"#meta": {...}, "vars": [...], "states": [{"#meta": {"index": i, ...}, var: value, ...}, ...]}``.
-Values: records are JSON objects, sequences JSON arrays, sets ``{"#set": [...]}``, maps ``{"#map": [[k, v], ...]}``,
-integers JSON numbers (``{"#bigint": "..."}`` outside the 53-bit range).  kraftcheck adds the step that led to each
-state under ``#meta`` (``action``, ``params``) so that a trace file can be replayed.  A liveness counterexample is a
-lasso: the top-level ``loop`` is the index of the state the last state is followed by, forever (ADR-015), and
-kraftcheck adds the step that closes the loop as ``#meta.loop_step`` (``{"action", "params"}``, or null when the last
-state stutters).  Reading is plain ``json``: never pickle or eval.
+Values: records are JSON objects, sequences JSON arrays, tuples ``{"#tup": [...]}``, sets ``{"#set": [...]}``, maps
+``{"#map": [[k, v], ...]}``, integers JSON numbers (``{"#bigint": "..."}`` outside the 53-bit range).  kraftcheck adds
+the step that led to each state under ``#meta`` (``action``, ``params``) so that a trace file can be replayed.  A
+liveness counterexample is a lasso: the top-level ``loop`` is the index of the state the last state is followed
+by, forever (ADR-015), and kraftcheck adds the step that closes the loop as ``#meta.loop_step`` (``{"action",
+"params"}``; absent when the last state stutters, since ITF has no null).
+Reading is plain ``json``: never pickle or eval.
+
+Strict ITF (what ``itf-py`` and typed readers accept), from any model's view:
+
+- a dict whose keys are not all field names (``/controller``, ``0``, ``class``) is a ``#map``, not a record;
+- ITF has no ``null``: an absent value (Python ``None``) is written as the variant ``Absent`` with Apalache's unit
+  value, ``{"tag": "Absent", "value": "U_OF_UNIT"}`` (Quint's ``None`` tag is a Python keyword, which itf-py cannot
+  read back);
+- a Python tuple, and a JSON list whose elements are of different kinds (``["reg", 1, 2]``), is a ``#tup``: an ITF
+  sequence holds values of one type.
+
+Files written before strict ITF (no ``kraftcheck-itf`` in ``#meta``) still read: states are compared after the
+same normalisation on both sides (``comparable``), so they replay wherever the model's view has not changed since.
 """
 
 from __future__ import annotations
 
 import json
+import keyword
 from pathlib import Path
 from typing import Any
 
 from kraftcheck.checker.traces.trace import Trace
 
 SAFE_INT = 2**53 - 1
+ITF_VERSION = 2  # #meta "kraftcheck-itf": 2 = strict ITF (this module); absent = written before it
+NONE_VARIANT: dict[str, Any] = {"tag": "Absent", "value": "U_OF_UNIT"}
 
 
 class BadTrace(ValueError):
     """A trace file that is not ITF as kraftcheck writes it."""
 
 
+def is_field_name(key: Any) -> bool:
+    """A key that can be a record field in every ITF reader (an identifier, not a keyword, no leading underscore)."""
+    return isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key) and not key.startswith("_")
+
+
+def _kind(itf: Any) -> str:
+    """The kind of an ITF value, to tell a sequence (one kind) from a tuple (several)."""
+    if isinstance(itf, bool):
+        return "bool"
+    if isinstance(itf, (int, str, list)):
+        return type(itf).__name__
+    if isinstance(itf, dict):
+        if len(itf) == 1 and next(iter(itf)).startswith("#"):
+            return "int" if "#bigint" in itf else next(iter(itf))
+        return "variant" if set(itf) == {"tag", "value"} else "record"
+    return "other"
+
+
 def itf_value(view: Any) -> Any:
-    """A model view value (see ``model.encoding.to_view``) as an ITF value."""
-    if isinstance(view, bool) or view is None or isinstance(view, str):
+    """A model view value (see ``model.encoding.to_view``) as a strict ITF value (see the module docstring)."""
+    if view is None:
+        return dict(NONE_VARIANT)
+    if isinstance(view, bool) or isinstance(view, str):
         return view
     if isinstance(view, int):
         return view if -SAFE_INT <= view <= SAFE_INT else {"#bigint": str(view)}
+    if isinstance(view, tuple):
+        return {"#tup": [itf_value(v) for v in view]}
     if isinstance(view, list):
-        return [itf_value(v) for v in view]
+        items = [itf_value(v) for v in view]
+        return {"#tup": items} if len({_kind(v) for v in items}) > 1 else items
     if isinstance(view, dict):
         if set(view) == {"#set"}:
             return {"#set": [itf_value(v) for v in view["#set"]]}
         if set(view) == {"#map"}:
             return {"#map": [[itf_value(k), itf_value(v)] for k, v in view["#map"]]}
-        return {str(k): itf_value(v) for k, v in view.items()}
+        if set(view) == {"#tup"}:
+            return {"#tup": [itf_value(v) for v in view["#tup"]]}
+        if set(view) in ({"#bigint"}, {"#unserializable"}):
+            return view
+        if all(is_field_name(k) for k in view):
+            return {k: itf_value(v) for k, v in view.items()}
+        return {"#map": [[itf_value(k), itf_value(v)] for k, v in view.items()]}
     return {"#unserializable": repr(view)}
 
 
 def plain_value(itf: Any) -> Any:
-    """The inverse of ``itf_value`` (back to the view domain), used to compare states on replay."""
+    """Back from ITF towards the view domain (tuples as lists, the ``None`` variant as None), used to compare states
+    on replay; see ``comparable`` for the form both sides are compared in."""
+    if itf == NONE_VARIANT:
+        return None
     if isinstance(itf, list):
         return [plain_value(v) for v in itf]
     if isinstance(itf, dict):
@@ -58,10 +106,17 @@ def plain_value(itf: Any) -> Any:
     return itf
 
 
+def comparable(view: Any) -> Any:
+    """A view value in the form replay compares states in: written as ITF and read back (a model's view and a
+    trace file's state, old or strict, meet there)."""
+    return plain_value(itf_value(view))
+
+
 def state_vars(view: Any) -> dict[str, Any]:
-    """A state's view as ITF variables: a record's fields, or one variable ``state``."""
-    if isinstance(view, dict) and view and not (set(view) <= {"#set", "#map"}):
-        return {str(k): v for k, v in view.items()}
+    """A state's view as ITF variables: a record's fields (when every key is a field name), or one variable
+    ``state``."""
+    if isinstance(view, dict) and view and all(is_field_name(k) for k in view):
+        return dict(view)
     return {"state": view}
 
 
@@ -75,25 +130,25 @@ def to_itf(trace: Trace, model: Any) -> dict[str, Any]:
             meta["action"] = step.action
             meta["params"] = {k: itf_value(model.view(v)) for k, v in step.params.items()}
         states.append({"#meta": meta, **{k: itf_value(x) for k, x in v.items()}})
-    out: dict[str, Any] = {
-        "#meta": {
-            "format": "ITF",
-            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
-            "source": "kraftcheck",
-            "model": trace.model,
-            "variant": list(trace.variant),
-            "bounds": trace.bounds,
-            "violation": trace.violation,
-            "description": trace.note,
-        },
-        "vars": list(views[0].keys()),
-        "states": states,
+    head: dict[str, Any] = {
+        "format": "ITF",
+        "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+        "source": "kraftcheck",
+        "kraftcheck-itf": ITF_VERSION,
+        "model": trace.model,
+        "variant": list(trace.variant),
+        "bounds": itf_value(trace.bounds),
+        "description": trace.note,
     }
+    if trace.violation is not None:  # ITF has no null: no violation, no key
+        head["violation"] = trace.violation
+    out: dict[str, Any] = {"#meta": head, "vars": list(views[0].keys()), "states": states}
     if trace.loop is not None:
         out["loop"] = trace.loop
         ls = trace.loop_step
-        out["#meta"]["loop_step"] = None if ls is None else {
-            "action": ls.action, "params": {k: itf_value(model.view(v)) for k, v in ls.params.items()}}
+        if ls is not None:  # ITF has no null: a loop closed by a stutter has no loop_step
+            head["loop_step"] = {"action": ls.action,
+                                 "params": {k: itf_value(model.view(v)) for k, v in ls.params.items()}}
     return out
 
 
@@ -123,7 +178,12 @@ def read_itf(path: Path) -> ItfTrace:
         raise BadTrace(f"cannot read trace file {str(path)!r}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise BadTrace(f"trace file {str(path)!r} is not JSON ({exc.msg} at line {exc.lineno})") from None
-    return parse_itf(raw, str(path))
+    except RecursionError:
+        raise BadTrace(f"trace file {str(path)!r} is nested too deeply to be a trace") from None
+    try:
+        return parse_itf(raw, str(path))
+    except RecursionError:
+        raise BadTrace(f"trace file {str(path)!r} holds a value nested too deeply to be a state") from None
 
 
 def parse_itf(raw: Any, where: str = "trace") -> ItfTrace:

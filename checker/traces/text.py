@@ -17,10 +17,14 @@ from kraftcheck.checker.traces.trace import Trace
 def show(value: Any) -> str:
     """One value, compactly (sets as ``{a, b}``, maps as ``{k: v}``, records as ``(f=v, ...)``)."""
     if isinstance(value, dict):
+        if value.get("tag") == "Absent" and set(value) == {"tag", "value"}:
+            return "absent"
         if set(value) == {"#set"}:
             return "{" + ", ".join(show(v) for v in value["#set"]) + "}"
         if set(value) == {"#map"}:
             return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in value["#map"]) + "}"
+        if set(value) == {"#tup"}:
+            return "(" + ", ".join(show(v) for v in value["#tup"]) + ")"
         if isinstance(value.get("kind"), str):  # a message or event record reads as Kind(field=value, ...)
             return value["kind"] + "(" + ", ".join(f"{k}={show(v)}" for k, v in value.items() if k != "kind") + ")"
         return "(" + ", ".join(f"{k}={show(v)}" for k, v in value.items()) + ")"
@@ -28,7 +32,13 @@ def show(value: Any) -> str:
         return "[" + ", ".join(show(v) for v in value) + "]"
     if isinstance(value, str):
         return value
-    return repr(value) if not isinstance(value, bool) else str(value).lower()
+    if value is None:  # an absent value (ITF's tagged Absent): shown as the trace file's readers see it
+        return "absent"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return str(value)
+    return str(value)  # never a Python repr: a view holds data, this is a last resort
 
 
 def _scalars(values: list[Any]) -> bool:
@@ -36,9 +46,10 @@ def _scalars(values: list[Any]) -> bool:
 
 
 def flatten(view: Any, prefix: str = "", bags: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Path -> leaf value; sets, maps, scalars, lists of scalars or of tuples of scalars (a log of entries), and the
-    paths named in ``bags`` are leaves."""
-    if prefix in bags:
+    """Path -> leaf value; sets, maps, scalars, lists of scalars or of tuples of scalars (a log of entries), records
+    with a ``kind`` (a message or a log record, shown as ``Kind(field=...)``) and the paths named in ``bags`` are
+    leaves."""
+    if prefix in bags or (prefix and isinstance(view, dict) and isinstance(view.get("kind"), str)):
         return {prefix: view}
     if isinstance(view, dict) and not (set(view) <= {"#set", "#map"} and view):
         out: dict[str, Any] = {}
@@ -76,8 +87,9 @@ def diff(before: Any, after: Any, bags: frozenset[str] = frozenset()) -> list[st
     return lines or ["    (no change)"]
 
 
-def render(trace: Trace, model: Any, title: str | None = None) -> str:
-    """The whole trace as text; ``model`` supplies the human view of a state."""
+def render(trace: Trace, model: Any, title: str | None = None, first: str = "initial") -> str:
+    """The whole trace as text; ``model`` supplies the human view of a state; ``first`` labels state 0 (a proof's
+    counterexample to induction starts from an arbitrary pre-state, not an initial one)."""
     views = [model.view(s) for s in trace.states()]
     bags = frozenset(getattr(model, "bags", ()))
     out = []
@@ -91,7 +103,7 @@ def render(trace: Trace, model: Any, title: str | None = None) -> str:
     out.append(head)
     if trace.violation:
         out.append(f"violation: {trace.violation}" + (f" -- {trace.note}" if trace.note else ""))
-    out.append("State 0 (initial):")
+    out.append(f"State 0 ({first}):")
     for path, value in flatten(views[0], bags=bags).items():
         if path in bags and isinstance(value, list):
             out.append(f"    {path} = " + ("{}" if not value else "{" + ", ".join(show(v) for v in value) + "}"))

@@ -58,14 +58,36 @@ class ValidationReport:
             if bad.get("impl_state") is not None:
                 lines.append("  implementation state (projected):")
                 for i, v in enumerate(bad["impl_state"]["voters"]):
-                    lines.append(f"    voter {i}: {v}")
-                lines.append(f"    net: {bad['impl_state']['net']}")
+                    lines.append(f"    {_node(i)}: {v}")
+                lines.extend(_net(bad["impl_state"]["net"]))
             if bad.get("model_state") is not None:
                 lines.append("  model state before the event:")
                 for i, v in enumerate(bad["model_state"]["voters"]):
-                    lines.append(f"    voter {i}: {v}")
-                lines.append(f"    net: {bad['model_state']['net']}")
+                    lines.append(f"    {_node(i)}: {v}")
+                lines.extend(_net(bad["model_state"]["net"]))
         return "\n".join(lines)
+
+
+def _node(voter: int) -> str:
+    """A voter as the cluster's logs name it: node ids are 1-based (impl.modelmap.Mapper.nid), model voters 0-based."""
+    return f"node {voter + 1} (model voter {voter})"
+
+
+def _net(net: Any) -> list[str]:
+    """The messages in flight, one per line, by kind name and with node ids as in the logs."""
+    from kraftcheck.model.quorum.state import KIND_NAMES, MESSAGE_FIELDS
+
+    if not net:
+        return ["    net: (empty)"]
+    lines = ["    net:"]
+    for m in net:
+        fields = MESSAGE_FIELDS.get(m[0]) if isinstance(m, (list, tuple)) and m else None
+        if fields is None or len(fields) != len(m):
+            lines.append(f"      {m}")
+            continue
+        rest = ", ".join(f"{k}={v}" for k, v in zip(fields[3:], m[3:]))
+        lines.append(f"      {KIND_NAMES.get(m[0], m[0])} node {m[1] + 1} -> node {m[2] + 1}: {rest}")
+    return lines
 
 
 def _short_event(e: dict[str, Any]) -> str:

@@ -46,11 +46,11 @@ Where the model is more abstract: it has no timers (any timeout may fire at any 
 checked; the check-quorum window (``heard``) is model bookkeeping compared nowhere; client values are numbers, not
 strings; history variables are the model's own.  Bounds are taken from the logs (voters, the largest epoch, number
 of client values, duplications, restarts and resignations; ``fetch_max`` from the nodes' configuration), so that no
-bound ever blocks a step the implementation took (``scan.py`` reads them, before the first step).  The model keeps
-at most one Fetch of a follower, and one Vote or BeginQuorumEpoch per pair, on the network; the implementation
-retries only once a request counts as lost (``request_timeout``), so a retry that overtakes a slow but not lost
-request would be reported as not allowed (a real difference: Kafka behaves the same way).  A Fetch parked in the
-leader's purgatory is, for the model, still in flight.
+bound ever blocks a step the implementation took (``scan.py`` reads them, before the first step), and every
+reduction the model declares is switched off.  Both sides keep one request in flight per pair of voters, matched by
+correlation id (the model's ``cur`` flag on a message is computed from the ``inflight`` map each node logs); a retry
+of a request still in flight after ``request_timeout`` is the model's send action forgetting the old one.  A Fetch
+parked in the leader's purgatory is, for the model, still in flight.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ class _Validator:
                   "max_msgs": 1_000_000, "fetch_max": info["fetch_max"], "loss": True,
                   "max_dups": info["max_dups"], "max_restarts": info["max_restarts"],
                   "max_resigns": info["max_resigns"]}
+        # every reduction off: each leaves out behaviour the implementation may show
+        bounds.update({name: False for name in getattr(self.model, "reductions", {})})
         self.bounds = bounds
         names = list(variants)
         if info["check_quorum"] and "check-quorum" not in names and "check-quorum" in self.model.variants:
@@ -98,13 +100,14 @@ class _Validator:
         self.invariants = spec.of_kind("invariant")
         self.action_props = spec.of_kind("action")
         self.view: list[tuple[Any, ...]] = [initial_voter() for _ in range(self.n)]
-        self.in_flight: dict[str, tuple[Any, ...]] = {}  # mid -> model message
+        self.in_flight: dict[str, dict[str, Any]] = {}  # mid -> the message as logged (mapped when compared: its
+        #                                                 correlation flag follows the requester's RequestManager)
         self.report = ValidationReport(ok=True, model=self.model.name, variants=self.variants, bounds=bounds)
         self.counts: Counter[str] = Counter()
 
     # ---- the implementation's side -------------------------------------------------------------------------
     def impl_net(self) -> tuple[Any, ...]:
-        return tuple(sorted(self.in_flight.values()))
+        return tuple(sorted(self.map.message(j) for j in self.in_flight.values()))
 
     def impl_state(self) -> dict[str, Any]:
         return {"voters": [voter_view(p) for p in self.view], "net": [list(m) for m in self.impl_net()]}
@@ -201,7 +204,7 @@ class _Validator:
             if kind == "drop":
                 self.in_flight.pop(mid, None)
             elif kind == "duplicate":
-                self.in_flight[e["copy"]] = self.map.message(e["msg"])
+                self.in_flight[e["copy"]] = e["msg"]
             return
         me = self.map.nid(e["node"])
         if kind == "client_append" and e.get("accepted"):
@@ -213,14 +216,15 @@ class _Validator:
             self.in_flight.pop(msg["mid"], None)
         if kind == "start" and e.get("restart"):
             # the model's restart drops everything still on the way to the node
-            for mid, mm in list(self.in_flight.items()):
-                if mm[2] == me:
+            for mid, j in list(self.in_flight.items()):
+                if self.map.nid(j["dst"]) == me:
                     del self.in_flight[mid]
         for s in e.get("sent") or []:
             if s["type"] in RECEIVE_ACTION:
-                self.in_flight[s["mid"]] = self.map.message(s)
+                self.in_flight[s["mid"]] = s
         if e.get("state") is not None:
             self.view[me] = self.map.voter(e["state"], me)
+            self.map.note(me, e["state"])
 
     def run(self) -> ValidationReport:
         t0 = time.perf_counter()
@@ -233,9 +237,9 @@ class _Validator:
                 steps = self.plan(i, e)
                 self.apply_impl(e)
                 for mid in self.lose_after.get(i, []):
-                    mm = self.in_flight.pop(mid, None)
-                    if mm is not None:
-                        steps.append(("lose", (mm,)))
+                    j = self.in_flight.pop(mid, None)
+                    if j is not None:
+                        steps.append(("lose", (self.map.message(j),)))
             except (KeyError, TypeError, ValueError) as exc:
                 if isinstance(exc, NotValidatable):
                     raise

@@ -26,7 +26,18 @@ checked: time is abstract (any live broker may miss its session); a broker learn
 metadata it applied (the controller answers only once the records commit); a deposed controller reads the current
 log (what it proposes is refused either way).
 
-Bounds (``--set``): controllers, brokers, partitions, max_epoch, max_log (entries = record batches), max_starts.
+Bounds (``--set``): controllers, brokers, partitions, max_epoch, max_log (entries = record batches), max_starts,
+max_restarts (broker crash-restarts over all brokers), max_session_expiries, max_shutdowns, and the reductions below.
+
+Faults at the default bounds: controller failover (max_epoch=2, with a deposed controller that keeps acting) and a
+live broker's session expiry (max_session_expiries=1).  A broker crash followed by a restart (max_restarts=1) is not
+in the default budget: it multiplies the state space past 500,000 states (about 3x the whole default check), so it
+is left to ``--profile deep`` and to the variants that need it (heartbeat-ignores-broker-epoch).
+
+Reductions (``CONTROLLER.reductions``, boolean bounds, on = behaviour left out; ``--profile deep`` turns them off):
+``restartable_crashes_only``, ``crash_while_fenced_only``, ``replies_at_once``.  Not switchable (a modelling choice
+of the abstraction, documented above and in actions.py): a broker RPC is delivered and handled in the step it is sent,
+and a deposed controller reads the current log.
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller import symmetry
 from kraftcheck.model.controller.state import FENCED, Bounds, Broker, State
 from kraftcheck.model.core import Model
+from kraftcheck.model.diagram import Diagram, by_param
 
 CONTROLLER: Model[State, Bounds] = Model(
     "controller",
@@ -59,7 +71,30 @@ CONTROLLER.variant(A.V_FENCED_LEADER, "fencing a broker drops it from the ISR bu
 CONTROLLER.variant(A.V_NO_EPOCH_CHECK, "the quorum accepts a write tagged with an old controller epoch",
                    kind="mutation", expect="StaleControllerFenced")
 CONTROLLER.variant(A.V_IGNORE_BROKER_EPOCH, "the controller processes a heartbeat whose broker epoch is stale",
-                   kind="mutation", expect="BrokerEpochFencing")
+                   kind="mutation", expect="BrokerEpochFencing",
+                   # a stale broker epoch needs a broker that crashes and registers again; the smallest cluster
+                   # where that happens keeps the check short
+                   bounds={"brokers": 1, "controllers": 1, "max_epoch": 1, "max_restarts": 1})
+
+# ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
+CONTROLLER.reduction("restartable_crashes_only", "a broker crashes only if it has a start (and a cluster restart) "
+                     "left; off, a broker may also crash for good, its registration staying unfenced until "
+                     "maybeFenceStaleBrokers times its session out (ReplicationControlManager)")
+CONTROLLER.reduction("crash_while_fenced_only", "a broker crashes only between its registration and its unfencing; "
+                     "off, at any time it runs (online, stopping, or before registering)")
+CONTROLLER.reduction("replies_at_once", "a request that writes nothing is answered at once; off, it is answered once "
+                     "the controller's highest pending write commits (QuorumController.ControllerWriteEvent.run, "
+                     "deferredEventQueue.highestPendingOffset)")
+
+CONTROLLER.profile("default", "the Bounds defaults: failover, session expiry, controlled shutdown; no broker "
+                   "crash-restart; every reduction on")
+CONTROLLER.profile("crash", "a broker crash-restart with a stale request in flight, in one controller epoch: what "
+                   "the default cannot afford (its cost is about 4x); the main job runs it beside the default",
+                   bounds={"max_restarts": 1, "max_epoch": 1}, states=67_617, seconds=12)
+CONTROLLER.main_profiles = ("default", "crash")
+CONTROLLER.profile("deep", "one broker crash-restart and every reduction off, at the default cluster size",
+                   bounds={"max_restarts": 1, "restartable_crashes_only": False, "crash_while_fenced_only": False,
+                           "replies_at_once": False})
 
 
 @CONTROLLER.bounds_check
@@ -101,5 +136,15 @@ for _fn, _params in (
     (A.idle, ()),
 ):
     CONTROLLER.action(_fn, params=_params)
+
+# sequence diagrams: controllers, the metadata log (the quorum, abstracted) and brokers; broker RPCs are calls
+_RPCS = ("register", "heartbeat", "alter_isr", "deliver_stray")
+CONTROLLER.diagram = Diagram(
+    nodes=lambda v: ([f"controller {i}" for i in range(len(v["ml"]["ctrl_epoch"]))] + ["metadata log"]
+                     + [f"broker {i}" for i in range(len(v["brokers"]))]),
+    locus=by_param({"controller": "controller ", "broker": "broker "},
+                   calls={**{a: ("broker", "controller") for a in _RPCS}, "fetch": ("broker", "metadata log")},
+                   at={"commit": "metadata log"}, environment=("idle",)),
+)
 
 __all__ = ["CONTROLLER", "Bounds", "State"]

@@ -95,7 +95,7 @@ def propose(s: State, c: int, kind: str, records: list[Record], ctx: Context[Bou
     return with_state(s, ml=nxt), True
 
 
-def apply_reply(br: Broker, p: Pending) -> Broker:
+def apply_reply(br: Broker, p: Pending, max_starts: int) -> Broker:
     """The broker acts on a reply (BrokerLifecycleManager): a registration reply gives it its broker epoch (the
     offset of its RegisterBrokerRecord); a heartbeat reply moves it Fenced -> Online, Online -> Fenced or
     Stopping -> Offline."""
@@ -107,11 +107,12 @@ def apply_reply(br: Broker, p: Pending) -> Broker:
         if p.reply == R_FENCED and br.proc == ONLINE:
             return with_broker(br, pending=None, proc=FENCED)
         if p.reply == R_SHUTDOWN_NOW and br.proc == STOPPING:
-            return with_broker(br, pending=None, proc=OFFLINE, epoch=-1, applied=0)
+            # stopped for good: a controlled shutdown uses up the broker's starts (restarts are the crash fault's)
+            return with_broker(br, pending=None, proc=OFFLINE, inc=max(br.inc, max_starts), epoch=-1, applied=0)
     return br if br.pending is None else with_broker(br, pending=None)
 
 
-def settle(s: State) -> State:
+def settle(s: State, b: Bounds) -> State:
     """Deliver every reply whose entry is now committed, and fail every request whose entry was truncated."""
     ml = s.ml
     brokers = s.brokers
@@ -120,7 +121,7 @@ def settle(s: State) -> State:
         if p is None:
             continue
         if p.offset < ml.hw and ml.log[p.offset].epoch == p.epoch:
-            brokers = set_at(brokers, x, apply_reply(br, p))
+            brokers = set_at(brokers, x, apply_reply(br, p, b.max_starts))
         elif p.offset >= len(ml.log) or ml.log[p.offset].epoch != p.epoch:
             brokers = set_at(brokers, x, with_broker(br, pending=None))
     return s if brokers is s.brokers else with_state(s, brokers=brokers)
@@ -133,7 +134,7 @@ def elect(s: State, ctx: Context[Bounds]) -> Succ:
     """KIP-595 election; the winner becomes the active controller in the new epoch (QuorumController.claim).
     Requests waiting on truncated entries fail."""
     for c, e, k, ml in mlog.elections(s.ml, ctx.b.max_epoch, reuse_epoch=ctx.on(V_REUSE_EPOCH)):
-        yield (c, e, k), settle(with_state(s, ml=ml))
+        yield (c, e, k), settle(with_state(s, ml=ml), ctx.b)
 
 
 def renounce(s: State, ctx: Context[Bounds]) -> Succ:
@@ -149,7 +150,7 @@ def commit(s: State, ctx: Context[Bounds]) -> Iterator[State]:
     requests waiting on it (ControllerPurgatory.completeUpTo) and the replies reach their brokers."""
     ml = mlog.commit(s.ml)
     if ml is not None:
-        yield settle(with_state(s, ml=ml))
+        yield settle(with_state(s, ml=ml), ctx.b)
 
 
 def session_timeout(s: State, ctx: Context[Bounds]) -> Succ:
@@ -214,8 +215,25 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     if records is not None:
         p = Pending(req.kind, len(log) - 1, log[-1].epoch, req.broker_epoch, reply)
         return _with(t, x, with_broker(br, pending=p))
-    # nothing written: answered at once, from the controller's image
-    return _with(t, x, apply_reply(br, Pending(req.kind, -1, 0, req.broker_epoch, reply)))
+    if not b.replies_at_once:
+        # QuorumController.ControllerWriteEvent.run (3.9): an operation that wrote nothing "was actually just a
+        # read", done on uncommitted state; it completes when the highest offset pending in the purgatory commits
+        w = highest_pending(t.ml, c)
+        if w >= 0:
+            return _with(t, x, with_broker(br, pending=Pending(req.kind, w, log[w].epoch, req.broker_epoch, reply)))
+    # nothing written (and, when replies_at_once is off, nothing of this controller's pending): answered at once
+    return _with(t, x, apply_reply(br, Pending(req.kind, -1, 0, req.broker_epoch, reply), b.max_starts))
+
+
+def highest_pending(ml: mlog.MetaLog, c: int) -> int:
+    """The highest uncommitted offset controller ``c`` wrote in its current epoch (its purgatory's
+    highestPendingOffset), or -1 when it waits on nothing."""
+    epoch = ml.ctrl_epoch[c]
+    for i in range(len(ml.log) - 1, ml.hw - 1, -1):
+        e = ml.log[i]
+        if e.by == c and e.epoch == epoch:
+            return i
+    return -1
 
 
 # ---- brokers (BrokerLifecycleManager, KIP-500 broker states) ------------------------------------------------------
@@ -233,19 +251,34 @@ def _controllers(s: State) -> list[int]:
 
 def start(s: State, ctx: Context[Bounds]) -> Succ:
     """Offline -> Fenced: a new broker process (a new incarnation) starts and will register."""
+    if not restart_left(s, ctx.b):
+        return
     for x, br in enumerate(s.brokers):
         if br.proc == OFFLINE and br.inc < ctx.b.max_starts:
             yield (x,), _with(s, x, with_broker(br, proc=FENCED, inc=br.inc + 1, epoch=-1))
 
 
+def restart_left(s: State, b: Bounds) -> bool:
+    """Some of the ``max_restarts`` budget is left (every broker process started once in the initial state)."""
+    return sum(br.inc for br in s.brokers) - len(s.brokers) < b.max_restarts
+
+
+def may_start_again(s: State, br: Broker, b: Bounds) -> bool:
+    """The broker may start a new incarnation after it stops: it has starts and the cluster has restarts left."""
+    return br.inc < b.max_starts and restart_left(s, b)
+
+
 def crash(s: State, ctx: Context[Bounds]) -> Succ:
-    """A broker process dies (only one that may start again: a crash it never comes back from adds states but
-    nothing observable).  Its broker epoch, pending request and metadata cache are lost (a stopped broker is
-    modelled as reloading its metadata from the log when it starts again), but a heartbeat it had just sent may
-    still be in the network (``with_stray``)."""
+    """A broker process dies.  With the reduction ``restartable_crashes_only`` only a broker that may start again
+    crashes (a crash it never comes back from differs from a controlled shutdown only in the registration staying
+    unfenced until its session times out).  Its broker epoch, pending request and metadata cache are lost (a
+    stopped broker is modelled as reloading its metadata from the log when it starts again), but a heartbeat it had
+    just sent may still be in the network (``with_stray``)."""
     for x, br in enumerate(s.brokers):
-        if br.proc == OFFLINE or br.inc >= ctx.b.max_starts:
+        if br.proc == OFFLINE or (ctx.b.restartable_crashes_only and not may_start_again(s, br, ctx.b)):
             continue
+        if ctx.b.crash_while_fenced_only and (br.proc != FENCED or br.epoch < 0):
+            continue  # (reduction crash_while_fenced_only) a broker crashes only between registering and unfencing
         dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0)
         yield (x, False), _with(s, x, dead)
         if br.epoch >= 0:
@@ -328,7 +361,8 @@ def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
 def begin_shutdown(s: State, ctx: Context[Bounds]) -> Succ:
     """Online -> Stopping on SIGINT: the broker asks for a controlled shutdown in its heartbeats.  At most
     ``max_shutdowns`` brokers are ever stopping or stopped for good at once (a rolling restart)."""
-    stopped = sum(1 for br in s.brokers if br.proc == STOPPING or (br.proc == OFFLINE and br.inc >= ctx.b.max_starts))
+    stopped = sum(1 for br in s.brokers if br.proc == STOPPING or (br.proc == OFFLINE
+                                                                  and not may_start_again(s, br, ctx.b)))
     if stopped >= ctx.b.max_shutdowns:
         return
     for x, br in enumerate(s.brokers):
@@ -338,16 +372,19 @@ def begin_shutdown(s: State, ctx: Context[Bounds]) -> Succ:
 
 def idle(s: State, ctx: Context[Bounds]) -> Iterator[State]:
     """A stutter step where the model ends on purpose, so that the end is not reported as a deadlock: every broker
-    is offline for good (no starts left), or the log is at its bound, committed, fetched by every broker, and no
-    election or renouncement is left.  (Steps that change nothing, such as a heartbeat that writes nothing, are not
-    generated at all; this step may be offered where some other step is still possible, which is harmless.)"""
+    is offline for good (no starts left), or the run is quiescent: the log is committed and fetched by every running
+    broker, no election is left and no deposed controller is left to renounce.  What brokers may still do from there
+    is bounded by budgets (log length, starts, shutdowns, session expiries), whichever runs out first; the log need
+    not be full (with ``max_log`` above what the budgets let brokers write, a run ends with room left).  Every state
+    that is not quiescent has a commit, fetch, election or renouncement to take, so no ``max_log`` deadlocks.
+    (Steps that change nothing, such as a heartbeat that writes nothing, are not generated at all; this step may be
+    offered where some other step is still possible, which is harmless.)"""
     ml = s.ml
     b = ctx.b
-    if all(br.proc == OFFLINE and br.inc >= b.max_starts for br in s.brokers):
+    if all(br.proc == OFFLINE and not may_start_again(s, br, b) for br in s.brokers):
         yield s
     elif (
-        len(ml.log) >= b.max_log
-        and ml.hw == len(ml.log)
+        ml.hw == len(ml.log)
         and ml.epoch >= b.max_epoch
         and all(br.proc == OFFLINE or br.applied >= ml.hw for br in s.brokers)
         and not any(mlog.is_zombie(ml, c) for c in range(b.controllers))

@@ -23,9 +23,14 @@ class Bounds:
     partitions: int = 1
     max_epoch: int = 2  # highest controller (leader) epoch that may be elected
     max_log: int = 5  # most entries (record batches) the metadata log may hold (5: the controlled-shutdown target)
-    max_starts: int = 1  # process starts per broker (a second start is a new incarnation after a crash)
+    max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash)
+    max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
     max_shutdowns: int = 1  # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time)
+    # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
+    restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
+    crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
+    replies_at_once: bool = True  # a request that writes nothing is answered at once, not after pending writes commit
 
 
 # ---- metadata records (tuples) ---------------------------------------------------------------------------------------

@@ -25,22 +25,18 @@ broker, a misconfigured controller elected mid-migration (resigns), migration re
 
 Bounds (``--set name=value``): see ``state.Bounds``.  The defaults are CI-small: one compatible ZK broker, one
 incompatible broker, two controllers, three KRaft epochs, one controller crash, three reconfigurations, one session
-expiry, one ZooKeeper outage, one ZK-mode write, two client writes, write-behind bound 1.  Faults strike in windows
-where they matter (marked "(state-space bound)" in the actions: crashes during the copy, outages and the incompatible
-broker during dual write, session expiries before the takeover, rollback from a steady dual-writing state,
-reconfigurations during finalization); ``--set wide_faults=true`` lifts the windows.
+expiry, one ZooKeeper outage, one ZK-mode write, two client writes, write-behind bound 1.
+
+Reductions (``MIGRATION.reductions``, each a boolean bound, on = behaviour left out): faults strike in windows where
+they matter (crashes during the copy, outages and the incompatible broker during dual write, broker session expiries
+before the takeover, rollback from a steady dual-writing state, reconfigurations for the finalization, no ZK-mode
+writes once a rollback started), ZK-mode controllers with a stale epoch resign at once, inert deposed controllers
+learn of a new epoch at once, and clients write the topic znode only.  Each is declared below with what it removes;
+``--profile deep`` switches every one of them off and models what Kafka 3.9 does there.
 
 The search is reduced exactly (``symmetry.canonical_key``: controller symmetry plus normalisations of details no rule
-reads; tests/test_migration_check.py compares it with an unreduced exploration).  Figures on the project's 2-core
-box (CPU seconds; wall time was 2-5x more while other jobs shared the cores):
-
-- defaults: 41,891 distinct states, 136,838 transitions, depth 37: 12-15 s CPU (about 3,000 states/s), 48 MB;
-- ``--set brokers=2`` (two ZK brokers racing for /controller, rolled to KRaft one by one): 221,904 states,
-  762,670 transitions, depth 40: 90 s CPU, 104 MB;
-- ``--set max_epoch=4`` (one more KRaft election): 177,143 states, 598,825 transitions, depth 44: 61 s CPU, 85 MB.
-
-Wider fault windows (``wide_faults``) are beyond exhaustive search at these bounds (more than 400,000 states by
-depth 19); seeded swarm simulation (16,000 walks of 70 steps) found no violation and no deadlock.
+reads; tests/test_migration_check.py compares it with an unreduced exploration).  Measured figures are in the
+profiles below and in README.md.
 """
 
 from __future__ import annotations
@@ -48,6 +44,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from kraftcheck.model.core import Model
+from kraftcheck.model.diagram import Diagram, by_param
 from kraftcheck.model.encoding import to_view
 from kraftcheck.model.migration import (
     brokers,
@@ -87,6 +84,38 @@ MIGRATION.variant("no-lag-bound", "KRaft writes do not wait for ZooKeeper to cat
                   kind="mutation", expect="DualWriteLagBounded")
 MIGRATION.variant("kip-rollback-deletes-epoch", "the rollback deletes /controller_epoch as well as /controller (the "
                   "KIP's text)", kind="mutation", expect="ZkControllerEpochMonotonic")
+
+
+# ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
+for _bound, _doc in (
+    ("zk_resign_at_once", "a ZK-mode controller whose /controller_epoch version went stale resigns at once; off, it "
+     "stays until its /controller watch fires or a write fails with ControllerMovedException (KafkaController)"),
+    ("learn_at_once", "deposed controllers whose driver cannot act learn of a new KRaft epoch at once; off, each "
+     "learns by its own step (KRaftMigrationDriver.KRaftLeaderEvent)"),
+    ("crash_in_copy_only", "KRaft controllers crash only as the active controller during the initial copy; off, any "
+     "running controller may crash at any time of the migration or rollback"),
+    ("expiry_before_takeover_only", "ZK brokers' ZooKeeper sessions expire only before the KRaft takeover; off, also "
+     "after it (KafkaZkClient.registerBroker re-registers)"),
+    ("outage_in_dual_write_only", "ZooKeeper becomes unavailable only while an active controller dual-writes; off, at "
+     "any time (every ZooKeeper operation fails, KRaftMigrationDriver retries)"),
+    ("join_in_dual_write_only", "the incompatible broker is started only while an active controller dual-writes; off, "
+     "at any time"),
+    ("no_zk_writes_in_rollback", "ZK-mode controllers write nothing once a rollback has started; off, a ZK controller "
+     "elected after the rollback writes as KafkaController does"),
+    ("rollback_from_steady_only", "a rollback starts only from a quiet steady state (an active dual-writing leader "
+     "every running controller follows, before any reconfiguration); off, at any point before the controllers leave "
+     "migration mode (KIP-866 'Reversal to ZK')"),
+    ("reconfig_for_finalize_only", "zookeeper.metadata.migration.enable is flipped only as the finalization's rolling "
+     "restart (and re-enabled after it); off, an operator may flip it on any controller at any time"),
+    ("topic_writes_only", "client metadata changes write the topic znode only; off, also its dynamic config "
+     "(AlterConfigs), dual-written by KRaftMigrationZkWriter"),
+):
+    MIGRATION.reduction(_bound, _doc)
+
+MIGRATION.profile("default", "the Bounds defaults, every reduction on")
+MIGRATION.profile("deep", "every reduction off (faults at any time, Kafka 3.9's resignation and learning), at a "
+                  "smaller workload so that it stays exhaustive: one client write, two reconfigurations",
+                  bounds={**{r: False for r in MIGRATION.reductions}, "max_client_writes": 1, "max_reconfigs": 2})
 
 
 @MIGRATION.init
@@ -145,30 +174,34 @@ MIGRATION.action(faults.idle)
 
 
 # ---- the human view (trace text and ITF) ------------------------------------------------------------------------
-def _znode(path: str, n: Znode) -> str:
-    d = n.data
-    if path == "/controller":
-        text = f"KRaft controller {d[1]} (KRaft epoch {d[2]}, isKRaft)" if d[0] == "kraft" else f"ZK broker {d[1]}"
-    elif path == "/migration":
-        text = f"kraft_controller_id={d[0]} kraft_controller_epoch={d[1]} kraft_metadata_offset={d[2]}"
-    else:
-        text = str(d)
-    owner = f", ephemeral of session {'-'.join(map(str, n.owner))}" if n.owner is not None else ""
-    return f"{text} (version {n.version}{owner})"
+# Values are data, never prose (ITF readers type them): records with named fields, znodes as a dict from path to a
+# record (written to ITF as a ``#map``: a path is no field name), log records as ``Kind(field=...)`` records named
+# after the Kafka record they stand for.
+_RECORD_KINDS = {"reg": "RegisterBrokerRecord", "begin": "BeginTransactionRecord", "end": "EndTransactionRecord",
+                 "abort": "AbortTransactionRecord", "copy": "CopiedFromZk", "meta": "MetadataChange",
+                 "mig": "ZkMigrationStateRecord"}
+_RECORD_FIELDS = {"reg": ("broker",), "copy": ("path", "value"), "meta": ("path", "value"), "mig": ("state",)}
 
 
-def _record(r: tuple[Any, ...]) -> str:
+def _znode_data(path: str, d: Any) -> Any:
+    if path == "/controller":  # KafkaZkClient's ControllerZNode: {"brokerid", "kraftControllerEpoch", "isKRaft"...}
+        if d[0] == "kraft":
+            return {"is_kraft": True, "controller_id": d[1], "kraft_epoch": d[2]}
+        return {"is_kraft": False, "controller_id": d[1], "kraft_epoch": -1}
+    if path == "/migration":  # MigrationZNode's JSON fields
+        return {"kraft_controller_id": d[0], "kraft_controller_epoch": d[1], "kraft_metadata_offset": d[2]}
+    return to_view(d)
+
+
+def _znode(path: str, n: Znode) -> dict[str, Any]:
+    owner = "-".join(map(str, n.owner)) if n.owner is not None else ""  # a session id; "" for a persistent znode
+    return {"data": _znode_data(path, n.data), "version": n.version, "ephemeral_owner": owner}
+
+
+def _record(r: tuple[Any, ...]) -> dict[str, Any]:
     kind = r[1]
-    body = {
-        "reg": lambda: f"RegisterBrokerRecord(broker {r[2]}, isZkBroker)",
-        "begin": lambda: "BeginTransactionRecord",
-        "end": lambda: "EndTransactionRecord",
-        "abort": lambda: "AbortTransactionRecord",
-        "copy": lambda: f"copied from ZK: {r[2]} = {r[3]}",
-        "meta": lambda: f"metadata change: {r[2]} = {r[3]}",
-        "mig": lambda: f"ZkMigrationRecord({r[2]})",
-    }[kind]()
-    return f"epoch {r[0]}: {body}"
+    fields = dict(zip(_RECORD_FIELDS.get(kind, ()), (to_view(x) for x in r[2:])))
+    return {"kind": _RECORD_KINDS[kind], "epoch": r[0], **fields}
 
 
 def view(s: Any) -> Any:
@@ -178,25 +211,23 @@ def view(s: Any) -> Any:
     for x in s.ctrls:
         lead = None
         if x.zk is not None:
-            lead = (f"zk controller epoch {x.zk.zk_epoch} (/controller_epoch v{x.zk.epoch_version}), "
-                    f"expects /migration v{x.zk.mig_version}, written up to {x.zk.written}")
+            lead = {"zk_controller_epoch": x.zk.zk_epoch, "controller_epoch_version": x.zk.epoch_version,
+                    "expects_migration_version": x.zk.mig_version, "written_up_to": x.zk.written}
         seen = view_len(s.log, x.epoch)
         ctrls.append({"up": x.up, "migration_enabled": x.mig, "epoch": x.epoch, "driver": x.driver,
-                      "zk_state": lead, "copy_step": x.copy,
-                      "sees": "the whole log" if seen == len(s.log) else f"the first {seen} records (stale)"})
+                      "zk_state": lead, "copy_step": x.copy, "sees_records": seen, "stale": seen < len(s.log)})
     brokers_view = []
     for br in s.brokers:
-        zkc = None if br.ctrl is None else f"ZK controller, epoch {br.ctrl[0]} (/controller_epoch v{br.ctrl[1]})"
+        zkc = None if br.ctrl is None else {"zk_controller_epoch": br.ctrl[0], "controller_epoch_version": br.ctrl[1]}
         brokers_view.append({"mode": br.mode, "zk_session": br.gen, "controller_role": zkc})
     return {
         "metric": driver.metric_state(s),
         "operator": s.op,
-        "zookeeper": {"available": s.zk.available, **{p: _znode(p, n) for p, n in s.zk.nodes}},
-        "kraft": {"leader": s.leader, "epoch": s.kepoch,
-                  "log": {str(i): _record(r) for i, r in enumerate(s.log)} if s.log else "empty"},
+        "zookeeper": {"available": s.zk.available, "znodes": {p: _znode(p, n) for p, n in s.zk.nodes}},
+        "kraft": {"leader": s.leader, "epoch": s.kepoch, "log": [_record(r) for r in s.log]},
         "controllers": ctrls,
         "brokers": brokers_view,
-        "history": {"controller_epoch_set_by": " ".join(map(str, s.holder)), "highest_controller_epoch": s.epoch_hi,
+        "history": {"controller_epoch_set_by": to_view(s.holder), "highest_controller_epoch": s.epoch_hi,
                     "kraft_took_over": s.taken_over, "rpcs_sent_to": sorted(s.rpc_to),
                     "dual_write_epochs": sorted(s.dw_epochs), "all_controllers_disabled": s.all_off},
         "budget_used": to_view(s.used),
@@ -204,5 +235,16 @@ def view(s: Any) -> Any:
 
 
 MIGRATION.view = view
+
+# sequence diagrams: ZooKeeper, the KRaft controllers and the ZK brokers; reads and writes of znodes are calls
+_ZK_CALLS = {**{a: ("b", "ZooKeeper") for a in ("zk_elect", "zk_write")},
+             **{a: ("c", "ZooKeeper") for a in ("claim", "copy_batch", "sync_to_zk", "dual_write")}}
+MIGRATION.diagram = Diagram(
+    nodes=lambda v: (["ZooKeeper"] + [f"controller {i}" for i in range(len(v["controllers"]))]
+                     + [f"broker {i}" for i in range(len(v["brokers"]))]),
+    locus=by_param({"c": "controller ", "b": "broker "}, calls=_ZK_CALLS,
+                   at={a: "ZooKeeper" for a in ("session_expire", "zk_outage", "zk_restore")},
+                   environment=("rollback_begin", "quorum_shutdown", "rollback_finish", "idle")),
+)
 
 __all__ = ["MIGRATION", "Bounds", "MigState"]

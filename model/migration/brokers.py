@@ -61,8 +61,8 @@ def broker_join(s: MigState, ctx: Context[Bounds]) -> Succ:
     """The operator starts a broker with an older IBP: it registers in ZooKeeper as usual."""
     if not s.zk.available:
         return
-    # (state-space bound) unless wide_faults: the incompatible broker appears while an active controller dual-writes
-    if not ctx.b.wide_faults and (s.op != OP_MIGRATE or s.leader < 0 or not is_active(s, s.leader)
+    # (reduction join_in_dual_write_only) the incompatible broker appears while an active controller dual-writes
+    if ctx.b.join_in_dual_write_only and (s.op != OP_MIGRATE or s.leader < 0 or not is_active(s, s.leader)
                                   or s.ctrls[s.leader].driver != DUAL_WRITE):
         return
     for b, br in enumerate(s.brokers):

@@ -142,7 +142,9 @@ def client_write(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[int,
                 continue
         elif mig != POST_MIGRATION:
             continue  # KIP-866 "KRaft controller soft start": NOT_CONTROLLER until the copy is committed
-        # (state-space bound) clients change the topic's partition state, the znode ZK controllers write too
+        # (reduction topic_writes_only) clients change the topic's partition state, the znode ZK controllers write
+        # too; off, also its dynamic configuration (AlterConfigs)
         used = attrs.evolve(s.used, client_writes=s.used.client_writes + 1)
-        yield (c, TOPIC), attrs.evolve(s, log=append(s, ("meta", TOPIC, s.values + 1)), values=s.values + 1,
-                                       used=used)
+        for path in (TOPIC,) if ctx.b.topic_writes_only else METADATA:
+            yield (c, path), attrs.evolve(s, log=append(s, ("meta", path, s.values + 1)), values=s.values + 1,
+                                          used=used)

@@ -22,8 +22,8 @@ from kraftcheck.model.migration.state import (
 
 def zk_outage(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     """ZooKeeper becomes unavailable: every operation fails until it is back."""
-    # (state-space bound) unless wide_faults: outages hit an active dual-writing controller
-    window = ctx.b.wide_faults or (s.op == OP_MIGRATE and s.leader >= 0 and is_active(s, s.leader)
+    # (reduction outage_in_dual_write_only) outages hit an active dual-writing controller
+    window = not ctx.b.outage_in_dual_write_only or (s.op == OP_MIGRATE and s.leader >= 0 and is_active(s, s.leader)
                                    and s.ctrls[s.leader].driver == DUAL_WRITE)
     if s.zk.available and s.used.outages < ctx.b.max_outages and window:
         # KIP-866 "ZooKeeper unavailable": dual writes fail, the lag grows, KRaft writes block at the bound

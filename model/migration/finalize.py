@@ -46,10 +46,10 @@ def reconfigure(s: MigState, ctx: Context[Bounds]) -> Succ:
     for c, x in enumerate(s.ctrls):
         if not x.up:
             continue
-        # (state-space bound) unless wide_faults: migration is disabled once every broker runs in KRaft mode (the
+        # (reduction reconfig_for_finalize_only) migration is disabled once every broker runs in KRaft mode (the
         # finalization's rolling restart, during which a disabled controller may be elected while another still
         # has the config) and re-enabled only after the migration finished
-        if not ctx.b.wide_faults and (mig == PRE_MIGRATION or (x.mig and not brokers_done)
+        if ctx.b.reconfig_for_finalize_only and (mig == PRE_MIGRATION or (x.mig and not brokers_done)
                                       or (not x.mig and mig != POST_MIGRATION)):
             continue
         # KIP-866 "Finalizing the migration" / "Misconfigurations": the config changes by a restart, which loses the

@@ -48,7 +48,9 @@ def kraft_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
         # KRaftMigrationDriver.KRaftLeaderEvent: an active controller with migration enabled starts its driver in
         # WAIT_FOR_CONTROLLER_QUORUM; one without the config runs no driver
         ctrls = set_ctrl(s, c, Ctrl(True, x.mig, e, WAIT_FOR_CONTROLLER_QUORUM if x.mig else INACTIVE))
-        yield (c,), attrs.evolve(s, ctrls=inert_learn(ctrls, c, e), leader=c, kepoch=e, log=log)
+        if ctx.b.learn_at_once:
+            ctrls = inert_learn(ctrls, c, e)
+        yield (c,), attrs.evolve(s, ctrls=ctrls, leader=c, kepoch=e, log=log)
 
 
 # a deposed driver in one of these states cannot write to ZooKeeper or append to the log
@@ -56,9 +58,11 @@ INERT = (INACTIVE, WAIT_FOR_CONTROLLER_QUORUM, WAIT_FOR_BROKERS, ZK_MIGRATION)
 
 
 def inert_learn(ctrls: tuple[Ctrl, ...], leader: int, e: int) -> tuple[Ctrl, ...]:
-    """(State-space reduction) controllers whose stale view could not make them act learn of epoch ``e`` at once:
-    when they learn it changes nothing any other action reads, so the interleavings of their learning are
-    redundant.  Deposed drivers that can still write to ZooKeeper stay stale until ``learn_leader``."""
+    """(Reduction ``learn_at_once``) controllers whose stale view could not make them act learn of epoch ``e`` at
+    once: when they learn it changes nothing any other action reads, so the interleavings of their learning are
+    redundant.  Deposed drivers that can still write to ZooKeeper stay stale until ``learn_leader``.  With the
+    reduction off every controller learns through ``learn_leader`` (KRaftMigrationDriver.KRaftLeaderEvent as the
+    Raft listener delivers handleLeaderChange, 3.9)."""
     return tuple(
         Ctrl(x.up, x.mig, e, INACTIVE) if i != leader and x.epoch < e and (not x.up or x.driver in INERT) else x
         for i, x in enumerate(ctrls))
@@ -80,8 +84,8 @@ def crash(s: MigState, ctx: Context[Bounds]) -> Succ:
     for c, x in enumerate(s.ctrls):
         if not x.up:
             continue
-        # (state-space bound) unless wide_faults: the crash the KIP names, of the active controller during the copy
-        if not ctx.b.wide_faults and not (x.driver == ZK_MIGRATION and is_active(s, c)):
+        # (reduction crash_in_copy_only) the crash the KIP names, of the active controller during the copy
+        if ctx.b.crash_in_copy_only and not (x.driver == ZK_MIGRATION and is_active(s, c)):
             continue
         # KIP-595: the quorum-state file (epoch) and the config survive a crash
         yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, Ctrl(False, x.mig, x.epoch)), used=used,

@@ -44,11 +44,12 @@ def rollback_begin(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     # KIP-866 "Reversal to ZK": possible before the controllers are taken out of migration mode
     if s.op != OP_MIGRATE or not s.taken_over or s.all_off:
         return
-    # (state-space bound) unless wide_faults: the operator starts from a steady state (an active dual-writing
-    # leader, every running controller aware of its epoch) before the finalization's controller restarts
+    # (reduction rollback_from_steady_only) the operator starts from a steady state (an active dual-writing
+    # leader, every running controller aware of its epoch) before the finalization's controller restarts; off, at
+    # any point before the controllers leave migration mode (KIP-866 "Reversal to ZK")
     steady = (s.leader >= 0 and is_active(s, s.leader) and s.ctrls[s.leader].driver == DUAL_WRITE
               and all(x.epoch == s.kepoch for x in s.ctrls if x.up) and s.used.reconfigs == 0)
-    if ctx.b.wide_faults or steady:
+    if not ctx.b.rollback_from_steady_only or steady:
         yield attrs.evolve(s, op=OP_ROLLBACK)
 
 

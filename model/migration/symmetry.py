@@ -131,17 +131,17 @@ def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
     h = s.holder
     u = s.used
     zk_writes, expiries = u.zk_writes, u.expiries
-    if s.taken_over and not b.wide_faults:
-        # in the restricted fault windows, after the takeover: broker sessions no longer expire and controllers own
-        # sessions only in the ephemeral-claim mutation (whose run stops earlier); ZK-mode writes are possible only
-        # for a ZK controller during the migration proper, and none can arise before the rollback (the persistent
-        # /controller) or write after it.  Budgets nothing can spend any more are not read.
-        if not any(o[0] == "c" for o in zk.sessions):
+    if s.taken_over:
+        # with the fault windows of the reductions, after the takeover: broker sessions no longer expire and
+        # controllers own sessions only in the ephemeral-claim mutation (whose run stops earlier); ZK-mode writes
+        # are possible only for a ZK controller during the migration proper, and none can arise before the rollback
+        # (the persistent /controller) or write after it.  Budgets nothing can spend any more are not read.
+        if b.expiry_before_takeover_only and not any(o[0] == "c" for o in zk.sessions):
             expiries = -1
-        if s.op != OP_MIGRATE or all(br.ctrl is None for br in s.brokers):
+        if b.no_zk_writes_in_rollback and (s.op != OP_MIGRATE or all(br.ctrl is None for br in s.brokers)):
             zk_writes = -1
     crashes = u.crashes
-    if not b.wide_faults and any(r[1] == "end" or r[1] == "mig" for r in s.log):
+    if b.crash_in_copy_only and any(r[1] == "end" or r[1] == "mig" for r in s.log):
         crashes = -1  # restricted crashes hit the copy only, and the copy is over (exact for every variant)
     brokers = tuple((br.mode, None if br.ctrl is None else (br.ctrl[0] - base, rel(br.ctrl[1], ep_v)))
                     for br in s.brokers)

@@ -83,7 +83,7 @@ def claim(s: MigState, ctx: Context[Bounds]) -> Succ:
         # BecomeZkControllerEvent: on to the copy if the log has no MIGRATION record yet, else to the full sync
         copied = image(s.log, view_len(s.log, x.epoch)).mig != PRE_MIGRATION
         nxt = SYNC_KRAFT_TO_ZK if copied else ZK_MIGRATION
-        brokers = fenced_zk_controllers_resign(s.brokers, zk)
+        brokers = fenced_zk_controllers_resign(s.brokers, zk, ctx.b)
         yield (c,), attrs.evolve(
             s, zk=zk, brokers=brokers, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=nxt, zk=lead, copy=0)),
             holder=("kraft", c, x.epoch) if bump else s.holder,

@@ -55,24 +55,30 @@ def zk_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
         ))
         if code != zkm.OK:
             continue
-        brokers = fenced_zk_controllers_resign(set_broker(s, b, attrs.evolve(br, ctrl=(epoch + 1, version + 1))), zk)
+        brokers = fenced_zk_controllers_resign(set_broker(s, b, attrs.evolve(br, ctrl=(epoch + 1, version + 1))), zk,
+                                               ctx.b)
         yield (b,), attrs.evolve(
             s, zk=zk, brokers=brokers,
             holder=("zk", b, epoch + 1), epoch_hi=max(s.epoch_hi, epoch + 1))
 
 
 def zk_write(s: MigState, ctx: Context[Bounds]) -> Succ:
-    """A ZK-mode controller changes partition state in ZooKeeper (e.g. a leader election or ISR change)."""
+    """A ZK-mode controller changes partition state in ZooKeeper (e.g. a leader election or ISR change); one whose
+    write fails its /controller_epoch check resigns."""
     if s.used.zk_writes >= ctx.b.max_zk_writes:
         return
-    if s.taken_over and s.op != OP_MIGRATE and not ctx.b.wide_faults:
-        return  # (state-space bound) unless wide_faults: no ZK-mode writes once the rollback started
+    if s.taken_over and s.op != OP_MIGRATE and ctx.b.no_zk_writes_in_rollback:
+        return  # (reduction no_zk_writes_in_rollback) no ZK-mode writes once the rollback started
     for b, br in enumerate(s.brokers):
         if br.ctrl is None:
             continue
         # KafkaZkClient: every controller write is a multi guarded by a check of the /controller_epoch version
         zk, code = zkm.multi(s.zk, (zkm.Check(CONTROLLER_EPOCH, br.ctrl[1]), zkm.SetData(TOPIC, s.values + 1)))
-        if code == zkm.OK:
+        if code == zkm.BAD_VERSION:
+            # KafkaController.process: ControllerMovedException (the epoch check failed) -> maybeResign (3.9); only
+            # reachable with zk_resign_at_once off, where a fenced controller is still around to try
+            yield (b,), attrs.evolve(s, brokers=set_broker(s, b, attrs.evolve(br, ctrl=None)))
+        elif code == zkm.OK:
             yield (b,), attrs.evolve(s, zk=zk, values=s.values + 1,
                                      used=attrs.evolve(s.used, zk_writes=s.used.zk_writes + 1))
 
@@ -96,8 +102,8 @@ def session_expire(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[ob
     for sess in sorted(s.zk.sessions, key=repr):
         zk = zkm.expire_session(s.zk, sess)
         if sess[0] == "b":
-            # (state-space bound) unless wide_faults: broker sessions expire before the KRaft takeover
-            if s.taken_over and not ctx.b.wide_faults:
+            # (reduction expiry_before_takeover_only) broker sessions expire before the KRaft takeover
+            if s.taken_over and ctx.b.expiry_before_takeover_only:
                 continue
             b = sess[1]
             br = s.brokers[b]

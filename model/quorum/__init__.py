@@ -12,7 +12,9 @@ State shape (``model.quorum.state``; records are NamedTuples, everything inside 
           ends     leader only: each voter's end offset from its last valid Fetch (-1 = not acknowledged yet)
           votes    candidate/prospective only: per voter 1 granted, 0 rejected, -1 no answer
           heard    leader under check-quorum: bitmask of voters that fetched in the current window
-      net = sorted tuple of message tuples (kind, src, dst, epoch, ...), a bag (see state.MESSAGE_FIELDS)
+      net = sorted tuple of message tuples (kind, src, dst, epoch, ..., cur), a bag (see state.MESSAGE_FIELDS); a
+            request's or response's last field ``cur`` says whether the requester's RequestManager still expects it
+            (Kafka matches responses by correlation id; the model renumbers those ids to current/stale)
       hist = History(leaders, committed, values, restarts, dups, resigns, truncated)
           leaders[e]  bitmask of voters ever elected in epoch e;  committed  ((offset, epoch, value, commit_epoch),..)
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kraftcheck.model.core import Model
+from kraftcheck.model.diagram import Diagram, by_param
 from kraftcheck.model.quorum import election, faults, fetch
 from kraftcheck.model.quorum.bounds import Bounds, bounds_problem
 from kraftcheck.model.quorum.fairness import FAIRNESS, PER_MESSAGE
@@ -51,15 +54,29 @@ QUORUM.variant("skip-log-check", "a voter grants its vote without comparing the 
 QUORUM.variant("double-vote", "a Voted voter grants a second candidate of the same epoch whose log is up to date",
                kind="mutation", expect="ElectionSafety")
 QUORUM.variant("hw-old-epoch", "the leader advances the high watermark without an entry of its own epoch on a "
-               "majority (Raft figure 8)", kind="mutation", expect="LeaderCompleteness")
+               "majority (Raft figure 8)", kind="mutation", expect="LeaderCompleteness",
+               bounds={"max_epoch": 4})  # Raft figure 8 needs four elections
 QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower truncates to the end of the epoch before the "
                "diverging one, below its high watermark", kind="mutation", expect="CommittedNeverLost")
 QUORUM.variant("restart-as-leader", "a leader that restarts comes back as leader of the same epoch (KAFKA-10527)",
-               kind="mutation", expect="HighWatermarkMonotonic")
+               kind="mutation", expect="HighWatermarkMonotonic", bounds={"max_restarts": 1})
 QUORUM.variant("no-leader-change", "a new leader appends no LeaderChange record, so with no client write it never "
                "commits in its epoch (liveness)", kind="mutation", expect="NewLeaderCommits")
 QUORUM.variant("prevote-no-grant", "with prevote: voters never grant a pre-vote, so no election ever starts "
                "(liveness)", kind="mutation", expect="LeaderEventuallyElected")
+
+# reductions: each removes behaviour Kafka has, for the sake of the state count (on = reduced; see bounds.py)
+QUORUM.reduction("resend_when_lost", "a request is re-sent only once nothing of it is in flight: the retry after "
+                 "request.timeout.ms of a request that is merely slow (RequestManager.isReady) is left out")
+QUORUM.reduction("lose_responses_only", "message loss drops responses only: a request is never lost, so the states "
+                 "where a Fetch sent on handling a response, a broadcast, or a stale request vanished are left out")
+
+# bound profiles (--profile NAME); states and user CPU seconds measured on one core with /usr/bin/time -v
+QUORUM.profile("default", "every fault on (one restart, loss, one duplication), one message in flight, loss of "
+               "responses only (depth 54, 179 MB)", states=865_133, seconds=53)
+QUORUM.profile("deep", "the defaults with two client values and the loss of any message, requests included: no "
+               "reduction that matters at one message in flight (depth 57, 528 MB)",
+               bounds={"max_values": 2, "lose_responses_only": False}, states=4_397_184, seconds=289)
 
 
 @QUORUM.bounds_check
@@ -99,5 +116,13 @@ QUORUM.action(faults.restart, params=("node",))
 
 QUORUM.symmetric(canonical, encoding=canonical_encoding)
 QUORUM.declare_fairness(*FAIRNESS, *PER_MESSAGE)  # model/quorum/fairness.py: what liveness properties may assume
+
+# sequence diagrams (--trace-out cex.html): a lifeline per voter, the net's messages as arrows
+QUORUM.diagram = Diagram(
+    nodes=lambda v: [f"voter {i}" for i in range(len(v["voters"]))],
+    endpoints=lambda m: (f"voter {m['src']}", f"voter {m['dst']}"),
+    locus=by_param({p: "voter " for p in ("node", "candidate", "leader", "follower")},
+                   receiver=lambda m: f"voter {m['dst']}", environment=("lose", "duplicate")),
+)
 
 __all__ = ["QUORUM", "Bounds", "QState", "Voter", "History"]

@@ -35,6 +35,7 @@ from kraftcheck.model.quorum.state import (
     QState,
     Succ,
     Voter,
+    busy,
     last_epoch,
     log_up_to_date,
     majority,
@@ -42,6 +43,8 @@ from kraftcheck.model.quorum.state import (
     new,
     only,
     replace_voter,
+    reset_connections,
+    reset_if_moved,
     respond,
 )
 
@@ -64,13 +67,14 @@ def _vote_requests(v: Voter, me: int, n: int, prevote: bool) -> list[Msg]:
     """KafkaRaftClient.buildVoteRequest: (candidateEpoch, candidateId, lastOffsetEpoch, lastOffset) to every voter
     that has not answered yet; a pre-vote carries the sender's current epoch (KIP-996)."""
     le, lo = last_epoch(v.log), len(v.log)
-    return [(VOTE_REQ, me, j, v.epoch, le, lo, prevote) for j in range(n) if j != me and v.votes[j] < 0]
+    return [(VOTE_REQ, me, j, v.epoch, le, lo, prevote, True) for j in range(n) if j != me and v.votes[j] < 0]
 
 
 def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     """KafkaRaftClient.onBecomeLeader: append the LeaderChange control record in the new epoch (so that the high
     watermark can advance), start with an unknown high watermark (QuorumState.transitionToLeader does not keep the
-    old one) and send BeginQuorumEpoch to the other voters (LeaderState.nonAcknowledgingVoters)."""
+    old one), reset its connections and send BeginQuorumEpoch to the other voters
+    (LeaderState.nonAcknowledgingVoters)."""
     n = ctx.b.voters
     # mutation no-leader-change: the new leader writes no LeaderChange record (KafkaRaftClient.onBecomeLeader does)
     log = v.log if "no-leader-change" in ctx.variants else v.log + ((v.epoch, LEADER_CHANGE),)
@@ -78,7 +82,8 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
     hist = new(History, (leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated))
-    net = _broadcast(s.net, ctx.b, lambda: [(BEGIN_EPOCH, me, j, v.epoch) for j in range(n) if j != me])
+    net = _broadcast(reset_connections(s.net, me), ctx.b,
+                     lambda: [(BEGIN_EPOCH, me, j, v.epoch, True) for j in range(n) if j != me])
     return new(QState, (replace_voter(s.voters, me, leader), net, hist))
 
 
@@ -92,8 +97,8 @@ def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     cand = new(Voter, (CANDIDATE, epoch, me, NONE, v.log, v.hw, (), only(n, me, 1), 0))
     if majority(n) <= 1:
         return become_leader(s, me, cand, ctx)
-    # a new candidate asks every other voter (no vote known yet)
-    net = _broadcast(s.net, ctx.b, lambda: _vote_requests(cand, me, n, False))
+    # a new candidate resets its connections (onBecomeCandidate) and asks every other voter (no vote known yet)
+    net = _broadcast(reset_connections(s.net, me), ctx.b, lambda: _vote_requests(cand, me, n, False))
     return new(QState, (replace_voter(s.voters, me, cand), net, s.hist))
 
 
@@ -104,7 +109,8 @@ def become_prospective(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     pros = new(Voter, (PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), only(n, me, 1), 0))
     if majority(n) <= 1:
         return become_candidate(s, me, pros, ctx)
-    net = _broadcast(s.net, ctx.b, lambda: _vote_requests(pros, me, n, True))
+    # connections reset as for a candidate (KIP-996, Kafka 4.1 onBecomeProspective)
+    net = _broadcast(reset_connections(s.net, me), ctx.b, lambda: _vote_requests(pros, me, n, True))
     return new(QState, (replace_voter(s.voters, me, pros), net, s.hist))
 
 
@@ -128,7 +134,8 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
         if prevote and role in _PREVOTE_FROM:
             nxt = become_prospective(s, me, v, ctx)
         elif prevote and role == PROSPECTIVE:
-            nxt = new(QState, (replace_voter(s.voters, me, prospective_fallback(v)), s.net, s.hist))
+            w = prospective_fallback(v)
+            nxt = new(QState, (replace_voter(s.voters, me, w), reset_if_moved(s.net, me, v, w), s.hist))
         elif role in _TIMEOUT_ROLES and v.epoch < top:  # at the epoch bound become_candidate gives None
             nxt = become_candidate(s, me, v, ctx)
         if nxt is not None:
@@ -153,8 +160,11 @@ def epoch_bound(s: QState, ctx: Ctx) -> Succ:
 
 
 def send_vote(s: QState, ctx: Ctx) -> Succ:
-    """A Candidate (or Prospective) re-sends Vote to a voter that has not answered, one request outstanding per voter
-    (RequestManager): the retry after a lost request or response."""
+    """A Candidate (or Prospective) sends Vote to a voter whose vote it has not recorded
+    (CandidateState.unrecordedVoters, KafkaRaftClient.maybeSendVoteRequests), one request in flight per voter: the
+    retry after a lost request or response, or, when a request is still in flight, after ``request.timeout.ms``:
+    RequestManager.isReady then forgets the old request (its late response is ignored) and the new one is sent in
+    the same poll.  ``resend_when_lost`` keeps only the first kind (see ``Bounds``)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
@@ -166,14 +176,13 @@ def send_vote(s: QState, ctx: Ctx) -> Succ:
         for j in range(b.voters):
             if v.votes[j] >= 0:
                 continue
-            busy = False
-            for m in s.net:
-                if (m[0] == VOTE_REQ and m[1] == me and m[2] == j) or (m[0] == VOTE_RESP and m[1] == j and m[2] == me):
-                    busy = True
-                    break
-            if not busy:
-                req = (VOTE_REQ, me, j, v.epoch, last_epoch(v.log), len(v.log), prevote)
-                out.append(((me, j), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
+            net = s.net
+            if busy(net, me, j):
+                if b.resend_when_lost:
+                    continue
+                net = reset_connections(net, me, j)  # the request timed out
+            req = (VOTE_REQ, me, j, v.epoch, last_epoch(v.log), len(v.log), prevote, True)
+            out.append(((me, j), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
     return out
 
 
@@ -209,25 +218,27 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
     for i, m in enumerate(net):
         if m[0] != VOTE_REQ or (i and m == net[i - 1]):
             continue
-        _, c, me, epoch, le, lo, prevote = m
+        _, c, me, epoch, le, lo, prevote, cur = m
         v = s.voters[me]
         if epoch < v.epoch:
-            resp = (VOTE_RESP, me, c, v.epoch, v.leader, FENCED_LEADER_EPOCH, False, prevote)
+            resp = (VOTE_RESP, me, c, v.epoch, v.leader, FENCED_LEADER_EPOCH, False, prevote, cur)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         up_to_date = log_up_to_date(le, lo, v.log)
         if prevote:
             ok = (up_to_date or "skip-log-check" in ctx.variants) and v.role not in (FOLLOWER, LEADER, RESIGNED)
             ok = ok and "prevote-no-grant" not in ctx.variants  # mutation: no pre-vote is ever granted
-            resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, ok, True)
+            resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, ok, True, cur)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
+        net2 = net
         if epoch > v.epoch:
             v = new(Voter, (UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0))
+            net2 = reset_connections(net, me)  # transitionToUnattached
         granted, v = grant(v, c, up_to_date, ctx)
-        resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, False)
+        resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, False, cur)
         voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)
-        out.append(((m,), new(QState, (voters, respond(net, i, resp), s.hist))))
+        out.append(((m,), new(QState, (voters, respond(net2, net2.index(m), resp), s.hist))))
     return out
 
 
@@ -244,25 +255,37 @@ def common_response(v: Voter, me: int, epoch: int, leader: int, error: int) -> V
     return None
 
 
+def answered(net: tuple[Msg, ...], me: int, src: int, v: Voter, w: Voter) -> tuple[Msg, ...]:
+    """After ``me`` handled an expected response from ``src`` (``net`` without it): RequestManager.onResponseResult
+    forgets the request, so a duplicate of the response is no longer expected; a role or epoch change resets every
+    connection."""
+    net = reset_connections(net, me, src)
+    return reset_if_moved(net, me, v, w)
+
+
 def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
     """KafkaRaftClient.handleVoteResponse: a Candidate records the answer and becomes Leader on a majority; a
     Prospective (KIP-996) becomes Candidate on a majority of pre-votes and falls back on a majority of rejections.
-    A response meant for an earlier role (pre-vote vs vote) is ignored, as Kafka ignores responses whose correlation
-    id it no longer expects."""
+    A response whose correlation id the RequestManager no longer expects is dropped unread
+    (KafkaRaftClient.handleInboundMessage), as is one meant for an earlier role (pre-vote vs vote)."""
     out: Succ = []
     net = s.net
     n = ctx.b.voters
     for i, m in enumerate(net):
         if m[0] != VOTE_RESP or (i and m == net[i - 1]):
             continue
-        _, src, me, epoch, leader, error, granted, prevote = m
+        _, src, me, epoch, leader, error, granted, prevote, cur = m
         rest = net[:i] + net[i + 1:]
+        if not cur:
+            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+            continue
         v = s.voters[me]
         w = common_response(v, me, epoch, leader, error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            out.append(((m,), new(QState, (voters, rest, s.hist))))
+            out.append(((m,), new(QState, (voters, answered(rest, me, src, v, w), s.hist))))
             continue
+        rest = reset_connections(rest, me, src)
         want = PROSPECTIVE if prevote else CANDIDATE
         if v.role != want or error != OK:
             out.append(((m,), new(QState, (s.voters, rest, s.hist))))
@@ -279,7 +302,8 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
             else:
                 out.append(((m,), become_leader(s2, me, w, ctx)))
         elif prevote and votes.count(0) >= majority(n):
-            out.append(((m,), new(QState, (replace_voter(s.voters, me, prospective_fallback(w)), rest, s.hist))))
+            f = prospective_fallback(w)
+            out.append(((m,), new(QState, (replace_voter(s.voters, me, f), reset_if_moved(rest, me, w, f), s.hist))))
         else:
             out.append(((m,), s2))
     return out
@@ -287,10 +311,12 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
 
 # ---- BeginQuorumEpoch ----------------------------------------------------------------------------------------------
 def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
-    """The leader re-sends BeginQuorumEpoch to a voter that has not acknowledged it (neither answered nor fetched),
-    one request outstanding per voter (LeaderState.nonAcknowledgingVoters, beginQuorumEpochTimer)."""
+    """The leader sends BeginQuorumEpoch again to a voter that has not acknowledged it (neither answered nor
+    fetched), one request in flight per voter (LeaderState.nonAcknowledgingVoters, beginQuorumEpochTimer); a request
+    still in flight is forgotten first when it timed out (RequestManager.isReady), as for ``send_vote``."""
     out: Succ = []
-    if len(s.net) >= ctx.b.max_msgs:
+    b = ctx.b
+    if len(s.net) >= b.max_msgs:
         return out
     for me, v in enumerate(s.voters):
         if v.role != LEADER:
@@ -298,15 +324,13 @@ def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
         for j, end in enumerate(v.ends):
             if end >= 0 or j == me:
                 continue
-            busy = False
-            for m in s.net:
-                if (m[0] == BEGIN_EPOCH and m[1] == me and m[2] == j) or (
-                        m[0] == BEGIN_EPOCH_RESP and m[1] == j and m[2] == me):
-                    busy = True
-                    break
-            if not busy:
-                req = (BEGIN_EPOCH, me, j, v.epoch)
-                out.append(((me, j), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
+            net = s.net
+            if busy(net, me, j):
+                if b.resend_when_lost:
+                    continue
+                net = reset_connections(net, me, j)  # the request timed out
+            req = (BEGIN_EPOCH, me, j, v.epoch, True)
+            out.append(((me, j), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
     return out
 
 
@@ -318,16 +342,17 @@ def receive_begin_epoch(s: QState, ctx: Ctx) -> Succ:
     for i, m in enumerate(net):
         if m[0] != BEGIN_EPOCH or (i and m == net[i - 1]):
             continue
-        _, ldr, me, epoch = m
+        _, ldr, me, epoch, cur = m
         v = s.voters[me]
         if epoch < v.epoch:
-            resp = (BEGIN_EPOCH_RESP, me, ldr, v.epoch, v.leader, FENCED_LEADER_EPOCH)
+            resp = (BEGIN_EPOCH_RESP, me, ldr, v.epoch, v.leader, FENCED_LEADER_EPOCH, cur)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         w = maybe_transition(v, me, ldr, epoch)
-        resp = (BEGIN_EPOCH_RESP, me, ldr, w.epoch, w.leader, OK)
+        resp = (BEGIN_EPOCH_RESP, me, ldr, w.epoch, w.leader, OK, cur)
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), new(QState, (voters, respond(net, i, resp), s.hist))))
+        net2 = reset_if_moved(net, me, v, w)
+        out.append(((m,), new(QState, (voters, respond(net2, net2.index(m), resp), s.hist))))
     return out
 
 
@@ -339,8 +364,11 @@ def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
     for i, m in enumerate(net):
         if m[0] != BEGIN_EPOCH_RESP or (i and m == net[i - 1]):
             continue
-        _, src, me, epoch, leader, error = m
+        _, src, me, epoch, leader, error, cur = m
         rest = net[:i] + net[i + 1:]
+        if not cur:  # no longer expected (RequestManager.isResponseExpected): dropped unread
+            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+            continue
         v = s.voters[me]
         w = common_response(v, me, epoch, leader, error)
         if w is None:
@@ -349,7 +377,7 @@ def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
                 ends = v.ends[:src] + (0,) + v.ends[src + 1:]
                 w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), v.heard))
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), new(QState, (voters, rest, s.hist))))
+        out.append(((m,), new(QState, (voters, answered(rest, me, src, v, w), s.hist))))
     return out
 
 
@@ -361,7 +389,8 @@ def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
     h = s.hist
     hist = h if not graceful else new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
                                           h.truncated))
-    net = _broadcast(s.net, ctx.b, lambda: [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me])
+    net = _broadcast(reset_connections(s.net, me), ctx.b,  # transitionToResigned resets the connections
+                     lambda: [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me])
     return new(QState, (replace_voter(s.voters, me, res), net, hist))
 
 
@@ -404,5 +433,5 @@ def receive_end_epoch(s: QState, ctx: Ctx) -> Succ:
         rest = net[:i] + net[i + 1:]
         w = maybe_transition(v, me, ldr, epoch) if epoch >= v.epoch else v
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), new(QState, (voters, rest, s.hist))))
+        out.append(((m,), new(QState, (voters, reset_if_moved(rest, me, v, w), s.hist))))
     return out

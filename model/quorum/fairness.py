@@ -10,8 +10,16 @@
 * the election timeout of a voter that knows no leader (Unattached, Voted, Candidate, Prospective, Resigned) is
   weakly fair: its timer keeps running (QuorumState, KIP-595 "election timeout"), and the randomized backoff
   (quorum.election.backoff.max.ms) is what makes repeated split votes end with probability 1;
-* a follower's fetch timeout, client writes, resignations, check quorum and every fault have no fairness: they may
-  happen (any number of times within their bounds) but need not;
+* a follower's fetch timeout, client writes, resignations and check quorum have no fairness: they may happen (any
+  number of times within their bounds) but need not;
+* faults eventually stop (``faults-stop``, a ``finite`` family): message loss is unbounded at the defaults
+  (``loss=True`` drops any response any number of times), so a cycle that loses the same FetchResponse forever would
+  otherwise be a fair lasso of every "eventually" property.  No real network loses every retry forever
+  (KafkaRaftClient retries on request.timeout.ms / retry.backoff.ms until a response arrives); liveness is claimed
+  for the behaviours whose faults stop, as Raft's and KIP-595's arguments assume.  Losses may still happen any
+  number of times before that (in the lasso's prefix).  Duplication and restarts are bounded by their counters
+  (``max_dups``, ``max_restarts``), which only grow, so they cannot lie on a cycle either; they are in the family so
+  that the statement is explicit;
 * ``beyond-max-epoch`` is the bound cut: a voter that would start an election past ``max_epoch`` (its election timer,
   or a won pre-vote) has a step the unbounded protocol takes and the model cannot.  It is strongly fair with a cut,
   so a cycle that keeps coming back to such a state is not fair: behaviours past the epoch bound are not judged, and
@@ -24,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraftcheck.model.fairness import Fairness, strong, weak
+from kraftcheck.model.fairness import Fairness, finite, strong, weak
 from kraftcheck.model.quorum.state import (
     CANDIDATE,
     PROSPECTIVE,
@@ -87,6 +95,8 @@ FAIRNESS: tuple[Fairness, ...] = (
          doc="a voter that knows no leader eventually times out (randomized election backoff)"),
     strong("beyond-max-epoch", ("epoch_bound",), cut=beyond_max_epoch,
            doc="the bound cut: an election past max_epoch is a step the model cannot take"),
+    finite("faults-stop", ("lose", "duplicate", "restart"),
+           doc="message loss (unbounded at the defaults), duplication and crashes eventually stop: never on a cycle"),
 )
 
 # Per-message delivery of Fetch (and per-follower fetching): without it one follower's fetch loop could starve the

@@ -8,6 +8,7 @@ from kraftcheck.model.quorum.state import (
     LEADER,
     NONE,
     RESIGNED,
+    RESPONSES,
     UNATTACHED,
     VOTED,
     Ctx,
@@ -18,27 +19,33 @@ from kraftcheck.model.quorum.state import (
     new,
     only,
     replace_voter,
+    reset_connections,
 )
 
 
 def lose(s: QState, ctx: Ctx) -> Succ:
-    """The network drops a message (the network is a bag: loss, and reordering by delivering in any order)."""
+    """The network drops a message (the network is a bag: loss, and reordering by delivering in any order).  Under
+    the reduction ``lose_responses_only`` requests (and EndQuorumEpoch) are never lost: a lost request the requester
+    retries is mostly the state in which it was not sent yet, but not when it went out within another step (the
+    Fetch a follower sends on handling a response, broadcasts that fit under ``max_msgs``) or went stale."""
     out: Succ = []
     if not ctx.b.loss:
         return out
     net = s.net
+    responses_only = ctx.b.lose_responses_only
     for i, m in enumerate(net):
-        if i and m == net[i - 1]:
+        if (i and m == net[i - 1]) or (responses_only and m[0] not in RESPONSES):
             continue
         out.append(((m,), new(QState, (s.voters, net[:i] + net[i + 1:], s.hist))))
     return out
 
 
 def duplicate(s: QState, ctx: Ctx) -> Succ:
-    """The network delivers a message twice: one more copy goes in flight (``max_dups`` over a run)."""
+    """The network delivers a message twice: one more copy goes in flight (``max_dups`` over a run).  The copy is
+    not a send, so ``max_msgs`` does not hold it back: the network may hold ``max_dups`` messages more than that."""
     out: Succ = []
     h = s.hist
-    if h.dups >= ctx.b.max_dups or len(s.net) >= ctx.b.max_msgs:
+    if h.dups >= ctx.b.max_dups:
         return out
     hist = new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated))
     net = s.net
@@ -70,13 +77,14 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
 
 def restart(s: QState, ctx: Ctx) -> Succ:
     """A voter crashes and restarts (``max_restarts`` over a run).  Its connections are gone, so the messages in
-    flight to it are lost; what it sent before the crash may still arrive."""
+    flight to it are lost; what it sent before the crash may still arrive, but the new process's RequestManager
+    expects no response, so it may send its requests again at once."""
     out: Succ = []
     h = s.hist
     if h.restarts >= ctx.b.max_restarts:
         return out
     hist = new(History, (h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated))
     for me, v in enumerate(s.voters):
-        net = tuple([m for m in s.net if m[2] != me])
+        net = reset_connections(tuple([m for m in s.net if m[2] != me]), me)
         out.append(((me,), new(QState, (replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist))))
     return out

@@ -3,7 +3,7 @@ the follower's truncation and append, the high watermark, and client appends at 
 
 from __future__ import annotations
 
-from kraftcheck.model.quorum.election import common_response
+from kraftcheck.model.quorum.election import answered, common_response
 from kraftcheck.model.quorum.state import (
     FENCED_LEADER_EPOCH,
     FETCH,
@@ -20,11 +20,13 @@ from kraftcheck.model.quorum.state import (
     QState,
     Succ,
     Voter,
+    busy,
     end_offset_for_epoch,
     last_epoch,
     majority,
     new,
     replace_voter,
+    reset_connections,
     respond,
 )
 
@@ -89,22 +91,25 @@ def client_request(s: QState, ctx: Ctx) -> Succ:
 
 # ---- Fetch -----------------------------------------------------------------------------------------------------------
 def send_fetch(s: QState, ctx: Ctx) -> Succ:
-    """A follower fetches from its leader: Fetch(currentLeaderEpoch, fetchOffset = log end, lastFetchedEpoch), one
-    request outstanding at a time (KafkaRaftClient.buildFetchRequest, RequestManager)."""
+    """A follower fetches from its leader: Fetch(currentLeaderEpoch, fetchOffset = log end, lastFetchedEpoch)
+    (KafkaRaftClient.buildFetchRequest), one request in flight at a time (RequestManager): the retry after a lost
+    request or response, or the first Fetch after a restart or a reset of its connections; with a Fetch still in
+    flight, the retry after ``request.timeout.ms``, which forgets the old one (RequestManager.isReady, in the same
+    poll, pollFollowerAsVoter), so its late response is ignored.  ``resend_when_lost`` keeps only the first kind."""
     out: Succ = []
-    if len(s.net) >= ctx.b.max_msgs:
+    b = ctx.b
+    if len(s.net) >= b.max_msgs:
         return out
     for me, v in enumerate(s.voters):
         if v.role != FOLLOWER:
             continue
-        busy = False
-        for m in s.net:
-            if (m[0] == FETCH and m[1] == me) or (m[0] == FETCH_RESP and m[2] == me):
-                busy = True
-                break
-        if not busy:
-            req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log))
-            out.append(((me,), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
+        net = s.net
+        if busy(net, me, v.leader):
+            if b.resend_when_lost:
+                continue
+            net = reset_connections(net, me, v.leader)  # the request timed out
+        req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log), True)
+        out.append(((me,), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
     return out
 
 
@@ -142,17 +147,17 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
     for i, m in enumerate(net):
         if m[0] != FETCH or (i and m == net[i - 1]):
             continue
-        _, f, me, epoch, off, lfe = m
+        _, f, me, epoch, off, lfe, cur = m
         v = s.voters[me]
         err = fetch_error(v, epoch)
         if err != OK:
-            resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, NONE, (), NONE)
+            resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, NONE, (), NONE, cur)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         div = diverging(v.log, off, lfe)
         if div is not None:
             # Kafka also sends its high watermark here; the follower only truncates, so the model leaves it out
-            resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE)
+            resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE, cur)
             out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
             continue
         ends = v.ends if v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
@@ -169,7 +174,7 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
         if hw != v.hw:
             hist = commit(hist, v.log, v.hw, hw, v.epoch)
             w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, hw, ends, (), heard))
-        resp = (FETCH_RESP, me, f, v.epoch, me, OK, NONE, NONE, off, v.log[off:off + b.fetch_max], hw)
+        resp = (FETCH_RESP, me, f, v.epoch, me, OK, NONE, NONE, off, v.log[off:off + b.fetch_max], hw, cur)
         out.append(((m,), new(QState, (replace_voter(s.voters, me, w), respond(net, i, resp), hist))))
     return out
 
@@ -187,26 +192,32 @@ def truncation_offset(log: Log, div_epoch: int, div_end: int, ctx: Ctx) -> int:
 
 
 def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
-    """KafkaRaftClient.handleFetchResponse: errors and newer epochs go through the common response handling; a
-    DivergingEpoch answer truncates the log (never below the high watermark: Kafka raises instead; the mutation
-    ``truncate-below-hw`` skips that check); records are appended (and flushed) and the high watermark becomes
-    min(leader's high watermark, own log end), never moving down (FollowerState.updateHighWatermark).  The follower
-    then sends its next Fetch at once (KafkaRaftClient.pollFollower), so the response slot is reused."""
+    """KafkaRaftClient.handleFetchResponse: a response the RequestManager no longer expects (a duplicate, or the
+    answer to a Fetch abandoned by a request timeout, a restart or a change of role) is dropped unread
+    (handleInboundMessage); errors and newer epochs go through the common response handling; a DivergingEpoch answer
+    truncates the log (never below the high watermark: Kafka raises instead; the mutation ``truncate-below-hw`` skips
+    that check); records are appended (and flushed) and the high watermark becomes min(leader's high watermark, own
+    log end), never moving down (FollowerState.updateHighWatermark).  The follower then sends its next Fetch at once
+    (KafkaRaftClient.pollFollower), so the response slot is reused."""
     out: Succ = []
     net = s.net
     for i, m in enumerate(net):
         if m[0] != FETCH_RESP or (i and m == net[i - 1]):
             continue
-        _, src, me, epoch, leader, error, div_epoch, div_end, off, entries, hw = m
+        _, src, me, epoch, leader, error, div_epoch, div_end, off, entries, hw, cur = m
         rest = net[:i] + net[i + 1:]
+        if not cur:
+            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+            continue
         v = s.voters[me]
         w = common_response(v, me, epoch, leader, error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            out.append(((m,), new(QState, (voters, rest, s.hist))))
+            out.append(((m,), new(QState, (voters, answered(rest, me, src, v, w), s.hist))))
             continue
+        rest = reset_connections(rest, me, src)  # RequestManager.onResponseResult: the Fetch is answered
         if v.role != FOLLOWER or v.leader != src or error != OK:
-            # a response to a request this voter no longer expects (Kafka matches correlation ids)
+            # not reachable while connections reset on every change of role (kept as Kafka's handler checks it)
             out.append(((m,), new(QState, (s.voters, rest, s.hist))))
             continue
         hist = s.hist
@@ -223,7 +234,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
                                          hist.resigns, True))
             w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), 0))
         else:
-            if off != len(log):  # a duplicated response: these records are already appended
+            if off != len(log):  # not reachable: only one answer per Fetch is expected and the log did not move
                 out.append(((m,), new(QState, (s.voters, rest, s.hist))))
                 continue
             log = log + entries
@@ -233,6 +244,6 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, new_hw, (), (), 0))
         voters = s.voters if w == v else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
-        nxt = (FETCH, me, w.leader, w.epoch, len(w.log), last_epoch(w.log))
+        nxt = (FETCH, me, w.leader, w.epoch, len(w.log), last_epoch(w.log), True)
         out.append(((m,), new(QState, (voters, tuple(sorted(rest + (nxt,))), hist))))
     return out

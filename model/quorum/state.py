@@ -37,25 +37,32 @@ ERROR_NAMES = {OK: "NONE", NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER", FEN
 
 # ---- messages: plain tuples (kind, src, dst, epoch, ...); the kind is a small int so that the encoding is cheap and
 # ---- process-independent; KIND_NAMES names them for people ---------------------------------------------------------
-VOTE_REQ = 1          # (kind, src=candidate, dst, candidate_epoch, last_epoch, last_offset, prevote)
-VOTE_RESP = 2         # (kind, src, dst, epoch, leader, error, granted, prevote)
-BEGIN_EPOCH = 3       # (kind, src=leader, dst, epoch)
-BEGIN_EPOCH_RESP = 4  # (kind, src, dst, epoch, leader, error)
-END_EPOCH = 5         # (kind, src=resigned leader, dst, epoch)
-FETCH = 6             # (kind, src=follower, dst=leader, epoch, fetch_offset, last_fetched_epoch)
-FETCH_RESP = 7        # (kind, src, dst, epoch, leader, error, div_epoch, div_end, offset, entries, hw)
+# Requests and responses end with ``cur``: whether the message carries the correlation id the requester's
+# RequestManager still expects (see ``reset_connections``).  Kafka's correlation ids are never reused and only compared
+# for equality with the one in flight per destination, so renumbering them to current/stale is exact and keeps the
+# state space finite.
+VOTE_REQ = 1          # (kind, src=candidate, dst, candidate_epoch, last_epoch, last_offset, prevote, cur)
+VOTE_RESP = 2         # (kind, src, dst, epoch, leader, error, granted, prevote, cur)
+BEGIN_EPOCH = 3       # (kind, src=leader, dst, epoch, cur)
+BEGIN_EPOCH_RESP = 4  # (kind, src, dst, epoch, leader, error, cur)
+END_EPOCH = 5         # (kind, src=resigned leader, dst, epoch): no response is modelled, so no correlation
+FETCH = 6             # (kind, src=follower, dst=leader, epoch, fetch_offset, last_fetched_epoch, cur)
+FETCH_RESP = 7        # (kind, src, dst, epoch, leader, error, div_epoch, div_end, offset, entries, hw, cur)
 KIND_NAMES = {VOTE_REQ: "Vote", VOTE_RESP: "VoteResponse", BEGIN_EPOCH: "BeginQuorumEpoch",
               BEGIN_EPOCH_RESP: "BeginQuorumEpochResponse", END_EPOCH: "EndQuorumEpoch", FETCH: "Fetch",
               FETCH_RESP: "FetchResponse"}
+REQUESTS = frozenset((VOTE_REQ, BEGIN_EPOCH, FETCH))            # sent through the requester's RequestManager
+RESPONSES = frozenset((VOTE_RESP, BEGIN_EPOCH_RESP, FETCH_RESP))  # matched against it by correlation id
 
 MESSAGE_FIELDS: dict[int, tuple[str, ...]] = {
-    VOTE_REQ: ("kind", "src", "dst", "candidate_epoch", "last_epoch", "last_offset", "prevote"),
-    VOTE_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "granted", "prevote"),
-    BEGIN_EPOCH: ("kind", "src", "dst", "epoch"),
-    BEGIN_EPOCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error"),
+    VOTE_REQ: ("kind", "src", "dst", "candidate_epoch", "last_epoch", "last_offset", "prevote", "cur"),
+    VOTE_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "granted", "prevote", "cur"),
+    BEGIN_EPOCH: ("kind", "src", "dst", "epoch", "cur"),
+    BEGIN_EPOCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "cur"),
     END_EPOCH: ("kind", "src", "dst", "epoch"),
-    FETCH: ("kind", "src", "dst", "epoch", "fetch_offset", "last_fetched_epoch"),
-    FETCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "div_epoch", "div_end", "offset", "entries", "hw"),
+    FETCH: ("kind", "src", "dst", "epoch", "fetch_offset", "last_fetched_epoch", "cur"),
+    FETCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "div_epoch", "div_end", "offset", "entries", "hw",
+                 "cur"),
 }
 # position of a voter id (besides src and dst) inside a message, for the symmetry reduction
 MESSAGE_ID_FIELD: dict[int, int] = {VOTE_RESP: 4, BEGIN_EPOCH_RESP: 4, FETCH_RESP: 4}
@@ -185,3 +192,49 @@ def net_add(net: tuple[Msg, ...], *msgs: Msg) -> tuple[Msg, ...]:
 
 def net_remove(net: tuple[Msg, ...], i: int) -> tuple[Msg, ...]:
     return net[:i] + net[i + 1:]
+
+
+# ---- the RequestManager (Kafka raft/RequestManager.java, KafkaRaftClient.handleInboundMessage; Kafka 4.0) -----------
+# A voter keeps at most one request in flight per destination, remembered by its correlation id, and handles a
+# response only if it carries that id (RequestManager.isResponseExpected); every other response is dropped unread.
+# The model keeps no voter-side copy: a message's ``cur`` flag says whether its correlation id is the one its
+# requester expects, and the events that change what is expected rewrite the flags of the messages concerned.
+def on_connection(m: Msg, me: int, peer: int) -> bool:
+    """``m`` travels on ``me``'s connection to ``peer``: a request ``me`` sent it, or ``peer``'s response to ``me``."""
+    k = m[0]
+    return (k in REQUESTS and m[1] == me and m[2] == peer) or (k in RESPONSES and m[1] == peer and m[2] == me)
+
+
+def busy(net: tuple[Msg, ...], me: int, peer: int) -> bool:
+    """``me`` awaits a response from ``peer``: a request or response with the expected correlation id is in flight."""
+    for m in net:
+        if m[-1] is True and on_connection(m, me, peer):
+            return True
+    return False
+
+
+def reset_connections(net: tuple[Msg, ...], me: int, peer: int = NONE) -> tuple[Msg, ...]:
+    """RequestManager.reset / resetAll: ``me`` forgets the request in flight to ``peer`` (every peer when NONE), so
+    its late or duplicated responses are no longer expected.  The same tuple back when nothing changes."""
+    changed = False
+    out = []
+    for m in net:
+        if m[-1] is True and (m[1] == me if m[0] in REQUESTS else m[0] in RESPONSES and m[2] == me) and (
+                peer == NONE or on_connection(m, me, peer)):
+            m = m[:-1] + (False,)
+            changed = True
+        out.append(m)
+    return tuple(sorted(out)) if changed else net
+
+
+def moved(v: Voter, w: Voter) -> bool:
+    """KafkaRaftClient resets every connection when a voter changes role or epoch (onBecomeLeader, onBecomeCandidate,
+    onBecomeFollower, transitionToUnattached, transitionToResigned), but not when it grants a vote in its epoch
+    (transitionToUnattachedVoted)."""
+    if w.epoch == v.epoch and (w.role == v.role or w.role == VOTED):
+        return False
+    return True
+
+
+def reset_if_moved(net: tuple[Msg, ...], me: int, v: Voter, w: Voter) -> tuple[Msg, ...]:
+    return reset_connections(net, me) if w is not v and moved(v, w) else net

@@ -101,9 +101,9 @@ def concretize(st: Structure, n: int, ctx: Context[Any]) -> QState:
                             0, ends, tally, 0))
     net: list[tuple[Any, ...]] = []
     for c, v, e in _true_keys(st, "vote_req"):
-        net.append((VOTE_REQ, c, v, e, 0, 0, False))
+        net.append((VOTE_REQ, c, v, e, 0, 0, False, True))  # expected by the candidate (correlation flag)
     for v, c, e in _true_keys(st, "vote_resp"):
-        net.append((VOTE_RESP, v, c, e, NONE, OK, True, False))
+        net.append((VOTE_RESP, v, c, e, NONE, OK, True, False, True))
     top = max([ctx.b.max_epoch] + [k[0] for k in _true_keys(st, "elected")] + [v.epoch + 1 for v in voters])
     leaders = [0] * (top + 1)
     for e, i in _true_keys(st, "elected"):
@@ -119,16 +119,16 @@ def model_step(transition: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]
     if transition == "send_vote":
         return "send_vote", {"candidate": p["candidate"], "voter": p["voter"]}
     if transition == "receive_vote":
-        return "receive_vote", {"msg": (VOTE_REQ, p["candidate"], p["voter"], p["epoch"], 0, 0, False)}
+        return "receive_vote", {"msg": (VOTE_REQ, p["candidate"], p["voter"], p["epoch"], 0, 0, False, True)}
     if transition == "tally_vote":
         return "receive_vote_response", {"msg": (VOTE_RESP, p["voter"], p["candidate"], p["epoch"], NONE, OK,
-                                                 bool(p["ok"]), False)}
+                                                 bool(p["ok"]), False, True)}
     if transition == "learn":
         n, e = p["node"], p["epoch"]
         if p["has_leader"]:
-            return "receive_begin_epoch", {"msg": (BEGIN_EPOCH, p["leader"], n, e)}
+            return "receive_begin_epoch", {"msg": (BEGIN_EPOCH, p["leader"], n, e, True)}
         src = 1 if n == 0 else 0
-        return "receive_vote_response", {"msg": (VOTE_RESP, src, n, e, NONE, OK, False, False)}
+        return "receive_vote_response", {"msg": (VOTE_RESP, src, n, e, NONE, OK, False, False, True)}
     if transition == "resign":
         return "resign", {"leader": p["leader"]}
     if transition == "restart":
@@ -163,7 +163,7 @@ def explain(action: str, params: tuple[Any, ...], s: QState, t: QState,
         out.append(("send_vote", {"candidate": c, "voter": v, "epoch": s.voters[c].epoch}))
     elif action == "receive_vote":
         m = params[0]
-        _, c, me, e, le, lo, _pre = m
+        _, c, me, e, le, lo, _pre, _cur = m
         w = s.voters[me]
         out.append(("receive_vote", {"voter": me, "candidate": c, "epoch": e, "voter_epoch": w.epoch,
                                      "log_ok": log_up_to_date(le, lo, w.log)}))
@@ -176,7 +176,7 @@ def explain(action: str, params: tuple[Any, ...], s: QState, t: QState,
                                 "vote": max(v.voted, 0), "has_vote": v.voted != NONE}))
     if action == "receive_vote_response":
         m = params[0]
-        _, src, me, e, _leader, _err, ok, _pv = m
+        _, src, me, e, _leader, _err, ok, _pv, _cur = m
         out.append(("tally_vote", {"candidate": me, "voter": src, "epoch": e, "ok": bool(ok),
                                    "win": t.voters[me].role == LEADER and s.voters[me].role != LEADER}))
     if action.startswith("receive_") and action != "receive_vote":

@@ -1,0 +1,107 @@
+"""CLI plugin: ``kraftcheck mutate MODEL [--profile NAME] [--set NAME=VALUE] [--operator OP] [--module M] ...``.
+
+Spec mutation analysis (``checker/mutate/``): every mutant of the model's own rules is checked in a process of its
+own, and each is reported killed (by which property, with the trace length) or not (with its file:line and the
+change).  Exit codes: 0 every counted mutant was killed, 18 some survived (or were uncovered, timed out or hit the
+state limit), 2 bad usage, 3 the original model itself fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from kraftcheck.checker import errors
+from kraftcheck.checker.cli.commands import _bounds
+from kraftcheck.checker.cli.parser import whole_number
+from kraftcheck.checker.cli.report import write_file
+from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.mutate.operators import OPERATORS
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, not {text}")
+    return value
+
+
+_count = whole_number(1)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "mutate",
+        help="spec mutation analysis: which one-rule changes of the model does no property notice?",
+        description="Generate mutants of the model's own rules (one syntactic change each: "
+        + "; ".join(f"{k}: {v}" for k, v in OPERATORS.items())
+        + "), check each in a process of its own (BFS, stopping at the first violation) and report it killed or "
+        "survived; print the mutation score per model and per module.  Known equivalent mutants are read from "
+        "spec/mutants/MODEL.toml (or --equivalents).",
+    )
+    p.add_argument("model", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
+    p.add_argument("--profile", "--bounds", dest="profile", metavar="NAME",
+                   help="a bounds profile of the model (see 'kraftcheck list'); --set overrides it")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="bounds",
+                   help="override a bound (repeatable)")
+    p.add_argument("--variant", action="append", default=[], metavar="V", help="switch on a variant (repeatable)")
+    p.add_argument("--operator", action="append", default=[], metavar="OP",
+                   help=f"only this operator (repeatable): {', '.join(OPERATORS)}")
+    p.add_argument("--module", action="append", default=[], metavar="M",
+                   help="only this module (repeatable): file (model/quorum/fetch.py), import name or stem (fetch)")
+    p.add_argument("--max-mutants", type=_count, metavar="N", help="at most N mutants, sampled with --seed")
+    p.add_argument("--seed", type=int, default=0, help="seed of the --max-mutants sample (default 0)")
+    p.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                   help="time limit per mutant (default: 3 x the original's run time + 10 s)")
+    p.add_argument("--max-states", type=_count, metavar="N",
+                   help="state cap per mutant (default: 4 x the original's distinct states + 1000)")
+    p.add_argument("--jobs", type=_count, default=None, metavar="N", help="mutants run at once (default: CPU count)")
+    p.add_argument("--list", action="store_true", help="print the mutants and exit without running them")
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema kraftcheck-mutate/1)")
+    p.add_argument("--equivalents", metavar="FILE", help="the equivalents file (default: spec/mutants/MODEL.toml)")
+    p.add_argument("--run-equivalents", action="store_true",
+                   help="run the mutants marked equivalent too, and flag any that a property kills")
+    p.add_argument("--no-coverage", action="store_true",
+                   help="run every mutant, also those on lines the original never runs")
+    p.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
+    p.add_argument("--quiet", action="store_true", help="no progress and no per-mutant table: survivors and scores")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kraftcheck.checker.mutate.analysis import analyse, prepare
+    from kraftcheck.checker.mutate.report import render
+
+    plan = prepare(args.model, args.variant, _bounds(args.bounds), args.profile, args.operator, args.module,
+                   args.max_mutants, args.seed, args.equivalents, deadlock=not args.no_deadlock)
+    for e in plan.stale:
+        print(f"kraftcheck: warning: equivalents entry matches no mutant (stale): {e.describe()}")
+    if args.list:
+        for m in plan.mutants:
+            mark = "  (equivalent)" if m.id in plan.marked else ""
+            print(f"{m.id}  {m.where:<34} {m.operator:<16} {m.original} -> {m.mutated}  [{m.function}]{mark}")
+        print(f"{len(plan.mutants)} of {len(plan.all_mutants)} mutants of {plan.model}")
+        if args.json:
+            doc = {"schema": "kraftcheck-mutate/1", "model": plan.model,
+                   "mutants": [m.to_json() for m in plan.mutants]}
+            write_file(args.json, json.dumps(doc, indent=1) + "\n")
+        return errors.OK
+    if not plan.mutants:
+        raise UsageError(f"no mutant of {plan.model} matches --operator/--module")
+    jobs = args.jobs or os.cpu_count() or 1
+    result = analyse(plan, jobs, args.timeout, args.max_states, not args.no_coverage, args.run_equivalents,
+                     progress=not args.quiet)
+    if args.json:
+        write_file(args.json, json.dumps(result.to_json(), indent=1) + "\n")
+    print(render(plan.model, result.results, args.quiet))
+    b, sc = result.baseline, result.score
+    eq, bad = sc.counts.get("equivalent", 0), sc.counts.get("invalid", 0)
+    print(f"original: {b['verdict']}, {b['distinct_states']:,} states; {sc.total} mutants "
+          f"({eq} equivalent, {bad} invalid), {sc.detected} killed, "
+          f"{sc.counted - sc.detected} not killed; wall {result.wall_seconds:.1f} s, CPU {result.cpu_seconds:.1f} s "
+          f"({result.jobs} jobs)")
+    return result.exit_code

@@ -1,0 +1,150 @@
+"""Running the original model or one mutant, in a process of its own.
+
+The runner forks one process per run.  The child forgets the model's modules and the spec's module (the parent
+imported them to enumerate mutants), puts a meta-path finder first on ``sys.meta_path`` that serves those modules from
+the snapshot, with the mutated module's code in place of one of them, compiled with its real file name, and then
+imports the spec again and runs :func:`kraftcheck.checker.api.check` (BFS, stopping at the first violation, the
+deadlock check as asked, a ``max_states`` cap).  Nothing is written to disk; the parent's modules stay as they were.
+What the child sends back is a plain dict (see :func:`run`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from types import CodeType, ModuleType
+from typing import Any
+
+import attrs
+
+from kraftcheck.checker.mutate.generate import Mutant, compile_mutant
+from kraftcheck.checker.mutate.sites import Source
+
+
+@attrs.frozen
+class Setup:
+    """What every run of one analysis shares."""
+
+    sources: Mapping[str, Source]  # the snapshot: the model's modules and the spec's module
+    spec_module: str
+    spec_attr: str
+    variants: tuple[str, ...]
+    bounds: Mapping[str, Any]
+    deadlock: bool = True
+
+
+class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the snapshot's modules; ``mutated`` replaces one module's code."""
+
+    def __init__(self, sources: Mapping[str, Source], mutated: tuple[str, CodeType] | None) -> None:
+        self.sources = sources
+        self.mutated = mutated
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        src = self.sources.get(fullname)
+        if src is None:
+            return None
+        spec = importlib.machinery.ModuleSpec(fullname, self, origin=src.path, is_package=src.is_package)
+        spec.has_location = True
+        if src.is_package:
+            spec.submodule_search_locations = [os.path.dirname(src.path)]
+        return spec
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        name = module.__name__
+        src = self.sources[name]
+        if self.mutated is not None and self.mutated[0] == name:
+            code = self.mutated[1]
+        else:
+            code = compile(src.text, src.path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+
+
+def install(setup: Setup, mutant: Mutant | None) -> SnapshotFinder:
+    """Forget the snapshot's modules and serve them (one mutated) from now on.  Raises what compiling raises."""
+    mutated = None
+    if mutant is not None:
+        mutated = (mutant.module, compile_mutant(setup.sources[mutant.module], mutant))
+    for name in setup.sources:
+        sys.modules.pop(name, None)
+    finder = SnapshotFinder(setup.sources, mutated)
+    sys.meta_path.insert(0, finder)
+    importlib.invalidate_caches()
+    return finder
+
+
+def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequence[str] = ()) -> dict[str, Any]:
+    """Run the original model (``mutant`` None) or one mutant in this process, which must be a fresh child.
+
+    Returns ``{"kind": "result", verdict, property, trace_length, distinct_states, transitions, depth,
+    unreached, vacuous, seconds, [lines]}``, ``{"kind": "crashed", message}`` (the model raised while checked),
+    ``{"kind": "invalid", message}`` (the mutated module does not compile or import) or ``{"kind": "usage",
+    message}`` (the model refused the bounds or variants).  ``cover``: files whose executed lines to return (the
+    baseline's coverage run).
+    """
+    from kraftcheck.checker.api import check
+    from kraftcheck.checker.errors import UsageError
+
+    start = time.perf_counter()
+    try:
+        install(setup, mutant)
+        spec = getattr(importlib.import_module(setup.spec_module), setup.spec_attr)
+    except Exception as exc:
+        return {"kind": "invalid", "message": _one_line(exc)}
+    tracer = None
+    if cover:
+        from kraftcheck.checker.mutate.coverage import LineTracer
+
+        tracer = LineTracer(cover)
+        tracer.start()
+    try:
+        result = check(spec, setup.variants, dict(setup.bounds), max_states=max_states, deadlock=setup.deadlock)
+    except UsageError as exc:
+        return {"kind": "usage", "message": str(exc)}
+    except Exception as exc:  # the mutant's model raised (a ModelError from the engine, or anything it let through)
+        return {"kind": "crashed", "message": _one_line(exc)}
+    finally:
+        if tracer is not None:
+            tracer.stop()
+    out: dict[str, Any] = {
+        "kind": "result",
+        "verdict": result.verdict,
+        "property": result.violated_property,
+        "trace_length": len(result.trace) if result.trace is not None else None,
+        "distinct_states": result.distinct_states,
+        "transitions": result.transitions,
+        "depth": result.depth,
+        "unreached": list(result.unreached_targets),
+        "vacuous": list(getattr(result, "vacuous_properties", [])),
+        "seconds": time.perf_counter() - start,
+    }
+    if tracer is not None:
+        out["lines"] = tracer.lines()
+    return out
+
+
+def child(conn: Any, setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequence[str]) -> None:
+    """The forked process's body: run and send the dict back (an unexpected error is sent as ``internal``)."""
+    try:
+        out = run(setup, mutant, max_states, cover)
+    except BaseException as exc:  # noqa: B036 - anything at all must reach the parent as one line
+        out = {"kind": "internal", "message": _one_line(exc), "traceback": traceback.format_exc()}
+    try:
+        conn.send(out)
+    finally:
+        conn.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")

@@ -1,0 +1,249 @@
+"""The command line never loses a result: output paths are checked before a search starts, the verdict is printed
+before files are written, and a failed write never hides a finding.  Also: options that do nothing in this mode are
+errors, and a run that would check nothing (no initial state, no walk) is not an ok."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+from kraftcheck import Model, Spec
+from kraftcheck.checker.cli import report
+from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.errors import UsageError
+
+
+def test_json_and_trace_out_naming_one_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "out.json"
+    assert main(["check", "mutex", "--json", str(f), "--trace-out", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "name the same file" in err and err.count("\n") == 1 and not f.exists()
+
+
+def test_an_unwritable_output_is_refused_before_the_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # quorum at default bounds takes a minute: exit 2 at once shows that nothing was searched
+    assert main(["check", "quorum", "--json", str(tmp_path / "no" / "such" / "dir.json")]) == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err and "states" not in captured.out
+    assert main(["check", "mutex", "--trace-out", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_a_failed_write_keeps_the_verdict(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    def fail(path: str, text: str) -> None:
+        raise UsageError(f"cannot write {path}: No space left on device")
+
+    monkeypatch.setattr(report, "write_file", fail)
+    out = str(tmp_path / "r.json")
+    # a finding keeps its exit code, and the table is printed before the write fails
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--json", out]) == 12
+    captured = capsys.readouterr()
+    assert "MutualExclusion" in captured.out and "No space left on device" in captured.err
+    # an ok whose requested output is missing is not a clean ok
+    assert main(["check", "mutex", "--quiet", "--json", out]) == 2
+
+
+def test_spark_options_without_the_spark_engine_are_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    for extra in (["--master", "local[2]"], ["--partitions", "4"], ["--checkpoint-dir", "/tmp/x"], ["--resume"]):
+        assert main(["check", "mutex", *extra]) == 2
+        assert "Spark engine only" in capsys.readouterr().err
+
+
+def test_simulate_with_no_walk_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "mutex", "--walks", "0"]) == 2
+    assert "--walks 0" in capsys.readouterr().err
+
+
+@attrs.frozen
+class NoBounds:
+    pass
+
+
+empty: Model[int, NoBounds] = Model("no-initial-state", NoBounds)
+
+
+@empty.init
+def _none(b: NoBounds) -> Iterator[int]:
+    yield from ()
+
+
+EMPTY = Spec(empty, [], family="example")
+
+
+def test_a_model_without_initial_states_is_a_model_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("from tests.test_cli_outputs import EMPTY as SPEC\n")
+    assert main(["check", str(f)]) == 3
+    assert "has no initial state" in capsys.readouterr().err
+    assert main(["simulate", str(f)]) == 3
+
+
+def test_the_table_has_a_total_line_and_states_per_cpu_second(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # two examples through the Python-level report (the CLI checks one model per variant set)
+    from kraftcheck import check
+    from kraftcheck.checker.api import resolve
+
+    results = [check("mutex"), check("counter-grid")]
+    report.print_report(results, [resolve("mutex"), resolve("counter-grid")], quiet=True)
+    out = capsys.readouterr().out
+    assert "states/CPU s" in out and "total" in out and "32" in out  # 20 + 12 states
+    r = results[0].to_json()
+    assert r["cpu_seconds"] >= 0 and json.dumps(r)
+
+
+# ---- one line and exit 2 for what is the user's input, never "internal error" --------------------------------------
+def test_model_files_that_do_not_load_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "syntax.py"
+    bad.write_text("def f(:\n")
+    assert main(["check", str(bad)]) == 2
+    assert "syntax error at line 1" in capsys.readouterr().err
+    bad.write_text("import no_such_module_anywhere\n")
+    assert main(["check", str(bad)]) == 2
+    assert "failed to import: ModuleNotFoundError" in capsys.readouterr().err
+
+
+def test_a_deeply_nested_trace_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "deep.json"
+    f.write_text('{"states": [{"x": ' + "[" * 5000 + "]" * 5000 + "}]}")
+    assert main(["replay", "quorum", str(f)]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
+
+
+def test_cluster_log_dir_that_is_a_file_and_prove_without_z3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "afile"
+    f.write_text("")
+    assert main(["cluster", "run", "--log-dir", str(f)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "z3" else real(name, *a))
+    assert main(["prove", "quorum"]) == 2
+    assert "prove needs z3" in capsys.readouterr().err
+
+
+# ---- signals: the partial result, written, with its own exit code ---------------------------------------------------
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_ends_the_run_with_its_partial_result(signame: str, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "r.json"
+    # the controller model at max_epoch=3 takes minutes: the signal always lands mid-search
+    proc = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "controller", "--set", "max_epoch=3",
+                             "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # imports and the first levels
+    assert proc.poll() is None, "the run ended before the signal was sent"
+    proc.send_signal(getattr(signal, signame))
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted" in stdout
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "interrupted" and doc["distinct_states"] > 0 and doc["manifest"]["exhaustive"] is False
+
+
+def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "size of the voter set (controller.quorum.voters)" in out
+    assert main(["list", "--json"]) == 0
+    quorum = next(m for m in json.loads(capsys.readouterr().out)["models"] if m["name"] == "quorum")
+    assert set(quorum["bound_docs"]) == set(quorum["bounds"])  # every quorum bound is documented
+    from kraftcheck.checker.cli.parser import build_parser
+
+    sim = build_parser()._subparsers._group_actions[0].choices["simulate"]  # type: ignore[union-attr]
+    helps = {a.dest: a.help for a in sim._actions}
+    assert all(helps[k] and "default" in helps[k] for k in ("walks", "depth", "seed"))
+
+
+def test_replay_names_variant_and_property_and_refuses_impl_for_other_models(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cex = tmp_path / "cex.json"
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out", str(cex)]) == 12
+    capsys.readouterr()
+    assert main(["replay", "mutex", str(cex)]) == 12
+    out = capsys.readouterr().out
+    assert "model mutex, variant no-turn" in out and "violation: MutualExclusion" in out
+    assert main(["replay", "mutex", str(cex), "--into", "impl"]) == 2
+    assert "drives the quorum implementation" in capsys.readouterr().err
+
+
+def test_simulate_reports_the_counterexample_s_own_depth() -> None:
+    from kraftcheck import simulate
+
+    r = simulate("mutex", ["no-turn"], walks=50, depth=40, seed=3)
+    assert r.verdict == "violation" and r.trace is not None
+    assert r.depth == len(r.trace) and r.manifest["deepest_walk"] >= r.depth
+
+
+def test_a_hand_edited_trace_names_its_bad_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cex = tmp_path / "cex.json"
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out", str(cex)]) == 12
+    doc = json.loads(cex.read_text())
+    doc["states"][2]["turn"] = 1  # a step that cannot give this state
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["replay", "mutex", str(edited)]) == 16
+    assert "reaches a different state: turn: file has 1, model has 0" in capsys.readouterr().out
+    doc = json.loads(cex.read_text())
+    doc["states"][0]["bogus"] = 3
+    edited.write_text(json.dumps(doc))
+    assert main(["replay", "mutex", str(edited)]) == 16
+    assert "bogus: not a variable of the model" in capsys.readouterr().out
+
+
+def test_a_proof_counterexample_starts_from_an_arbitrary_pre_state(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "quorum", "--variant", "double-vote"]) == 12
+    out = capsys.readouterr().out
+    assert "State 0 (an arbitrary pre-state: it satisfies the inductive invariant but may not be reachable)" in out
+
+
+def test_validate_reports_use_the_cluster_s_node_ids_and_name_messages() -> None:
+    from kraftcheck.checker.validate.report import ValidationReport
+    from kraftcheck.model.quorum.state import FETCH, MESSAGE_FIELDS
+
+    fetch = [FETCH, 1, 0, 1] + [0] * (len(MESSAGE_FIELDS[FETCH]) - 4)  # from voter 1 to voter 0 in epoch 1
+    bad = {"index": 7, "event": {"node": 2, "event": "timeout"}, "reason": "not allowed",
+           "impl_state": {"voters": ["v0", "v1"], "net": [fetch]},
+           "model_state": {"voters": ["v0", "v1"], "net": []}}
+    text = ValidationReport(False, "quorum", events=8, first_bad=bad).render()
+    assert "node 1 (model voter 0): v0" in text and "node 2 (model voter 1): v1" in text
+    assert "Fetch node 2 -> node 1: epoch=1" in text and "net: (empty)" in text
+
+
+def test_states_must_be_immutable_values_and_absent_values_print_as_data(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("import attrs\nfrom kraftcheck import Model, Spec\n@attrs.frozen\nclass B:\n    pass\n"
+                 "m = Model('unh', B)\n@m.init\ndef start(b):\n    yield 0\n"
+                 "@m.action\ndef to_list(s, ctx):\n    if s == 0:\n        yield [1, 2]\n"
+                 "@m.action\ndef stay(s, ctx):\n    yield s\nSPEC = Spec(m, [])\n")
+    for extra in ([], ["--strategy", "dfs"]):
+        assert main(["check", str(f), *extra]) == 3
+        assert "action to_list produced a state that is not an immutable value" in capsys.readouterr().err
+    from kraftcheck.checker.traces.text import show
+
+    assert show(None) == "absent" and show({"tag": "Absent", "value": "U_OF_UNIT"}) == "absent"
+    assert show([1, True, None]) == "[1, true, absent]"
+
+
+def test_piped_list_output_is_not_hard_wrapped() -> None:
+    import subprocess
+    import sys
+
+    from kraftcheck.spec.registry import load
+
+    r = subprocess.run([sys.executable, "-m", "kraftcheck", "list"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0
+    longest = max(load("quorum").properties, key=lambda p: len(p.source))
+    assert longest.source in r.stdout  # one line however long, never broken mid-sentence

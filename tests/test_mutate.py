@@ -1,0 +1,261 @@
+"""Spec mutation analysis (``kraftcheck mutate``) on the small example models: real runs of real mutants.
+
+The whole mutex analysis (62 mutants, a few seconds) runs once per module and several tests read it: a known mutant
+of the critical-section guard is killed by MutualExclusion, the checked-in equivalent is honoured, the score is the
+documented arithmetic, and the JSON has its schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kraftcheck.checker import errors
+from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.mutate.analysis import analyse, prepare
+from kraftcheck.checker.mutate.generate import Mutant
+from kraftcheck.checker.mutate.operators import OPERATORS
+from kraftcheck.checker.mutate.report import DETECTED, MutantResult, score
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def mutex_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("mutate") / "mutex.json"
+    code = main(["mutate", "mutex", "--jobs", "2", "--quiet", "--json", str(out)])
+    doc: dict[str, Any] = json.loads(out.read_text())
+    doc["_exit"] = code
+    return doc
+
+
+def _one(doc: dict[str, Any], **match: Any) -> dict[str, Any]:
+    hits = [m for m in doc["mutants"] if all(m[k] == v for k, v in match.items())]
+    assert len(hits) == 1, (match, hits)
+    return hits[0]
+
+
+def test_the_critical_section_guard_flipped_is_killed_by_mutual_exclusion(mutex_report: dict[str, Any]) -> None:
+    m = _one(mutex_report, function="enter", operator="flip-compare", original="s.turn == p")
+    assert m["mutated"] == "s.turn != p"
+    assert m["outcome"] == "killed" and m["killed_by"] == "MutualExclusion"
+    assert m["trace_length"] >= 4  # both raise their flags, both wait, one enters, the other enters
+    guard = _one(mutex_report, function="enter", operator="drop-conjunct", mutated="s.pc[p] == WAIT")
+    assert guard["outcome"] == "killed" and guard["killed_by"] == "MutualExclusion"
+
+
+def test_other_outcomes_are_real(mutex_report: dict[str, Any]) -> None:
+    # dropping the step into the critical section leaves both processes waiting forever
+    stuck = _one(mutex_report, function="enter", operator="drop-successor")
+    assert stuck["outcome"] == "killed-by-deadlock" and stuck["trace_length"] > 0
+    # an index shifted past the end raises in the model: detected, shown apart
+    crash = _one(mutex_report, function="enter", operator="shift-index", mutated="s.pc[p + 1]")
+    assert crash["outcome"] == "crashed" and "IndexError" in crash["message"]
+    # a process that never lowers its flag on leaving is still safe: no safety property sees it
+    flag = _one(mutex_report, function="leave", operator="skip-update", original="flag=_set(s.flag, p, False)")
+    assert flag["outcome"] == "survived" and flag["distinct_states"] > 0
+
+
+def test_checked_in_equivalent_is_honoured(mutex_report: dict[str, Any]) -> None:
+    eq = _one(mutex_report, function="start", operator="shift-constant",
+              mutated="State((IDLE, IDLE), (False, False), 1)")
+    assert eq["outcome"] == "equivalent" and "either initial turn" in eq["message"]
+    assert mutex_report["equivalents_file"].endswith("mutants/mutex.toml")
+    assert mutex_report["stale_equivalents"] == []
+
+
+def test_score_arithmetic_and_exit_code(mutex_report: dict[str, Any]) -> None:
+    outcomes = [m["outcome"] for m in mutex_report["mutants"]]
+    detected = sum(o in DETECTED for o in outcomes)
+    counted = len(outcomes) - outcomes.count("equivalent") - outcomes.count("invalid")
+    s = mutex_report["score"]
+    assert (s["detected"], s["counted"], s["mutants"]) == (detected, counted, len(outcomes))
+    assert s["score"] == round(detected / counted, 4)
+    assert mutex_report["modules"]["examples/mutex.py"] == s  # one module: its score is the model's
+    assert "survived" in outcomes and mutex_report["_exit"] == errors.MUTANTS_SURVIVED == 18
+
+
+def test_score_counts_crashes_and_leaves_out_equivalents() -> None:
+    m = Mutant("x", "mod", "mod.py", "f", 1, 0, 1, "flip-compare", "a", "b", 0, (1,), (), None)
+    kinds = ["killed"] * 3 + ["killed-by-deadlock", "crashed", "survived", "survived", "equivalent", "invalid",
+                              "timeout", "uncovered", "limit"]
+    s = score([MutantResult(m, k) for k in kinds])
+    assert (s.detected, s.counted, s.total) == (5, 10, 12)
+    assert s.value == 0.5 and s.text() == "5/10 = 50.0%"
+
+
+def test_json_schema(mutex_report: dict[str, Any]) -> None:
+    assert mutex_report["schema"] == "kraftcheck-mutate/1"
+    for key in ("model", "variant", "bounds", "overrides", "timeout", "max_states", "jobs", "coverage", "baseline",
+                "score", "modules", "mutants", "generated", "wall_seconds", "cpu_seconds", "exit_code"):
+        assert key in mutex_report, key
+    assert mutex_report["baseline"]["verdict"] == "ok" and mutex_report["baseline"]["distinct_states"] == 20
+    for m in mutex_report["mutants"]:
+        assert set(m) >= {"id", "module", "file", "function", "line", "col", "operator", "original", "mutated",
+                          "occurrence", "outcome", "killed_by", "trace_length", "message", "same_counts"}
+        assert m["file"] == "examples/mutex.py" and m["line"] > 0
+    assert len({m["id"] for m in mutex_report["mutants"]}) == len(mutex_report["mutants"])
+    assert mutex_report["wall_seconds"] > 0 and mutex_report["cpu_seconds"] > 0
+
+
+def test_properties_are_never_mutated_and_ids_are_stable() -> None:
+    a, b = prepare("mutex"), prepare("mutex")
+    assert [m.id for m in a.mutants] == [m.id for m in b.mutants]
+    assert not {m.function for m in a.mutants} & {"mutual_exclusion", "turn_yielded", "both_waiting"}
+    assert {"enter", "leave", "raise_flag", "yield_turn", "start"} <= {m.function for m in a.mutants}
+    sample = prepare("mutex", max_mutants=10, seed=3).mutants
+    assert len(sample) == 10 and [m.id for m in sample] == [m.id for m in prepare("mutex", max_mutants=10,
+                                                                                   seed=3).mutants]
+    assert [m.id for m in sample] != [m.id for m in prepare("mutex", max_mutants=10, seed=4).mutants]
+    assert all(m.operator == "flip-compare" for m in prepare("mutex", operators=["flip-compare"]).mutants)
+
+
+def test_timeout_is_reported_as_timeout() -> None:
+    # t[:i] -> t[:i + 1] makes every tuple grow: the state space is infinite, so only the time limit stops it
+    plan = prepare("mutex", operators=["shift-index"])
+    plan.mutants = [m for m in plan.mutants if m.function == "_set" and m.mutated == "t[:i + 1]"]
+    result = analyse(plan, jobs=1, timeout=0.5, max_states=10**9)
+    (r,) = result.results
+    assert r.outcome == "timeout" and result.exit_code == errors.MUTANTS_SURVIVED
+
+
+def test_uncovered_lines_and_a_user_file(tmp_path: Path) -> None:
+    model = tmp_path / "ticker.py"
+    model.write_text(
+        "import attrs\n"
+        "from kraftcheck import Model, Spec, invariant\n\n"
+        "@attrs.frozen\nclass Bounds:\n    limit: int = 3\n\n"
+        "m = Model('ticker', Bounds)\n\n"
+        "@m.init\ndef start(b):\n    yield 0\n\n"
+        "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n"
+        "    if s > 100:\n        yield 7\n\n"
+        "@m.action\ndef stay(s, ctx):\n    yield s\n\n"
+        "@invariant('Bounded', 'within the limit', 'test')\ndef bounded(s, ctx):\n    return s <= ctx.b.limit\n\n"
+        "SPEC = Spec(m, [bounded])\n"
+    )
+    plan = prepare(str(model))
+    result = analyse(plan, jobs=1)
+    by = {(r.mutant.function, r.mutant.operator, r.mutant.mutated): r for r in result.results}
+    assert by[("tick", "drop-successor", "yield from ()")].outcome in ("uncovered", "killed-by-deadlock")
+    never = [r for r in result.results if r.mutant.line == 19]  # yield 7: the original never gets there
+    assert never and all(r.outcome == "uncovered" for r in never)
+    assert by[("tick", "flip-compare", "s <= ctx.b.limit")].outcome == "killed"  # ticks past the limit
+    assert not any(r.mutant.function == "bounded" for r in result.results)
+
+
+def _tree_state(root: Path) -> dict[str, tuple[float, str]]:
+    return {str(p): (p.stat().st_mtime, hashlib.sha256(p.read_bytes()).hexdigest())
+            for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_no_file_changes_during_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    watched = [REPO / "examples", REPO / "spec" / "mutants"]
+    before = [_tree_state(d) for d in watched]
+    monkeypatch.chdir(tmp_path)
+    assert main(["mutate", "mutex", "--jobs", "2", "--quiet", "--max-mutants", "12", "--json", "r.json"]) in (0, 18)
+    assert [_tree_state(d) for d in watched] == before
+    assert sorted(os.listdir(tmp_path)) == ["r.json"]  # no .coverage file, nothing else
+
+
+def test_list_prints_mutants_without_running(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutate", "mutex", "--list", "--operator", "flip-compare"]) == 0
+    out = capsys.readouterr().out
+    line = next(i for i, text in enumerate((REPO / "examples" / "mutex.py").read_text().splitlines(), start=1)
+                if "s.turn == p" in text and "enter" not in text)  # the critical-section guard, wherever it moves
+    assert f"examples/mutex.py:{line}" in out and "s.turn == p -> s.turn != p" in out
+    assert "mutants of mutex" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["mutate", "no-such-model"], "unknown model"),
+    (["mutate", "mutex", "--operator", "swap-everything"], "unknown mutation operator"),
+    (["mutate", "mutex", "--timeout", "0"], "seconds > 0"),
+    (["mutate", "mutex", "--timeout", "-3"], "seconds > 0"),
+    (["mutate", "mutex", "--module", "nowhere"], "has no module"),
+    (["mutate", "mutex", "--set", "nope=1"], "no bound"),
+    (["mutate", "mutex", "--profile", "huge"], "no profile"),
+])
+def test_bad_input_is_one_line_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == errors.USAGE
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1
+
+
+def test_malformed_and_stale_equivalents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[equivalent]]\nmodule = "examples/mutex.py"\n')
+    assert main(["mutate", "mutex", "--list", "--equivalents", str(bad)]) == errors.USAGE
+    assert "needs a reason" in capsys.readouterr().err
+    stale = tmp_path / "stale.toml"
+    stale.write_text('[[equivalent]]\nid = "0000000000"\nreason = "gone"\n')
+    assert main(["mutate", "mutex", "--list", "--equivalents", str(stale)]) == 0
+    assert "stale" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("model", ["quorum", "controller", "migration"])
+def test_kraft_models_mutants_compile(model: str) -> None:
+    from kraftcheck.checker.mutate.generate import compile_mutant, select
+
+    plan = prepare(model)
+    assert len(plan.all_mutants) > 300
+    assert len({m.id for m in plan.all_mutants}) == len(plan.all_mutants)
+    files = {m.file for m in plan.all_mutants}
+    assert all(f.startswith("model/") for f in files) and not any(f.startswith(("spec/", "checker/")) for f in files)
+    assert {m.operator for m in plan.all_mutants} == set(OPERATORS)
+    for m in select(plan.all_mutants, [], [], 60, seed=1):
+        compile_mutant(plan.setup.sources[m.module], m)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, bound", [("quorum", "max_msgs=1"), ("controller", "max_log=2"),
+                                          ("migration", "max_epoch=2")])
+def test_kraft_models_run_and_print_a_score(model: str, bound: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["mutate", model, "--set", bound, "--max-mutants", "4", "--jobs", "2", "--quiet"])
+    out = capsys.readouterr().out
+    assert code in (errors.OK, errors.MUTANTS_SURVIVED)
+    assert f"mutation score of {model}: " in out and "score by module:" in out
+
+
+def test_reduction_code_is_judged_by_exactness(tmp_path: Path) -> None:
+    """Two interchangeable counters, reduced by sorting: a mutant of the symmetry that changes the reduced state graph
+    breaks no property (there is none) yet is observed, as ReductionExact; one that keeps the graph survives."""
+    model = tmp_path / "pair.py"
+    model.write_text(
+        "import attrs\n"
+        "from kraftcheck import Model, Spec, reachable\n\n"
+        "@attrs.frozen\nclass Bounds:\n    limit: int = 3\n\n"
+        "m = Model('pair', Bounds)\n\n"
+        "@m.init\ndef start(b):\n    yield (0, 0)\n\n"
+        "@m.action(params=('i',))\ndef tick(s, ctx):\n    for i in (0, 1):\n        if s[i] < ctx.b.limit:\n"
+        "            yield (i,), s[:i] + (s[i] + 1,) + s[i + 1:]\n\n"
+        "@m.action\ndef stay(s, ctx):\n    yield s\n\n"
+        "@m.symmetric\ndef canonical(s, b):\n    return (s[0], s[1]) if s[0] <= s[1] else (s[1], s[0])\n\n"
+        "@reachable('Full', 'both counters at the limit', 'test')\ndef full(s, ctx):\n"
+        "    return s == (ctx.b.limit, ctx.b.limit)\n\n"
+        "SPEC = Spec(m, [full])\n"
+    )
+    result = analyse(prepare(str(model)), jobs=1)
+    sym = [r for r in result.results if r.mutant.function == "canonical"]
+    assert sym and all(r.mutant.reduction for r in sym)
+    assert not any(r.mutant.reduction for r in result.results if r.mutant.function == "tick")
+    by = {(r.mutant.operator, r.mutant.mutated): r for r in sym}
+    exact = by[("flip-compare", "s[0] < s[1]")]  # ties are the same pair either way: the same graph
+    assert exact.outcome == "survived" and exact.same_counts
+    changed = [r for r in sym if r.outcome == "killed" and (r.killed_by or "").startswith("ReductionExact")]
+    assert changed, [(r.mutant.mutated, r.outcome, r.killed_by) for r in sym]
+
+
+def test_a_quorum_survivor_is_killed_by_the_property_added_for_it() -> None:
+    """The first mutation run found that a voter ignoring a message from a higher epoch (state.maybe_transition's
+    guard negated) broke no property, even at the default bounds; HigherEpochAdopted now observes it."""
+    plan = prepare("quorum", bounds={"loss": False, "max_dups": 0, "max_restarts": 0}, modules=["state"],
+                   operators=["negate-condition"])
+    result = analyse(plan, jobs=2)
+    hit = [r for r in result.results if r.mutant.function == "maybe_transition"
+           and r.mutant.original == "epoch > v.epoch"]
+    assert len(hit) == 1 and (hit[0].outcome, hit[0].killed_by) == ("killed", "HigherEpochAdopted")
