@@ -50,8 +50,8 @@ class Fairness:
     def __attrs_post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"fairness {self.name}: kind is 'weak', 'strong' or 'finite', not {self.kind!r}")
-        if self.kind == "finite" and (self.per or self.when is not None or self.cut is not None):
-            raise ValueError(f"fairness {self.name}: a finite family is whole actions (no per, when or cut)")
+        if self.kind == "finite" and (self.per or self.cut is not None):
+            raise ValueError(f"fairness {self.name}: a finite family has no per and no cut (a when is fine)")
         if not self.actions:
             raise ValueError(f"fairness {self.name}: names no action")
         if self.cut is not None and self.per:
@@ -84,7 +84,8 @@ def strong(
     return Fairness("strong", name, tuple(actions), tuple(per), when, cut, doc)
 
 
-def finite(name: str, actions: tuple[str, ...] | list[str], *, doc: str = "") -> Fairness:
-    """A fault that eventually stops (``<>[]~A``): its steps never lie on a lasso's cycle (every step of these
-    actions, whatever else it belongs to)."""
-    return Fairness("finite", name, tuple(actions), (), None, None, doc)
+def finite(name: str, actions: tuple[str, ...] | list[str], *,
+           when: Callable[[Any, dict[str, Any], Any], bool] | None = None, doc: str = "") -> Fairness:
+    """A fault that eventually stops (``<>[]~A``): its steps (those ``when`` accepts) never lie on a lasso's cycle,
+    whatever other family they also belong to.  At most 8 finite families per model."""
+    return Fairness("finite", name, tuple(actions), (), when, None, doc)

@@ -164,8 +164,8 @@ def _judge_all(run: Run, graph: Graph, families: Families, checked: list[Livenes
     kinds = [f.kind for f in families.families]
     for k, p in enumerate(checked):
         t0 = time.perf_counter()
-        stopping = families.stopping_actions(assumed[p.name])
-        q = question(graph, k, graph.init_count, assumed[p.name], kinds, stopping)
+        stop = families.stop_mask(assumed[p.name])
+        q = question(graph, k, graph.init_count, assumed[p.name], kinds, stop)
         ans = find_fair(graph, q)
         if not ans.fair.any():
             info["properties"][p.name] = f"holds ({int(ans.region.sum())} bad states judged, " \
@@ -173,7 +173,7 @@ def _judge_all(run: Run, graph: Graph, families: Families, checked: list[Livenes
             continue
         start, path, cycle = index_lasso(graph, q, ans)
         prefix = path_to(visited, int(graph.fps[start]))
-        trace, loop_steps = concrete_lasso(graph, families, run.fingerprint, prefix, path, cycle, stopping)
+        trace, loop_steps = concrete_lasso(graph, families, run.fingerprint, prefix, path, cycle, stop)
         assert trace.loop is not None
         ok, why = judge(families, p, trace.states(), trace.loop, loop_steps)
         if not ok:

@@ -30,8 +30,6 @@ fair and the bound cannot invent a fair cycle).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import attrs
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -48,7 +46,7 @@ class Question:
     bad: np.ndarray  # bool per state
     weak: np.ndarray  # bool per instance id: weakly fair instances the property assumes
     strong: np.ndarray  # bool per instance id: strongly fair instances
-    stop: np.ndarray  # bool per action index: actions of assumed finite families (never on a cycle)
+    stop: int  # bits of the assumed finite families: edges carrying one are never on a cycle
 
 
 @attrs.define
@@ -91,7 +89,7 @@ def find_fair(graph: Graph, q: Question) -> Answer:
     ni = max(len(q.weak), 1)
     inside_h = q.bad[graph.src] & q.bad[graph.dst]
     region = reach(n, graph.src[inside_h], graph.dst[inside_h], q.start & q.bad)
-    inside_h &= ~q.stop[graph.act]  # a fault that eventually stops is not on the cycle
+    inside_h &= (graph.stop & q.stop) == 0  # a fault that eventually stops is not on the cycle
     hs, hd, hi = graph.src[inside_h], graph.dst[inside_h], graph.inst[inside_h]
     assumed = q.weak | q.strong
     en_state, en_inst = enabled_pairs(graph, assumed)
@@ -141,7 +139,7 @@ def find_fair(graph: Graph, q: Question) -> Answer:
 
 
 def question(graph: Graph, k: int, init_count: int, assumed: set[int], families_kind: list[str],
-             stopping: Iterable[int] = ()) -> Question:
+             stop: int = 0) -> Question:
     """The question for liveness property number ``k`` of the graph (see the module docstring)."""
     prop = graph.props[k]
     bad = ~graph.goal[k]
@@ -162,6 +160,4 @@ def question(graph: Graph, k: int, init_count: int, assumed: set[int], families_
         fi = key[0]
         if fi in assumed and families_kind[fi] in ("weak", "strong"):
             (weak if families_kind[fi] == "weak" else strong)[i] = True
-    stop = np.zeros(len(graph.families.model.actions) + 1, dtype=bool)
-    stop[sorted(stopping)] = True
     return Question(start, bad, weak, strong, stop)

@@ -29,9 +29,20 @@ class Families:
         self.action_index = {a.name: i for i, a in enumerate(model.actions)}
         # per action: the (family index, family) candidates in declaration order
         self.by_action: list[list[tuple[int, Fairness]]] = [[] for _ in model.actions]
+        # finite families (faults that eventually stop) are not instances: a step carries their bits instead
+        self.finite_bit = {fi: 1 << b for b, fi in enumerate(
+            fi for fi, f in enumerate(self.families) if f.kind == "finite")}
+        if len(self.finite_bit) > 8:
+            raise ValueError(f"model {model.name} declares more than 8 finite fairness families")
+        self.finite_by_action: list[list[tuple[int, Fairness]]] = [[] for _ in model.actions]
         for fi, f in enumerate(self.families):
             for name in f.actions:
-                self.by_action[self.action_index[name]].append((fi, f))
+                target = self.finite_by_action if f.kind == "finite" else self.by_action
+                target[self.action_index[name]].append((fi, f))
+        # per action: its finite bits when they do not depend on the step, None when they do
+        self.constant_bits: list[int | None] = [
+            None if any(f.when is not None for _, f in cands) else sum(self.finite_bit[fi] for fi, _ in cands)
+            for cands in self.finite_by_action]
         # per action: its keys when they do not depend on the step (no when, no per), None when they do
         self.constant: list[list[Key] | None] = []
         for cands in self.by_action:
@@ -89,7 +100,18 @@ class Families:
         per = f" per {','.join(f.per)}" if f.per else ""
         return f"{ {'weak': 'WF', 'strong': 'SF', 'finite': 'finite'}[f.kind]}({f.name}{per})"
 
-    def stopping_actions(self, assumed: set[int]) -> set[int]:
-        """Action indices of the assumed ``finite`` families: faults that eventually stop, so never on a cycle."""
-        return {self.action_index[a] for fi in assumed if self.families[fi].kind == "finite"
-                for a in self.families[fi].actions}
+    def stop_bits(self, state: Any, ai: int, values: tuple[Any, ...]) -> int:
+        """The bits of the finite families a (non-stutter) step of action ``ai`` belongs to."""
+        const = self.constant_bits[ai]
+        if const is not None:
+            return const
+        named = self.model.actions[ai].named_params(values)
+        bits = 0
+        for fi, f in self.finite_by_action[ai]:
+            if f.when is None or f.when(state, named, self.ctx):
+                bits |= self.finite_bit[fi]
+        return bits
+
+    def stop_mask(self, assumed: set[int]) -> int:
+        """The bits of the assumed ``finite`` families: their steps are never on a fair cycle."""
+        return sum(self.finite_bit[fi] for fi in assumed if fi in self.finite_bit)

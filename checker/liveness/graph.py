@@ -6,7 +6,8 @@ fingerprints, and ``add_states`` with each batch's new states (their liveness pr
 there, once per state).  States are numbered in the order BFS first meets them, so a smaller index is never deeper.
 
 What is kept per edge, after ``finalize``: source and target state index (int32 each), fairness instance (int32,
--1 for none) and action (int16): 14 bytes.  During the search the two endpoints are kept as 64-bit fingerprints and
+-1 for none), action (int16) and the bits of the ``finite`` families (faults that eventually stop) the step belongs
+to (uint8): 15 bytes.  During the search the two endpoints are kept as 64-bit fingerprints and
 the action and instance as one int64 (24 bytes an edge) until every state has its index.  Stutter steps (the next
 state equals the state) are not kept: every state may stutter anyway (TLA+ semantics), and a stutter neither takes
 nor enables an action.  Under a symmetry reduction an edge between two states of one class is a self-loop of the
@@ -25,6 +26,7 @@ from kraftcheck.spec.liveness import LivenessProperty
 
 STUTTER = -2
 _ACTION_BITS = 10  # actions per model < 1024
+_STOP_SHIFT = 40  # code bits 40..47: the step's finite-family bits
 
 
 class Graph:
@@ -35,7 +37,7 @@ class Graph:
         self.keys: dict[Key, int] = {}  # fairness instance key -> instance id
         self.key_list: list[Key] = []
         for fi in range(len(families.families)):  # whole-family instances first, so cuts have ids
-            if not families.families[fi].per:
+            if not families.families[fi].per and families.families[fi].kind != "finite":
                 self.instance((fi,))
         self._codes: list[int] = []  # per generated successor: (instance + 2) << _ACTION_BITS | action
         self._extra: list[tuple[int, int]] = []  # (successor position in the batch, code): its further instances
@@ -52,6 +54,7 @@ class Graph:
         self.dst = np.zeros(0, np.int32)
         self.inst = np.zeros(0, np.int32)
         self.act = np.zeros(0, np.int16)
+        self.stop = np.zeros(0, np.uint8)
         self.goal: list[np.ndarray] = []
         self.trigger: list[np.ndarray | None] = []
         self.cut_state = np.zeros(0, np.int32)
@@ -62,6 +65,7 @@ class Graph:
         self._const: list[int | None] = []
         for ks in families.constant:
             self._const.append(None if ks is None or len(ks) > 1 else (self.instance(ks[0]) if ks else -1))
+        self._const_bits = families.constant_bits
         self.edge = self._edge  # the hook BFS calls
 
     def instance(self, key: Key) -> int:
@@ -76,13 +80,17 @@ class Graph:
         if t is s or t == s:
             self._codes.append((STUTTER + 2) << _ACTION_BITS | ai)
             return
+        bits = self._const_bits[ai]
+        if bits is None:
+            bits = self.families.stop_bits(s, ai, values)
+        high = bits << _STOP_SHIFT | ai
         inst = self._const[ai]
         if inst is None:
             keys = self.families.keys(s, ai, values)
             inst = self.instance(keys[0]) if keys else -1
             for k in keys[1:]:  # a step in several families: one more edge row per further instance
-                self._extra.append((len(self._codes), (self.instance(k) + 2) << _ACTION_BITS | ai))
-        self._codes.append((inst + 2) << _ACTION_BITS | ai)
+                self._extra.append((len(self._codes), (self.instance(k) + 2) << _ACTION_BITS | high))
+        self._codes.append((inst + 2) << _ACTION_BITS | high)
 
     def add_edges(self, parents: np.ndarray, children: np.ndarray) -> None:
         """One batch: the parent and successor fingerprints of the successors ``edge`` saw, in the same order."""
@@ -96,7 +104,7 @@ class Graph:
             children = np.concatenate([children, children[pos]])
             codes = np.concatenate([codes, np.array([c for _, c in self._extra], dtype=np.int64)])
             self._extra = []
-        inst = (codes >> _ACTION_BITS) - 2
+        inst = ((codes >> _ACTION_BITS) & ((1 << (_STOP_SHIFT - _ACTION_BITS)) - 1)) - 2
         keep = inst != STUTTER
         self._edge_chunks.append((parents[keep].astype(np.uint64), children[keep].astype(np.uint64), codes[keep]))
 
@@ -123,7 +131,7 @@ class Graph:
 
     # ---- after the search ------------------------------------------------------------------------------------------
     def finalize(self) -> None:
-        """Turn fingerprints into state indices and pack the edges (14 bytes each)."""
+        """Turn fingerprints into state indices and pack the edges (15 bytes each)."""
         self.peak_capture_bytes = self.capture_bytes()
         self.fps = np.concatenate(self._fp_chunks) if self._fp_chunks else np.zeros(0, np.uint64)
         order = np.argsort(self.fps, kind="stable")
@@ -140,7 +148,8 @@ class Graph:
         self.src = np.concatenate(srcs) if srcs else np.zeros(0, np.int32)
         self.dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int32)
         self.act = (info & ((1 << _ACTION_BITS) - 1)).astype(np.int16)
-        self.inst = ((info >> _ACTION_BITS) - 2).astype(np.int32)
+        self.inst = (((info >> _ACTION_BITS) & ((1 << (_STOP_SHIFT - _ACTION_BITS)) - 1)) - 2).astype(np.int32)
+        self.stop = (info >> _STOP_SHIFT).astype(np.uint8)
         self.goal = [np.concatenate(g) if g else np.zeros(0, bool) for g in self._goal]
         self.trigger = [np.concatenate(t) if t else None for t in self._trigger]
         pairs = np.array(self._cut_pairs, dtype=np.int64).reshape(-1, 2)
@@ -153,7 +162,7 @@ class Graph:
 
     def nbytes(self) -> int:
         """Bytes kept for the edges after finalize."""
-        return int(self.src.nbytes + self.dst.nbytes + self.inst.nbytes + self.act.nbytes)
+        return int(self.src.nbytes + self.dst.nbytes + self.inst.nbytes + self.act.nbytes + self.stop.nbytes)
 
     def index_of(self, fp: int) -> int:
         hit = np.flatnonzero(self.fps == np.uint64(fp))

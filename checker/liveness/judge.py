@@ -69,9 +69,9 @@ def judge(families: Families, prop: LivenessProperty, states: list[Any], loop: i
     if not violates(prop, states, loop, families.ctx):
         return False, f"the lasso does not violate {prop.name}"
     assumed = families.assumed(prop.assumes)
-    stopping = families.stopping_actions(assumed)
-    for name, _, _ in steps:
-        if families.action_index[name] in stopping:
+    stop = families.stop_mask(assumed)
+    for (name, values, _), s in zip(steps, states[loop:]) if stop else ():
+        if families.stop_bits(s, families.action_index[name], values) & stop:
             return False, f"the loop is not fair: it takes {name}, a fault that eventually stops"
     taken, enabled = loop_keys(families, states, loop, steps)
     why = unfair_instance(families, assumed, taken, enabled)

@@ -16,7 +16,6 @@ state repeats, which happens within as many rounds as the permutation group has 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -58,7 +57,7 @@ def index_lasso(graph: Graph, q: Question, ans: Answer) -> tuple[int, list[int],
     path = _bfs_path(n, hs, hd, start, ans.fair)
     entry = path[-1]
     comp = ans.fair & (ans.component == ans.component[entry])
-    in_c = comp[hs] & comp[hd] & ~q.stop[graph.act[inside]]  # a fault that eventually stops is not on the cycle
+    in_c = comp[hs] & comp[hd] & ((graph.stop[inside] & q.stop) == 0)  # a fault that eventually stops: not on it
     cs, cd, ci = hs[in_c], hd[in_c], hi[in_c]
     assumed = q.weak | q.strong
     # requirements: one edge per instance taken inside, one state per weak instance enabled somewhere, never taken
@@ -105,10 +104,12 @@ def index_lasso(graph: Graph, q: Question, ans: Answer) -> tuple[int, list[int],
 
 
 def _step(families: Families, fingerprint: Any, state: Any, want_fp: int, key: tuple[Any, ...] | None,
-          stutter_ok: bool, avoid: frozenset[str] = frozenset()) -> tuple[Step, tuple[Any, ...]]:
+          stutter_ok: bool, stop: int = 0) -> tuple[Step, tuple[Any, ...]]:
     model, ctx = families.model, families.ctx
     for action, values, nxt in model.successors(state, ctx):
-        if fingerprint(nxt) != want_fp or action.name in avoid:
+        if fingerprint(nxt) != want_fp:
+            continue
+        if stop and families.stop_bits(state, families.action_index[action.name], values) & stop:
             continue
         if not stutter_ok and (nxt is state or nxt == state):
             continue
@@ -119,11 +120,10 @@ def _step(families: Families, fingerprint: Any, state: Any, want_fp: int, key: t
 
 
 def concrete_lasso(graph: Graph, families: Families, fingerprint: Any, prefix_fps: list[int], path: list[int],
-                   cycle: list[tuple[int, int]], stopping: Iterable[int] = (),
+                   cycle: list[tuple[int, int]], stop: int = 0,
                    ) -> tuple[Trace, list[tuple[str, tuple[Any, ...], Any]]]:
     """The lasso as a Trace (``loop``, ``loop_step`` set) and its loop's steps as (action, values, next state)."""
     model, ctx = families.model, families.ctx
-    avoid = frozenset(model.actions[a].name for a in stopping)
     state = next((s for s in model.initial_states(ctx) if fingerprint(s) == prefix_fps[0]), None)
     if state is None:
         raise AssertionError("liveness lasso: no initial state has the recorded fingerprint")
@@ -142,7 +142,7 @@ def concrete_lasso(graph: Graph, families: Families, fingerprint: Any, prefix_fp
     for rnd in range(1, MAX_ROUNDS + 1):
         for v, i in cycle:
             st, values = _step(families, fingerprint, state, int(graph.fps[v]),
-                               graph.key_list[i] if i >= 0 else None, False, avoid)
+                               graph.key_list[i] if i >= 0 else None, False, stop)
             trace.steps.append(st)
             raw.append((st.action, values, st.state))
             state = st.state

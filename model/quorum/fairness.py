@@ -20,6 +20,12 @@
   number of times before that (in the lasso's prefix).  Duplication and restarts are bounded by their counters
   (``max_dups``, ``max_restarts``), which only grow, so they cannot lie on a cycle either; they are in the family so
   that the statement is explicit;
+* request timeouts eventually stop (``timeouts-stop``, finite): a re-send while the previous request or its response
+  is still in flight (the retry after request.timeout.ms, RequestManager.isReady) makes the late response stale.  A
+  leader that re-sends BeginQuorumEpoch each time before the response arrives never learns its follower's end offset
+  and NewLeaderCommits would fail forever.  Once the network is fault-free a response arrives within
+  request.timeout.ms (the partial synchrony every Raft liveness argument assumes), so such retries stop; a retry
+  after a loss (nothing in flight) is the weakly fair send_* family and is unaffected;
 * ``beyond-max-epoch`` is the bound cut: a voter that would start an election past ``max_epoch`` (its election timer,
   or a won pre-vote) has a step the unbounded protocol takes and the model cannot.  It is strongly fair with a cut,
   so a cycle that keeps coming back to such a state is not fair: behaviours past the epoch bound are not judged, and
@@ -41,6 +47,7 @@ from kraftcheck.model.quorum.state import (
     VOTED,
     Ctx,
     QState,
+    busy,
     majority,
 )
 
@@ -59,6 +66,16 @@ def _stale(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
     its epoch): it can change nothing for the loops of the current epoch, yet it holds a network slot."""
     m = params["msg"]
     return bool(max(s.voters[m[1]].epoch, s.voters[m[2]].epoch) > m[3])
+
+
+def _retry_in_flight(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    """A re-send while the requester still expects the previous request's response (send_vote, send_begin_epoch:
+    (candidate or leader, voter); send_fetch: follower to its leader)."""
+    if "follower" in params:
+        me = params["follower"]
+        return busy(s.net, me, s.voters[me].leader)
+    sender: int = params["candidate"] if "candidate" in params else params["leader"]
+    return busy(s.net, sender, params["voter"])
 
 
 def beyond_max_epoch(s: QState, ctx: Ctx) -> bool:
@@ -97,6 +114,8 @@ FAIRNESS: tuple[Fairness, ...] = (
            doc="the bound cut: an election past max_epoch is a step the model cannot take"),
     finite("faults-stop", ("lose", "duplicate", "restart"),
            doc="message loss (unbounded at the defaults), duplication and crashes eventually stop: never on a cycle"),
+    finite("timeouts-stop", ("send_vote", "send_begin_epoch", "send_fetch"), when=_retry_in_flight,
+           doc="a retry after request.timeout.ms while the response is still in flight eventually stops"),
 )
 
 # Per-message delivery of Fetch (and per-follower fetching): without it one follower's fetch loop could starve the
