@@ -4,6 +4,7 @@ are shortest paths, depth bounds cut exactly at the bound, and the visited table
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 import networkx as nx
@@ -160,3 +161,26 @@ def test_fingerprints_are_stable_across_processes() -> None:
         for seed in ("1", "2", "3", "4")
     }
     assert len(outs) == 1
+
+
+def reachable_part(n: int, edges: list[tuple[int, int]], inits: list[int]) -> tuple[frozenset[int], frozenset[Any]]:
+    reach = set(nx.multi_source_dijkstra_path_length(nx_graph(n, edges), set(inits)))
+    return frozenset(reach), frozenset((a, b) for a, b in edges if a in reach)
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs, st.tuples(st.integers(0, 13), st.integers(0, 13)))
+def test_graph_digest_names_the_reachable_graph(
+    case: tuple[int, list[tuple[int, int]], list[int], set[int]], toggle: tuple[int, int]
+) -> None:
+    """Mutation analysis calls two runs the same graph when their digests agree: that must hold exactly when the
+    reachable states and steps are the same (here, toggling one edge), whichever visited set is used."""
+    n, edges, inits, _ = case
+    a, b = toggle[0] % n, toggle[1] % n
+    other = [e for e in edges if e != (a, b)] if (a, b) in edges else [*edges, (a, b)]
+    first = check(graph_spec(n, edges, inits, set()), deadlock=False)
+    again = check(graph_spec(n, edges, inits, set()), deadlock=False, visited="dict")
+    second = check(graph_spec(n, other, inits, set()), deadlock=False)
+    assert first.manifest["graph_digest"] == again.manifest["graph_digest"]
+    same = reachable_part(n, edges, inits) == reachable_part(n, other, inits)
+    assert (first.manifest["graph_digest"] == second.manifest["graph_digest"]) == same

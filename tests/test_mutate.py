@@ -20,7 +20,7 @@ from kraftcheck.checker.cli.main import main
 from kraftcheck.checker.mutate.analysis import analyse, prepare
 from kraftcheck.checker.mutate.generate import Mutant
 from kraftcheck.checker.mutate.operators import OPERATORS
-from kraftcheck.checker.mutate.report import DETECTED, MutantResult, score
+from kraftcheck.checker.mutate.report import DETECTED, MutantResult, render, score
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -97,7 +97,8 @@ def test_json_schema(mutex_report: dict[str, Any]) -> None:
     assert mutex_report["baseline"]["verdict"] == "ok" and mutex_report["baseline"]["distinct_states"] == 20
     for m in mutex_report["mutants"]:
         assert set(m) >= {"id", "module", "file", "function", "line", "col", "operator", "original", "mutated",
-                          "occurrence", "outcome", "killed_by", "trace_length", "message", "same_counts"}
+                          "occurrence", "outcome", "killed_by", "trace_length", "message", "same_counts",
+                          "same_graph"}
         assert m["file"] == "examples/mutex.py" and m["line"] > 0
     assert len({m["id"] for m in mutex_report["mutants"]}) == len(mutex_report["mutants"])
     assert mutex_report["wall_seconds"] > 0 and mutex_report["cpu_seconds"] > 0
@@ -248,6 +249,46 @@ def test_reduction_code_is_judged_by_exactness(tmp_path: Path) -> None:
     assert exact.outcome == "survived" and exact.same_counts
     changed = [r for r in sym if r.outcome == "killed" and (r.killed_by or "").startswith("ReductionExact")]
     assert changed, [(r.mutant.mutated, r.outcome, r.killed_by) for r in sym]
+
+
+def test_reduction_code_includes_the_methods_of_classes_it_uses() -> None:
+    """The quorum canonicaliser keeps its memos in a class (``_Perms``) and renames through module helpers: all of it
+    is reduction code, judged by exactness (a first run let 40 such mutants that changed the counts survive)."""
+    from kraftcheck.checker.mutate.sites import reduction_functions
+    from kraftcheck.spec.quorum import SPEC as QUORUM_SPEC
+
+    names = {name for _, name in reduction_functions(QUORUM_SPEC)}
+    assert {"_Perms.voter", "_Perms.tie_candidates", "_renamed_voter", "_rename_msg", "_ranks"} <= names
+    assert not names & {"receive_fetch", "grant", "restarted", "maybe_transition"}  # rules stay rules
+    plan = prepare("quorum", modules=["symmetry"])
+    assert all(m.reduction for m in plan.mutants if m.function.startswith(("_Perms.", "_renamed_voter", "_ranks")))
+
+
+def test_a_survivor_with_the_original_graph_is_told_from_one_with_the_same_counts(tmp_path: Path) -> None:
+    """Equal counts do not make a mutant equivalent; the digest of the state graph does (at these bounds).  Dropping
+    a conjunct that always holds keeps the graph; shifting the constant of a field no property reads keeps the counts
+    but changes every state."""
+    model = tmp_path / "tag.py"
+    model.write_text(
+        "import attrs\n"
+        "from kraftcheck import Model, Spec, reachable\n\n"
+        "@attrs.frozen\nclass Bounds:\n    limit: int = 3\n\n"
+        "m = Model('tag', Bounds)\n\n"
+        "@m.init\ndef start(b):\n    yield (0, 5, 7)\n\n"
+        "@m.action\ndef tick(s, ctx):\n    if s[0] < ctx.b.limit and s[1] == 5:\n"
+        "        yield (s[0] + 1, s[1], s[2])\n\n"
+        "@m.action\ndef stay(s, ctx):\n    yield s\n\n"
+        "@reachable('Top', 'the counter at the limit', 'test')\ndef top(s, ctx):\n    return s[0] == ctx.b.limit\n\n"
+        "SPEC = Spec(m, [top])\n"
+    )
+    result = analyse(prepare(str(model)), jobs=1)
+    by = {(r.mutant.operator, r.mutant.mutated): r for r in result.results}
+    kept = by[("drop-conjunct", "s[0] < ctx.b.limit")]
+    assert kept.outcome == "survived" and kept.same_graph and kept.same_counts
+    moved = by[("shift-constant", "(0, 5, 8)")]
+    assert moved.outcome == "survived" and moved.same_counts and not moved.same_graph
+    assert "the original's state graph" in kept.detail() and "the original's state graph" not in moved.detail()
+    assert "1 of the survivors reach exactly the original's states and steps" in render("tag", result.results, True)
 
 
 def test_a_quorum_survivor_is_killed_by_the_property_added_for_it() -> None:

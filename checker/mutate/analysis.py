@@ -85,7 +85,8 @@ class Analysis:
             "jobs": self.jobs,
             "coverage": self.coverage,
             "baseline": {k: self.baseline.get(k) for k in
-                         ("verdict", "property", "distinct_states", "transitions", "depth", "unreached", "seconds")},
+                         ("verdict", "property", "distinct_states", "transitions", "depth", "unreached", "graph",
+                                  "seconds")},
             "score": self.score.to_json(),
             "modules": {f: s.to_json() for f, s in by_module(self.results).items()},
             "mutants": [r.to_json() for r in self.results],

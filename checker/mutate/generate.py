@@ -95,8 +95,9 @@ def generate(spec: Spec, sources: dict[str, Source], model_modules: Iterable[str
             ident = (site.function, site.operator, site.original, site.mutated)
             occurrence = counts.get(ident, 0)
             counts[ident] = occurrence + 1
-            top = site.function.split(".")[0]
-            out.append(_mutant(name, src, site, occurrence, (real, top) in reducing))
+            top = site.function.split(".")[0]  # a function nested in a reducing function reduces too
+            reduction = (real, site.function) in reducing or (real, top) in reducing
+            out.append(_mutant(name, src, site, occurrence, reduction))
     return out
 
 

@@ -39,13 +39,18 @@ class MutantResult:
     seconds: float | None = None
     message: str | None = None  # crashed / invalid: what was raised; equivalent: the reason
     same_counts: bool = False  # a survivor with exactly the original's state and transition counts
+    # a survivor whose complete run reached exactly the original's states and steps (the graph digests agree): no
+    # property over states and steps can tell it apart at these bounds; equivalent, or the bounds are too small
+    same_graph: bool = False
 
     def detail(self) -> str:
         if self.outcome in ("killed", "killed-by-deadlock"):
             steps = f", {self.trace_length}-step trace" if self.trace_length is not None else ""
             return f"by {self.killed_by}{steps}"
+        if self.outcome == "survived" and self.same_graph:
+            return "the original's state graph at these bounds (same states and steps)"
         if self.outcome == "survived" and self.same_counts:
-            return "no behaviour change at these bounds (same states and transitions)"
+            return "same state and transition counts at these bounds"
         if self.outcome == "uncovered":
             return "its lines never run at these bounds"
         return self.message or ""
@@ -55,7 +60,7 @@ class MutantResult:
                 "trace_length": self.trace_length, "distinct_states": self.distinct_states,
                 "transitions": self.transitions,
                 "seconds": round(self.seconds, 3) if self.seconds is not None else None,
-                "message": self.message, "same_counts": self.same_counts}
+                "message": self.message, "same_counts": self.same_counts, "same_graph": self.same_graph}
 
 
 def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
@@ -88,6 +93,8 @@ def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
         r.outcome, r.killed_by = "killed", f"verdict {verdict}"
     else:
         r.same_counts = (out["distinct_states"], out["transitions"]) == (base["distinct_states"], base["transitions"])
+        # the digest names the fingerprints, which a mutant of the encoding changes wholesale: for those, counts
+        r.same_graph = not m.reduction and out.get("graph") is not None and out.get("graph") == base.get("graph")
         if m.reduction and not r.same_counts and verdict in ("ok", "unreached"):
             # reduction code must give the original's state graph exactly (see sites.reduction_functions)
             r.outcome = "killed"
@@ -164,7 +171,8 @@ def render(model: str, results: list[MutantResult], quiet: bool) -> str:
                     m = r.mutant
                     lines.append(f"    {m.line:>4}  {r.outcome:<9} {m.operator:<16} {_cut(m.original, 50)} -> "
                                  f"{_cut(m.mutated, 50)}  [{m.function}] {m.id}"
-                                 + ("  (same states and transitions)" if r.same_counts else ""))
+                                 + ("  (the original's state graph)" if r.same_graph
+                                    else "  (same state and transition counts)" if r.same_counts else ""))
     odd = [r for r in results if r.outcome in ("invalid", "equivalent")]
     for r in odd:
         lines.append(f"{r.outcome}: {r.mutant.where} {r.mutant.operator} {_cut(r.mutant.original, 50)} -> "
@@ -173,6 +181,10 @@ def render(model: str, results: list[MutantResult], quiet: bool) -> str:
     for f, s in by_module(results).items():
         lines.append(f"  {f:<36} {s.text():<20} {_counts(s)}")
     total = score(results)
+    same = sum(1 for r in results if r.outcome == "survived" and r.same_graph)
+    if same:
+        lines.append(f"{same} of the survivors reach exactly the original's states and steps at these bounds: "
+                     "equivalent mutants, or bounds too small to tell (mark the equivalents, with the reason)")
     lines.append(f"mutation score of {model}: {total.text()}  ({_counts(total)})")
     return "\n".join(lines)
 

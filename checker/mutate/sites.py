@@ -183,8 +183,8 @@ def reduction_functions(spec: Spec) -> set[tuple[str, str]]:
     rules = {id(f) for f in _called_closure([a.fn for a in mdl.actions] + [getattr(mdl, "_init", None)])}
     out: set[tuple[str, str]] = set()
     for fn in _called_closure([mdl.encode, mdl.symmetry, mdl.symmetry_encoding]):
-        if id(fn) not in rules:
-            out.add((os.path.realpath(fn.__code__.co_filename), fn.__code__.co_name))
+        if id(fn) not in rules:  # by qualified name: a method is "Class.method" (generate matches on it)
+            out.add((os.path.realpath(fn.__code__.co_filename), fn.__qualname__.replace(".<locals>", "")))
     return out
 
 
@@ -200,10 +200,26 @@ def _called_closure(roots: list[Any]) -> list[Any]:
         seen[id(fn)] = fn
         for name in _code_names(fn.__code__):
             helper = fn.__globals__.get(name)
-            if getattr(helper, "__code__", None) is not None and getattr(helper, "__module__", "").startswith(
-                    MODEL_ROOT + "."):
+            if not str(getattr(helper, "__module__", "") or "").startswith(MODEL_ROOT + "."):
+                continue
+            if getattr(helper, "__code__", None) is not None:
                 todo.append(helper)
+            elif isinstance(helper, type):  # a class of the model (a memo, a canonicaliser): its methods too
+                todo += _methods(helper)
     return list(seen.values())
+
+
+def _methods(cls: type) -> list[Any]:
+    """The functions defined in a class's body (static and class methods and properties unwrapped)."""
+    out = []
+    for member in vars(cls).values():
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        elif isinstance(member, property):
+            member = member.fget
+        if getattr(member, "__code__", None) is not None:
+            out.append(member)
+    return out
 
 
 def _code_names(code: Any) -> set[str]:

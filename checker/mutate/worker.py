@@ -87,10 +87,10 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
     """Run the original model (``mutant`` None) or one mutant in this process, which must be a fresh child.
 
     Returns ``{"kind": "result", verdict, property, trace_length, distinct_states, transitions, depth,
-    unreached, vacuous, seconds, [lines]}``, ``{"kind": "crashed", message}`` (the model raised while checked),
-    ``{"kind": "invalid", message}`` (the mutated module does not compile or import) or ``{"kind": "usage",
-    message}`` (the model refused the bounds or variants).  ``cover``: files whose executed lines to return (the
-    baseline's coverage run).
+    unreached, vacuous, graph, seconds, [lines]}`` (graph: the digest of a complete run's state graph),
+    ``{"kind": "crashed", message}`` (the model raised while checked), ``{"kind": "invalid", message}`` (the mutated
+    module does not compile or import) or ``{"kind": "usage", message}`` (the model refused the bounds or
+    variants).  ``cover``: files whose executed lines to return (the baseline's coverage run).
     """
     from kraftcheck.checker.api import check
     from kraftcheck.checker.errors import UsageError
@@ -126,6 +126,7 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
         "depth": result.depth,
         "unreached": list(result.unreached_targets),
         "vacuous": list(getattr(result, "vacuous_properties", [])),
+        "graph": result.manifest.get("graph_digest"),
         "seconds": time.perf_counter() - start,
     }
     if tracer is not None:

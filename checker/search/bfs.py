@@ -92,7 +92,12 @@ def _bfs(
     invariants = run.invariants
     deadlock = run.deadlock
     transitions = 0
+    edge_sum = 0  # an order-independent digest of the steps taken, as (parent, child) fingerprint pairs
     extra = {"visited_set": visited.kind}
+
+    def complete_extra() -> dict[str, Any]:
+        """The extra figures of a complete search: with them, the digest of the whole state graph."""
+        return {**extra, "graph_digest": f"{visited.digest()}:{edge_sum:016x}"}
 
     def trace_to(fp: int, last: Any = None) -> Trace:
         return rebuild(run.model, ctx, fingerprint, path_to(visited, fp), last)
@@ -116,7 +121,8 @@ def _bfs(
         if max_depth is not None and depth >= max_depth:
             complete = not _has_unseen_successor(run, visited, frontier)
             verdict = "ok" if complete else "limit"
-            return run.result(verdict, len(visited), transitions, depth, extra=extra)
+            return run.result(verdict, len(visited), transitions, depth,
+                              extra=complete_extra() if complete else extra)
         next_frontier: list[Any] = []
         next_fps: list[np.ndarray] = []
         for lo in range(0, len(frontier), BATCH):
@@ -207,6 +213,7 @@ def _bfs(
             except Exception as exc:
                 raise run.action_error(ai, exc) from exc
             transitions += len(cand)
+            edge_sum = (edge_sum + int(_edge_mix(parents, cand_fps).sum(dtype=U64))) & _MASK64
             mask = visited.insert_batch(cand_fps, parents)
             fresh = np.flatnonzero(mask)
             fresh_states = list(map(cand.__getitem__, fresh.tolist()))
@@ -241,7 +248,21 @@ def _bfs(
         frontier_fps = np.concatenate(next_fps) if next_fps else np.zeros(0, dtype=U64)
         if frontier:
             depth += 1
-    return run.result("ok", len(visited), transitions, depth, extra=extra)
+    return run.result("ok", len(visited), transitions, depth, extra=complete_extra())
+
+
+_MASK64 = (1 << 64) - 1
+_K1, _K2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+
+
+def _edge_mix(parents: np.ndarray, children: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of each (parent, child) pair; summed modulo 2**64 it digests the multiset of steps."""
+    with np.errstate(over="ignore"):
+        x = parents.astype(np.uint64) * _K1 ^ children.astype(np.uint64)
+        x ^= x >> np.uint64(31)
+        x *= _K2
+        x ^= x >> np.uint64(29)
+    return x
 
 
 def _action_violation(

@@ -37,6 +37,20 @@ class Visited(Protocol):
 
     def nbytes(self) -> int: ...
 
+    def digest(self) -> str:
+        """A digest of the set of fingerprints held, independent of insertion order (see :func:`set_digest`)."""
+        ...
+
+
+def set_digest(fps: np.ndarray) -> str:
+    """16 hex digits naming a set of fingerprints: two runs that reach the same states give the same digest.
+
+    Mutation analysis compares it with the original's: a mutant that reaches exactly the original's states (and
+    steps, see ``bfs``) cannot be told apart from it by any property at those bounds."""
+    import hashlib
+
+    return hashlib.blake2b(np.sort(fps.astype(U64)).tobytes(), digest_size=8).hexdigest()
+
 
 class DictTable:
     kind = "dict"
@@ -66,6 +80,9 @@ class DictTable:
     def nbytes(self) -> int:
         return len(self._d) * 100  # rough: dict entry plus two int objects
 
+    def digest(self) -> str:
+        return set_digest(np.fromiter(self._d, dtype=U64, count=len(self._d)))
+
 
 class CompactTable:
     """Linear probing on two numpy arrays, with a monotone home slot: ``home(k) = (mix(k) >> 32) * cap >> 32``.
@@ -90,6 +107,9 @@ class CompactTable:
 
     def nbytes(self) -> int:
         return int(self._keys.nbytes + self._vals.nbytes)
+
+    def digest(self) -> str:
+        return set_digest(self._keys[self._keys != 0])
 
     @staticmethod
     def _mix(keys: np.ndarray) -> np.ndarray:
