@@ -1,6 +1,6 @@
 """Liveness under fairness: the explored graph, fair strongly connected components, lasso counterexamples.
 
-Modules: ``families`` (which fairness instance a step belongs to), ``graph`` (the graph kept during BFS, 14 bytes
+Modules: ``families`` (which fairness instance a step belongs to), ``graph`` (the graph kept during BFS, 15 bytes
 an edge), ``fair`` (the fair-SCC question, iterative), ``lasso`` (prefix and fair cycle, on indices then concrete
 states), ``judge`` (a concrete lasso re-checked: property and fairness), ``check`` (the run: BFS, then every
 liveness property).
@@ -22,6 +22,9 @@ properties are checked on a second search without the reduction, recorded in the
 Bounds: a bound that disables a step the protocol would take (``max_epoch`` forbidding an election) is declared as
 the family's ``cut`` (``model.fairness``); the cut counts as enabled and taking it leaves the checked graph, so a
 behaviour that stalls only because of a bound is not fair and never reported, and behaviours past the bound are not
-judged.  Bounded fault counters (restarts, duplications, losses) only grow, so they create no cycle; a fault budget
-spent is a fault that stopped.
+judged.  Bounded fault counters (restarts, duplications, session expiries) only grow, so they create no cycle; a
+fault budget spent is a fault that stopped.  A fault without a counter (the quorum's message loss, unbounded at its
+defaults) is declared ``finite`` (``model.fairness``): its steps are kept in the graph, may lie on a lasso's prefix,
+and are left out of every fair cycle.  Symmetry is unaffected: a finite family is a whole set of actions narrowed by a
+``when`` that the model's permutations preserve.
 """
