@@ -47,19 +47,28 @@ def prepare(
 ) -> tuple[Context[Any], list[str]]:
     """The context of a run and one-line notes for the user about how its bounds were chosen.
 
-    Bounds come from three layers: the profile (``default`` is the bounds' own defaults), raised to what each
-    variant declares it needs (a mutation whose bug lies beyond the profile must not pass as ok), then the explicit
-    ``--set`` values, which win; an explicit value below a variant's need is kept and warned about."""
+    Bounds come from three layers: the profile (``default`` is the bounds' own defaults), then what each variant
+    declares it needs (a mutation whose bug lies beyond the profile must not pass as ok): at the default profile the
+    declared values as given (so ``check MODEL --variant NAME`` runs where the bug is found, smaller bounds
+    included), under another profile raised where the profile falls short; then the explicit ``--set`` values, which
+    win; an explicit value below a variant's need is kept and warned about.  A variant that requires others (a
+    pre-vote mutation needs ``prevote``) switches them on, with a note."""
     model = spec.model
     names = list(variants)
     try:
         model.context(model.default_bounds(), names)  # an unknown variant: the one-line KeyError naming the variants
+        notes: list[str] = []
+        for name in list(names):
+            for req in model.variants[name].requires:
+                if req not in names:
+                    names.append(req)
+                    notes.append(f"variant {name} requires variant {req}: switched on (see 'kraftcheck list')")
         merged: dict[str, Any] = {**model.bound_fields(), **model.profile_bounds(profile)}
         explicit = dict(bounds or {})
-        notes: list[str] = []
         for name in names:
             for key, need in model.variants[name].bounds:
-                if key not in explicit and not _at_least(merged[key], need):
+                short = merged[key] != need if profile == "default" else not _at_least(merged[key], need)
+                if key not in explicit and short:
                     merged[key] = need
                     notes.append(f"variant {name} needs {key}={_show(need)}: applied (see 'kraftcheck list')")
         b = model.make_bounds({**merged, **explicit})
@@ -106,8 +115,10 @@ def check(
     visited: str = "compact",
     progress: bool = False,
     profile: str = "default",
+    liveness: bool = True,
 ) -> Result:
-    """Exhaustively check a spec (by object or built-in name) at the given bounds and variants.
+    """Exhaustively check a spec (by object or built-in name) at the given bounds and variants; its liveness
+    properties too (BFS only) unless ``liveness=False``, which the result's manifest then records.
 
     Bounds: the ``profile``'s, raised to what each variant needs, then ``bounds`` (see :func:`prepare`)."""
     spec = resolve(spec)
@@ -118,13 +129,22 @@ def check(
         raise UsageError(f"unknown strategy {strategy!r} (bfs, dfs)")
     if visited not in ("compact", "dict"):
         raise UsageError(f"unknown visited set {visited!r} (compact, dict)")
+    live = [p.name for p in spec.of_kind("liveness")]
+    if live and liveness and strategy != "bfs":
+        raise UsageError(f"liveness properties ({', '.join(live)}) are checked by --strategy bfs only "
+                         "(or skip them with --no-liveness)")
     run = Run(spec, ctx, "inprocess", strategy, progress)
     run.deadlock = deadlock
     run.notes = notes
     run.profile = profile
-    if strategy == "bfs":
-        return bfs(run, visited, max_states, max_depth)
-    return dfs(run, max_states, max_depth)
+    if live and liveness:
+        from kraftcheck.checker.liveness.check import check_liveness
+
+        return check_liveness(run, visited, max_states, max_depth)
+    result = bfs(run, visited, max_states, max_depth) if strategy == "bfs" else dfs(run, max_states, max_depth)
+    if live:
+        result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
+    return result
 
 
 def simulate(

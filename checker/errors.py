@@ -9,7 +9,7 @@ INTERNAL = 1
 USAGE = 2
 DEADLOCK = 11
 VIOLATION = 12
-LIVENESS = 13  # reserved: liveness is not checked yet
+LIVENESS = 13  # a liveness property fails: a fair lasso never reaches its goal
 UNREACHED = 14
 LIMIT = 15  # a --max-states / --max-depth limit stopped the search before it was complete
 TRACE_DIVERGED = 16  # replay: a step of the trace file is not a step the model allows
@@ -29,6 +29,7 @@ VERDICT_EXIT = {
     "limit": LIMIT,
     "missed": MISSED,
     "interrupted": INTERRUPTED,
+    "liveness": LIVENESS,
 }
 
 

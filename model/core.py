@@ -60,6 +60,7 @@ class Variant:
     expect: str | None = None
     bounds: tuple[tuple[str, Any], ...] = ()
     equivalent: str | None = None
+    requires: tuple[str, ...] = ()  # other variants it plants its bug into (e.g. a pre-vote mutation needs prevote)
 
     @property
     def needs(self) -> dict[str, Any]:
@@ -156,6 +157,7 @@ class Model(Generic[S, B]):
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
+        self.fairness: list[Any] = []  # model.fairness.Fairness records, see declare_fairness
         self._init: Callable[[B], Iterable[S]] | None = None
         self.diagram: Any = diagram  # how sequence diagrams read nodes and messages (model.diagram.Diagram)
 
@@ -185,9 +187,12 @@ class Model(Generic[S, B]):
         expect: str | None = None,
         bounds: dict[str, Any] | None = None,
         equivalent: str | None = None,
+        requires: tuple[str, ...] = (),
     ) -> Variant:
         """Declare a variant.  ``kind='mutation'`` must name the property it is expected to break (``expect``), or
-        say why no property can (``equivalent``); ``bounds`` are the overrides it needs to be found."""
+        say why no property can (``equivalent``); ``bounds`` are the overrides it needs to be found (applied as
+        given at the default profile, raised where short under another); ``requires`` names variants it only makes
+        sense with (switched on with it)."""
         if kind not in ("feature", "mutation"):
             raise ValueError("variant kind is 'feature' or 'mutation'")
         if kind == "mutation" and not expect and not equivalent:
@@ -195,7 +200,10 @@ class Model(Generic[S, B]):
         if equivalent and (kind != "mutation" or expect):
             raise ValueError(f"variant {name}: only a mutation without expect=... can be equivalent")
         self._check_bound_names(f"variant {name}", bounds or {})
-        v = Variant(name, kind, doc, expect, tuple((bounds or {}).items()), equivalent)
+        unknown = [r for r in requires if r not in self.variants]
+        if unknown:
+            raise ValueError(f"variant {name} requires undeclared variants {unknown} (declare them first)")
+        v = Variant(name, kind, doc, expect, tuple((bounds or {}).items()), equivalent, tuple(requires))
         self.variants[name] = v
         return v
 
@@ -237,6 +245,18 @@ class Model(Generic[S, B]):
         self.symmetry = fn
         self.symmetry_encoding = encoding
         return fn
+
+    def declare_fairness(self, *families: Any) -> None:
+        """Declare fairness families (``model.fairness.weak`` / ``strong``) that liveness properties may assume."""
+        names = {f.name for f in self.fairness}
+        for f in families:
+            unknown = [a for a in f.actions if self.action_named(a) is None]
+            if unknown:
+                raise ValueError(f"fairness {f.name} of model {self.name} names unknown action {unknown[0]!r}")
+            if f.name in names:
+                raise ValueError(f"model {self.name} declares fairness {f.name} twice")
+            names.add(f.name)
+            self.fairness.append(f)
 
     def bounds_check(self, fn: Callable[[B], str | None]) -> Callable[[B], str | None]:
         """Decorator: ``fn(bounds)`` returns an error message for a combination of bounds the model cannot run."""

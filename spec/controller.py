@@ -20,6 +20,7 @@ from kraftcheck.model.controller.state import (
     State,
 )
 from kraftcheck.model.core import Context
+from kraftcheck.spec.controller_liveness import LIVENESS
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 
 Step = tuple[str, tuple[Any, ...]]
@@ -352,5 +353,6 @@ SPEC = Spec(
         fenced_then_unfenced,
         shutdown_moves_leadership,
         alter_rejected_stale,
+        *LIVENESS,  # spec/controller_liveness.py
     ],
 )

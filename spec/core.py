@@ -6,7 +6,7 @@ Kinds (as in TLC and Stateright):
   ``(action name, parameter values)`` pair;
 - ``reachable``: ``pred(state, ctx) -> bool`` must hold in at least one reachable state ("sometimes"), so that no
   property passes vacuously on a model that never gets anywhere;
-- ``liveness``: reserved (kind and exit code 13 exist; no engine checks it yet).
+- ``liveness``: ``eventually``, ``leads_to`` and ``always_eventually`` under fairness (``spec/liveness.py``; exit 13).
 
 A safety property (invariant or action property) may name a **premise**: the situation in which it could fail, with
 the property's own signature (``premise(state, ctx)`` for an invariant, ``premise(state, step, next_state, ctx)`` for

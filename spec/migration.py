@@ -39,6 +39,7 @@ from kraftcheck.model.migration.state import (
 )
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
 from kraftcheck.spec import Spec, action_property, invariant, reachable
+from kraftcheck.spec.migration_liveness import LIVENESS
 
 Step = tuple[str, tuple[Any, ...]]
 Ctx = Context[Bounds]
@@ -334,6 +335,7 @@ SPEC = Spec(MIGRATION, [
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
     misconfigured_leader, reenabled,
+    *LIVENESS,  # spec/migration_liveness.py
 ])
 
 __all__ = ["SPEC", "MIGRATION"]

@@ -30,6 +30,7 @@ from kraftcheck.model.quorum.state import (
     QState,
 )
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
+from kraftcheck.spec.quorum_liveness import LIVENESS
 
 
 # ---- premises: the situation in which each safety property could fail (spec/core.py); an exhaustive run that never
@@ -481,5 +482,6 @@ SPEC = Spec(
         value_committed,
         follower_truncated,
         second_leader,
+        *LIVENESS,  # spec/quorum_liveness.py
     ],
 )

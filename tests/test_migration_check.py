@@ -48,6 +48,9 @@ def test_default_check_passes_and_reaches_every_target() -> None:
     assert r.exit_code == 0
     # every action of the model is exercised at the default bounds
     assert [a for a, n in r.coverage.items() if n == 0] == []
+    # its liveness properties are checked there, under the fairness of model/migration/fairness.py
+    assert {k: v.split(" ")[0] for k, v in r.manifest["liveness"]["properties"].items()} == {
+        "DualWriteReached": "holds", "FinalizationCompletes": "holds"}
 
 
 def test_every_mutation_has_a_golden_entry() -> None:
@@ -62,10 +65,14 @@ def test_every_mutation_has_a_golden_entry() -> None:
 def test_mutation_found_with_its_property_at_its_shortest_length(name: str) -> None:
     entry = MUTATIONS[name]
     r = check("migration", variants=[name])
-    assert (r.verdict, r.violated_property) == ("violation", entry["property"])
-    assert r.exit_code == 12
+    live = entry.get("liveness", False)  # a liveness mutation gives a lasso (exit 13), the others a violation (12)
+    assert (r.verdict, r.violated_property) == ("liveness" if live else "violation", entry["property"])
+    assert r.exit_code == (13 if live else 12)
     assert r.trace is not None and len(r.trace) == entry["length"]
     assert [s.action for s in r.trace.steps] == entry["steps"]
+    if live:
+        assert r.trace.loop == entry["loop"] and r.trace.loop_step is not None
+        assert r.trace.loop_step.action == entry["loop_step"]
 
 
 def test_kafka_epoch_check_fences_even_without_the_migration_check() -> None:

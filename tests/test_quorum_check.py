@@ -18,7 +18,8 @@ from kraftcheck.spec.quorum import SPEC
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "quorum_mutations.json").read_text())
 MUTATIONS: dict[str, dict[str, Any]] = GOLDEN["mutations"]
-FAST = [name for name, m in MUTATIONS.items() if not m.get("slow")]
+FAST = [name for name, m in MUTATIONS.items() if not m.get("slow") and not m.get("liveness")]  # liveness:
+# tests/test_liveness_kraft.py
 SLOW = [name for name, m in MUTATIONS.items() if m.get("slow")]
 
 

@@ -54,6 +54,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                         "kind": v.kind,
                         "expect": v.expect,
                         "needs": v.needs,
+                        "requires": list(v.requires),
                         "equivalent": v.equivalent,
                         "doc": v.doc,
                     }
@@ -100,6 +101,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             exp = f", breaks {v['expect']}" if v["expect"] else ""
             needs = " ".join(f"{k}={v2}" for k, v2 in v["needs"].items())
             needs = f", needs {needs}" if needs else ""
+            if v.get("requires"):
+                needs += f", with {' '.join(v['requires'])}"
             con.print(f"  variant {v['name']} ({v['kind']}{exp}{needs}): {v['doc']}")
         for p in m["properties"]:
             premise = f" [premise: {p['premise']}]" if p["premise"] else ""
@@ -146,6 +149,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 deadlock=not args.no_deadlock,
                 visited=args.visited,
                 progress=not args.quiet,
+                liveness=not args.no_liveness,
                 profile=profile,
             )
         )
@@ -201,6 +205,10 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
     if args.strategy != "bfs":
         raise UsageError("--engine spark runs BFS only (drop --strategy dfs)")
+    live = [p.name for p in spec.of_kind("liveness")]
+    if live and not args.no_liveness:
+        raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}); use "
+                         "--engine inprocess, or --no-liveness to check safety only on Spark")
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import Run
     from kraftcheck.checker.spark.driver import check_spark
@@ -210,7 +218,7 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     run.deadlock = not args.no_deadlock
     run.notes = notes
     run.profile = profile
-    return check_spark(
+    result = check_spark(
         run,
         master=args.master or "local[*]",
         partitions=args.partitions,
@@ -220,6 +228,9 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         max_depth=args.max_depth,
         executor_timeout=args.executor_timeout,
     )
+    if live:
+        result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
+    return result
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

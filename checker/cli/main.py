@@ -2,8 +2,9 @@
 
 Exit codes (checker/errors.py): 0 ok, 12 a safety property violated, 11 deadlock, 14 a reachability target never
 reached, 15 a search limit stopped the run before it was complete, 16 a replayed trace diverged from the model,
-13 reserved for liveness, 3 the model raised, 2 bad usage or input, 1 internal error, 20 out of memory, 21 no space
-left on a device, 22 the Spark engine could not finish (a task failed every attempt, or no executor was left).
+13 a liveness property fails (a fair lasso), 3 the model raised, 2 bad usage or input, 1 internal error,
+20 out of memory, 21 no space left on a device, 22 the Spark engine could not finish (a task failed every
+attempt, or no executor was left), 130 interrupted.
 
 :func:`main` parses the arguments (``parser.py``), runs the command (``commands.py``, or a plugin such as
 ``prove.py``) and maps every error to its exit code with one line on stderr.

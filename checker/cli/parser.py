@@ -124,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states (verdict limit)")
     p.add_argument("--max-depth", type=_positive, metavar="D", help="explore to depth D only (verdict limit if cut)")
     p.add_argument("--visited", choices=["compact", "dict"], default="compact", help="visited-set implementation")
+    p.add_argument("--no-liveness", action="store_true",
+                   help="skip the liveness properties (the JSON manifest records them as not checked)")
     p.add_argument("--engine", choices=["inprocess", "spark"], default="inprocess")
     p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")

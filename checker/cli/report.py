@@ -20,8 +20,8 @@ from typing import Any
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
 
-SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.INTERRUPTED, errors.UNREACHED, errors.LIMIT,
-            errors.OK]
+SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.LIVENESS, errors.INTERRUPTED, errors.UNREACHED,
+            errors.LIMIT, errors.OK]
 
 
 def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
@@ -48,7 +48,7 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
             if r.verdict == "unreached"
             else ""
         )
-        if r.expected_property and r.verdict == "violation":
+        if r.expected_property and r.verdict in ("violation", "liveness"):
             prop += " (expected)"
         elif r.verdict == "missed":
             prop = f"expected {r.expected_property}" + (f"; found {prop}" if prop else "")

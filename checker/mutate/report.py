@@ -80,8 +80,8 @@ def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
         r.outcome, r.message = "timeout", "interrupted before the search finished"
     elif verdict == "limit":
         r.outcome, r.message = "limit", f"stopped at --max-states after {out['distinct_states']:,} states"
-    elif verdict == "violation" and (base["verdict"] != "violation" or prop != base["property"]):
-        r.outcome, r.killed_by = "killed", prop
+    elif verdict in ("violation", "liveness") and (base["verdict"] != verdict or prop != base["property"]):
+        r.outcome, r.killed_by = "killed", prop  # a liveness property's lasso kills a mutant as a violation does
     elif verdict == "deadlock" and base["verdict"] != "deadlock":
         r.outcome, r.killed_by = "killed-by-deadlock", "deadlock"
     elif _unobserved(out) != _unobserved(base) and verdict in ("ok", "unreached"):

@@ -82,8 +82,13 @@ def _bfs(
 ) -> Result:
     ctx, fingerprint, fingerprint_batch = run.ctx, run.fingerprint, run.fingerprint_batch
     visited = make_visited(visited_kind)
+    if run.keep_visited is not None:
+        run.keep_visited.append(visited)
     actions, coverage = run.actions, run.coverage
     has_aprops = bool(run.action_props)
+    graph = run.graph  # a liveness check keeps the graph: every edge through the per-state path (checker/liveness)
+    edge = graph.edge if graph is not None else None
+    per_state = has_aprops or graph is not None
     invariants = run.invariants
     deadlock = run.deadlock
     transitions = 0
@@ -103,6 +108,8 @@ def _bfs(
     new = visited.insert_batch(np.array(init_fps, dtype=U64), np.zeros(len(inits), dtype=U64))
     frontier = [inits[i] for i in np.flatnonzero(new)]
     frontier_fps = np.array(init_fps, dtype=U64)[np.flatnonzero(new)]
+    if graph is not None:
+        graph.add_states(frontier, frontier_fps)
     for s, f in zip(frontier, frontier_fps.tolist()):
         bad = run.broken_invariant(s)
         if bad:
@@ -125,7 +132,7 @@ def _bfs(
             counts: list[int] = []
             ai = 0
             try:
-                if not has_aprops:  # the fast path: one list comprehension per action over the whole batch
+                if not per_state:  # the fast path: one list comprehension per action over the whole batch
                     per_action: list[np.ndarray] = []
                     for ai, (_, fn, has_params) in enumerate(actions):
                         if has_params:
@@ -147,7 +154,7 @@ def _bfs(
                     # candidates are action-major: parent of each is the batch state at the same position
                     parents = np.repeat(np.tile(batch_fps, len(actions)),
                                         counts_by_action.ravel())
-                for s, sf in zip(batch, batch_fps.tolist()) if has_aprops else ():
+                for s, sf in zip(batch, batch_fps.tolist()) if per_state else ():
                     start = len(cand)
                     for ai in range(len(actions)):
                         name, fn, has_params = actions[ai]
@@ -158,6 +165,8 @@ def _bfs(
                         if has_params:
                             for values, t in succ:
                                 cand.append(t)
+                                if edge is not None:
+                                    edge(s, ai, values, t)
                                 if has_aprops:
                                     bad = run.broken_action_property(s, (name, values), t)
                                     if bad:
@@ -178,6 +187,8 @@ def _bfs(
                         else:
                             for t in succ:
                                 cand.append(t)
+                                if edge is not None:
+                                    edge(s, ai, (), t)
                                 if has_aprops:
                                     bad = run.broken_action_property(s, (name, ()), t)
                                     if bad:
@@ -192,9 +203,11 @@ def _bfs(
                             "deadlock", len(visited), transitions + len(cand), depth, trace=trace_to(sf), extra=extra
                         )
                     counts.append(len(cand) - start)
-                if has_aprops:
+                if per_state:
                     parents = np.repeat(batch_fps, counts)
                 cand_fps = fingerprint_batch(cand)
+                if graph is not None:
+                    graph.add_edges(parents, cand_fps)
             except ModelError:
                 raise
             except Exception as exc:
@@ -223,6 +236,8 @@ def _bfs(
             for name, pred in list(run.targets.items()):
                 if any(map(pred, fresh_states, repeat(ctx))):
                     del run.targets[name]
+            if graph is not None:
+                graph.add_states(fresh_states, fresh_fps)
             next_frontier.extend(fresh_states)
             next_fps.append(fresh_fps)
             run.progress.tick(len(visited), transitions, len(frontier) - lo + len(next_frontier), depth)

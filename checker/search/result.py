@@ -17,7 +17,7 @@ class Result:
     bounds: dict[str, Any]
     engine: str
     strategy: str
-    verdict: str  # ok | violation | deadlock | unreached | limit | missed
+    verdict: str  # ok | violation | deadlock | liveness | unreached | limit | missed | interrupted
     violated_property: str | None = None
     distinct_states: int = 0
     transitions: int = 0

@@ -252,3 +252,5 @@ class Run:
         )
 
     deadlock: bool = True
+    graph: Any = None  # checker.liveness.graph.Graph when a liveness check keeps the explored graph
+    keep_visited: Any = None  # a list the BFS appends its visited table to (the liveness check's parent pointers)

@@ -3,7 +3,10 @@
 A trace is ``{"#meta": {...}, "vars": [...], "states": [{"#meta": {"index": i, ...}, var: value, ...}, ...]}``.
 Values: records are JSON objects, sequences JSON arrays, tuples ``{"#tup": [...]}``, sets ``{"#set": [...]}``, maps
 ``{"#map": [[k, v], ...]}``, integers JSON numbers (``{"#bigint": "..."}`` outside the 53-bit range).  kraftcheck adds
-the step that led to each state under ``#meta`` (``action``, ``params``) so that a trace file can be replayed.
+the step that led to each state under ``#meta`` (``action``, ``params``) so that a trace file can be replayed.  A
+liveness counterexample is a lasso: the top-level ``loop`` is the index of the state the last state is followed
+by, forever (ADR-015), and kraftcheck adds the step that closes the loop as ``#meta.loop_step`` (``{"action",
+"params"}``; absent when the last state stutters, since ITF has no null).
 Reading is plain ``json``: never pickle or eval.
 
 Strict ITF (what ``itf-py`` and typed readers accept), from any model's view:
@@ -139,7 +142,14 @@ def to_itf(trace: Trace, model: Any) -> dict[str, Any]:
     }
     if trace.violation is not None:  # ITF has no null: no violation, no key
         head["violation"] = trace.violation
-    return {"#meta": head, "vars": list(views[0].keys()), "states": states}
+    out: dict[str, Any] = {"#meta": head, "vars": list(views[0].keys()), "states": states}
+    if trace.loop is not None:
+        out["loop"] = trace.loop
+        ls = trace.loop_step
+        if ls is not None:  # ITF has no null: a loop closed by a stutter has no loop_step
+            head["loop_step"] = {"action": ls.action,
+                                 "params": {k: itf_value(model.view(v)) for k, v in ls.params.items()}}
+    return out
 
 
 def write_itf(trace: Trace, model: Any, path: Path) -> None:
@@ -149,10 +159,13 @@ def write_itf(trace: Trace, model: Any, path: Path) -> None:
 class ItfTrace:
     """A trace read from an ITF file: per state, its variables in the view domain and the step that led to it."""
 
-    def __init__(self, meta: dict[str, Any], states: list[dict[str, Any]], steps: list[tuple[str, dict[str, Any]]]):
+    def __init__(self, meta: dict[str, Any], states: list[dict[str, Any]], steps: list[tuple[str, dict[str, Any]]],
+                 loop: int | None = None, loop_step: tuple[str, dict[str, Any]] | None = None):
         self.meta = meta
         self.states = states
         self.steps = steps
+        self.loop = loop  # a lasso: the last state is followed by states[loop] (through loop_step; None: stutter)
+        self.loop_step = loop_step
 
 
 def read_itf(path: Path) -> ItfTrace:
@@ -191,4 +204,16 @@ def parse_itf(raw: Any, where: str = "trace") -> ItfTrace:
             steps.append((action, plain_value(params)))
         states.append({k: plain_value(v) for k, v in st.items() if k != "#meta"})
     meta = raw.get("#meta", {})
-    return ItfTrace(meta if isinstance(meta, dict) else {}, states, steps)
+    meta = meta if isinstance(meta, dict) else {}
+    loop = raw.get("loop")
+    loop_step = None
+    if loop is not None:
+        if not isinstance(loop, int) or isinstance(loop, bool) or not 0 <= loop < len(states):
+            raise BadTrace(f"{where}: 'loop' must be a state index between 0 and {len(states) - 1}, not {loop!r}")
+        ls = meta.get("loop_step")
+        if ls is not None:
+            if not isinstance(ls, dict) or not isinstance(ls.get("action"), str) or not isinstance(
+                    ls.get("params", {}), dict):
+                raise BadTrace(f"{where}: '#meta.loop_step' must be null or an object with action and params")
+            loop_step = (ls["action"], plain_value(ls.get("params", {})))
+    return ItfTrace(meta, states, steps, loop, loop_step)

@@ -18,7 +18,7 @@ from kraftcheck.checker.traces.trace import Step, Trace
 
 @attrs.define
 class ReplayResult:
-    verdict: str  # "violation" (a property broke), "ok" (valid behaviour, nothing broke), "diverged"
+    verdict: str  # "violation" (a property broke), "liveness" (a fair lasso), "ok" (nothing broke), "diverged"
     message: str
     violated_property: str | None = None
     step: int | None = None  # index of the step that diverged or violated
@@ -26,9 +26,9 @@ class ReplayResult:
 
     @property
     def exit_code(self) -> int:
-        from kraftcheck.checker.errors import OK, TRACE_DIVERGED, VIOLATION
+        from kraftcheck.checker.errors import LIVENESS, OK, TRACE_DIVERGED, VIOLATION
 
-        return {"violation": VIOLATION, "ok": OK, "diverged": TRACE_DIVERGED}[self.verdict]
+        return {"violation": VIOLATION, "ok": OK, "diverged": TRACE_DIVERGED, "liveness": LIVENESS}[self.verdict]
 
 
 def _norm(value: Any) -> Any:
@@ -54,6 +54,7 @@ def replay(run: Run, itf: ItfTrace) -> ReplayResult:
         closest = _closest(want0, [view(s) for s in inits])
         return ReplayResult("diverged", f"state 0 is not an initial state of the model: {closest}", step=0)
     trace = Trace(state)
+    values_seen: list[tuple[Any, ...]] = []
     bad = run.broken_invariant(state)
     if bad:
         return ReplayResult("violation", f"state 0 violates {bad}", bad, 0, trace)
@@ -78,10 +79,16 @@ def replay(run: Run, itf: ItfTrace) -> ReplayResult:
                                 step=i, trace=trace)
         values, named, nxt = match
         trace.steps.append(Step(name, named, nxt))
+        values_seen.append(values)
         bad = run.broken_action_property(state, (name, values), nxt) or run.broken_invariant(nxt)
         state = nxt
         if bad:
             return ReplayResult("violation", f"step {i}: {name}({_fmt(params)}) violates {bad}", bad, i, trace)
+    if itf.loop is not None:
+        from kraftcheck.checker.liveness.judge import replay_lasso
+
+        verdict, message, prop = replay_lasso(run, trace, itf, values_seen, view, _norm)
+        return ReplayResult(verdict, message, prop, len(itf.steps) + 1 if verdict == "diverged" else None, trace)
     return ReplayResult("ok", f"all {len(itf.steps)} steps are allowed and no property is violated", trace=trace)
 
 

@@ -109,8 +109,20 @@ def render(trace: Trace, model: Any, title: str | None = None, first: str = "ini
             out.append(f"    {path} = " + ("{}" if not value else "{" + ", ".join(show(v) for v in value) + "}"))
         else:
             out.append(f"    {path} = {show(value)}")
+    if trace.loop == 0:
+        out.append("---- the loop starts here, at state 0 ----")
     for i, step in enumerate(trace.steps, start=1):
         params = ", ".join(f"{k}={show(model.view(v))}" for k, v in step.params.items())
         out.append(f"Step {i}: {step.action}({params})")
         out.extend(diff(views[i - 1], views[i], bags))
+        if trace.loop == i:
+            out.append(f"---- the loop starts here, at state {i} ----")
+    if trace.loop is not None:
+        ls = trace.loop_step
+        if ls is None:
+            out.append(f"Step {len(trace.steps) + 1}: (stutter) state {len(trace.steps)} repeats forever")
+        else:
+            params = ", ".join(f"{k}={show(model.view(v))}" for k, v in ls.params.items())
+            out.append(f"Step {len(trace.steps) + 1}: {ls.action}({params}) -> back to state {trace.loop}; "
+                       "the loop repeats forever")
     return "\n".join(out) + "\n"

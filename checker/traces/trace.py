@@ -32,6 +32,10 @@ class Trace:
     bounds: dict[str, Any] = attrs.Factory(dict)
     violation: str | None = None  # property name, "deadlock", or None
     note: str = ""
+    # a lasso (liveness counterexample): the last state is followed by state ``loop`` through ``loop_step`` (None:
+    # the last state stutters forever)
+    loop: int | None = None
+    loop_step: Step | None = None
 
     def __len__(self) -> int:
         return len(self.steps)

@@ -48,6 +48,7 @@ from typing import Any, cast
 from kraftcheck.model.controller import actions as A
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller import symmetry
+from kraftcheck.model.controller.fairness import FAIRNESS
 from kraftcheck.model.controller.state import FENCED, Bounds, Broker, State
 from kraftcheck.model.core import Model
 from kraftcheck.model.diagram import Diagram, by_param
@@ -75,6 +76,9 @@ CONTROLLER.variant(A.V_IGNORE_BROKER_EPOCH, "the controller processes a heartbea
                    # a stale broker epoch needs a broker that crashes and registers again; the smallest cluster
                    # where that happens keeps the check short
                    bounds={"brokers": 1, "controllers": 1, "max_epoch": 1, "max_restarts": 1})
+CONTROLLER.variant(A.V_STALE_OFFSET, "a broker's heartbeats carry the metadata offset it had when it registered, so it "
+                   "never reaches its RegisterBrokerRecord and is never unfenced (liveness)", kind="mutation",
+                   expect="RegisteredBrokerUnfenced")
 
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
 CONTROLLER.reduction("restartable_crashes_only", "a broker crashes only if it has a start (and a cluster restart) "
@@ -136,6 +140,8 @@ for _fn, _params in (
     (A.idle, ()),
 ):
     CONTROLLER.action(_fn, params=_params)
+
+CONTROLLER.declare_fairness(*FAIRNESS)  # model/controller/fairness.py: what liveness properties may assume
 
 # sequence diagrams: controllers, the metadata log (the quorum, abstracted) and brokers; broker RPCs are calls
 _RPCS = ("register", "heartbeat", "alter_isr", "deliver_stray")

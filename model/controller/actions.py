@@ -59,6 +59,7 @@ V_REUSE_EPOCH = "controller-reuses-epoch"
 V_FENCED_LEADER = "fenced-leader-kept"
 V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
 V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
+V_STALE_OFFSET = "heartbeat-stale-offset"  # liveness mutation: the heartbeat offset never passes the registration
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
@@ -325,7 +326,10 @@ def heartbeat(s: State, ctx: Context[Bounds]) -> Succ:
     for x, br in enumerate(s.brokers):
         if br.epoch >= 0 and _idle_broker(br):
             for c in _controllers(s):
-                req = Request(RQ_HEARTBEAT, c, broker_epoch=br.epoch, offset=br.applied,
+                # mutation heartbeat-stale-offset: currentMetadataOffset frozen at registration (BrokerLifecycleManager
+                # sends the loader's latest offset, BrokerHeartbeatRequestData.currentMetadataOffset, Kafka 3.9)
+                offset = min(br.applied, br.epoch) if ctx.on(V_STALE_OFFSET) else br.applied
+                req = Request(RQ_HEARTBEAT, c, broker_epoch=br.epoch, offset=offset,
                               want_shutdown=br.proc == STOPPING)
                 t = handle(s, x, req, ctx)
                 if t is not s:

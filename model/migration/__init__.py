@@ -58,6 +58,7 @@ from kraftcheck.model.migration import (
     takeover,
     zk_controller,
 )
+from kraftcheck.model.migration.fairness import FAIRNESS
 from kraftcheck.model.migration.state import Bounds, MigState, initial_state, view_len
 from kraftcheck.model.migration.symmetry import canonical_key, encode
 from kraftcheck.model.zookeeper import Znode
@@ -84,6 +85,9 @@ MIGRATION.variant("no-lag-bound", "KRaft writes do not wait for ZooKeeper to cat
                   kind="mutation", expect="DualWriteLagBounded")
 MIGRATION.variant("kip-rollback-deletes-epoch", "the rollback deletes /controller_epoch as well as /controller (the "
                   "KIP's text)", kind="mutation", expect="ZkControllerEpochMonotonic")
+MIGRATION.variant("brokers-check-loops", "the driver, finding every ZK broker registered, goes back to "
+                  "WAIT_FOR_CONTROLLER_QUORUM instead of BECOME_CONTROLLER, so it never leaves its wait loop "
+                  "(liveness)", kind="mutation", expect="DualWriteReached")
 
 
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
@@ -171,6 +175,7 @@ MIGRATION.action(rollback.rollback_finish)
 MIGRATION.action(faults.zk_outage)
 MIGRATION.action(faults.zk_restore)
 MIGRATION.action(faults.idle)
+MIGRATION.declare_fairness(*FAIRNESS)  # model/migration/fairness.py: what liveness properties may assume
 
 
 # ---- the human view (trace text and ITF) ------------------------------------------------------------------------

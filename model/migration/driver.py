@@ -87,5 +87,7 @@ def check_brokers(s: MigState, ctx: Context[Bounds]) -> Succ:
         registered = image(s.log, view_len(s.log, x.epoch)).registered
         # KRaftMigrationDriver.areZkBrokersReadyForMigration: all ZK brokers are registered with KRaft
         if known and known <= registered:
-            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=BECOME_CONTROLLER)))
+            # mutation brokers-check-loops: back to the quorum check instead of on (WaitForZkBrokersEvent, 3.9)
+            nxt = WAIT_FOR_CONTROLLER_QUORUM if ctx.on("brokers-check-loops") else BECOME_CONTROLLER
+            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=nxt)))
 

@@ -37,6 +37,7 @@ from kraftcheck.model.core import Model
 from kraftcheck.model.diagram import Diagram, by_param
 from kraftcheck.model.quorum import election, faults, fetch
 from kraftcheck.model.quorum.bounds import Bounds, bounds_problem
+from kraftcheck.model.quorum.fairness import FAIRNESS, PER_MESSAGE
 from kraftcheck.model.quorum.state import NONE, UNATTACHED, History, QState, Voter
 from kraftcheck.model.quorum.symmetry import canonical, canonical_encoding, encode, view
 
@@ -65,6 +66,10 @@ QUORUM.variant("truncate-below-hw", "on DivergingEpoch a follower computes its t
                kind="mutation", expect="NoTruncationBelowHighWatermark")
 QUORUM.variant("restart-as-leader", "a leader that restarts comes back as leader of the same epoch (KAFKA-10527)",
                kind="mutation", expect="HighWatermarkMonotonic", bounds={"max_restarts": 1})
+QUORUM.variant("no-leader-change", "a new leader appends no LeaderChange record, so with no client write it never "
+               "commits in its epoch (liveness)", kind="mutation", expect="NewLeaderCommits")
+QUORUM.variant("prevote-no-grant", "with prevote: voters never grant a pre-vote, so no election ever starts "
+               "(liveness)", kind="mutation", expect="LeaderEventuallyElected", requires=("prevote",))
 
 # reductions: each removes behaviour Kafka has, for the sake of the state count (on = reduced; see bounds.py)
 QUORUM.reduction("resend_when_lost", "a request is re-sent only once nothing of it is in flight: the retry after "
@@ -121,6 +126,7 @@ QUORUM.action(faults.duplicate, params=("msg",))
 QUORUM.action(faults.restart, params=("node",))
 
 QUORUM.symmetric(canonical, encoding=canonical_encoding)
+QUORUM.declare_fairness(*FAIRNESS, *PER_MESSAGE)  # model/quorum/fairness.py: what liveness properties may assume
 
 # sequence diagrams (--trace-out cex.html): a lifeline per voter, the net's messages as arrows
 QUORUM.diagram = Diagram(

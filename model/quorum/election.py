@@ -76,7 +76,8 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     old one), reset its connections and send BeginQuorumEpoch to the other voters
     (LeaderState.nonAcknowledgingVoters)."""
     n = ctx.b.voters
-    log = v.log + ((v.epoch, LEADER_CHANGE),)
+    # mutation no-leader-change: the new leader writes no LeaderChange record (KafkaRaftClient.onBecomeLeader does)
+    log = v.log if "no-leader-change" in ctx.variants else v.log + ((v.epoch, LEADER_CHANGE),)
     leader = new(Voter, (LEADER, v.epoch, me, me, log, 0, only(n, me, len(log)), (), 0))
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
@@ -216,6 +217,8 @@ def prevote_granted(v: Voter, up_to_date: bool, ctx: Ctx) -> bool:
     !hasFetchedFromLeader``; the flag is the leader's bit in ``heard``); Leader and Resigned never."""
     if "skip-log-check" in ctx.variants:  # mutation: the voter does not compare logs
         up_to_date = True
+    if "prevote-no-grant" in ctx.variants:  # liveness mutation: no pre-vote is ever granted
+        return False
     role = v.role
     if role == FOLLOWER:
         return up_to_date and not v.heard >> v.leader & 1

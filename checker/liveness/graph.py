@@ -1,0 +1,171 @@
+"""The explored state graph, kept compactly during BFS for the liveness analysis.
+
+BFS calls three hooks: ``edge`` for every successor it generates (one int appended to a list: the action and the
+fairness instance, or a stutter mark), ``add_edges`` once per batch with the batch's parent and successor
+fingerprints, and ``add_states`` with each batch's new states (their liveness predicates and bound cuts are evaluated
+there, once per state).  States are numbered in the order BFS first meets them, so a smaller index is never deeper.
+
+What is kept per edge, after ``finalize``: source and target state index (int32 each), fairness instance (int32,
+-1 for none), action (int16) and the bits of the ``finite`` families (faults that eventually stop) the step belongs
+to (uint8): 15 bytes.  During the search the two endpoints are kept as 64-bit fingerprints and
+the action and instance as one int64 (24 bytes an edge) until every state has its index.  Stutter steps (the next
+state equals the state) are not kept: every state may stutter anyway (TLA+ semantics), and a stutter neither takes
+nor enables an action.  Under a symmetry reduction an edge between two states of one class is a self-loop of the
+graph but not a stutter, and it is kept.  A step in several fairness families gets one row per further instance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kraftcheck.checker.liveness.families import Families, Key
+from kraftcheck.model.core import Context
+from kraftcheck.spec.liveness import LivenessProperty
+
+STUTTER = -2
+_ACTION_BITS = 10  # actions per model < 1024
+_STOP_SHIFT = 40  # code bits 40..47: the step's finite-family bits
+
+
+class Graph:
+    def __init__(self, families: Families, props: list[LivenessProperty], ctx: Context[Any]) -> None:
+        self.families = families
+        self.props = props
+        self.ctx = ctx
+        self.keys: dict[Key, int] = {}  # fairness instance key -> instance id
+        self.key_list: list[Key] = []
+        for fi in range(len(families.families)):  # whole-family instances first, so cuts have ids
+            if not families.families[fi].per and families.families[fi].kind != "finite":
+                self.instance((fi,))
+        self._codes: list[int] = []  # per generated successor: (instance + 2) << _ACTION_BITS | action
+        self._extra: list[tuple[int, int]] = []  # (successor position in the batch, code): its further instances
+        self._edge_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._fp_chunks: list[np.ndarray] = []
+        self._goal: list[list[np.ndarray]] = [[] for _ in props]
+        self._trigger: list[list[np.ndarray]] = [[] for _ in props]
+        self._cut_pairs: list[tuple[int, int]] = []  # (state index, instance id) enabled only beyond a bound
+        self.n = 0
+        self.init_count = 0
+        # filled by finalize
+        self.fps = np.zeros(0, np.uint64)
+        self.src = np.zeros(0, np.int32)
+        self.dst = np.zeros(0, np.int32)
+        self.inst = np.zeros(0, np.int32)
+        self.act = np.zeros(0, np.int16)
+        self.stop = np.zeros(0, np.uint8)
+        self.goal: list[np.ndarray] = []
+        self.trigger: list[np.ndarray | None] = []
+        self.cut_state = np.zeros(0, np.int32)
+        self.cut_inst = np.zeros(0, np.int32)
+        self.peak_capture_bytes = 0
+        # per action: its constant instance id (-1: in no family), or None when it depends on the step or the action
+        # is in several families
+        self._const: list[int | None] = []
+        for ks in families.constant:
+            self._const.append(None if ks is None or len(ks) > 1 else (self.instance(ks[0]) if ks else -1))
+        self._const_bits = families.constant_bits
+        self.edge = self._edge  # the hook BFS calls
+
+    def instance(self, key: Key) -> int:
+        i = self.keys.get(key)
+        if i is None:
+            i = self.keys[key] = len(self.key_list)
+            self.key_list.append(key)
+        return i
+
+    # ---- hooks called by BFS ---------------------------------------------------------------------------------------
+    def _edge(self, s: Any, ai: int, values: tuple[Any, ...], t: Any) -> None:
+        if t is s or t == s:
+            self._codes.append((STUTTER + 2) << _ACTION_BITS | ai)
+            return
+        bits = self._const_bits[ai]
+        if bits is None:
+            bits = self.families.stop_bits(s, ai, values)
+        high = bits << _STOP_SHIFT | ai
+        inst = self._const[ai]
+        if inst is None:
+            keys = self.families.keys(s, ai, values)
+            inst = self.instance(keys[0]) if keys else -1
+            for k in keys[1:]:  # a step in several families: one more edge row per further instance
+                self._extra.append((len(self._codes), (self.instance(k) + 2) << _ACTION_BITS | high))
+        self._codes.append((inst + 2) << _ACTION_BITS | high)
+
+    def add_edges(self, parents: np.ndarray, children: np.ndarray) -> None:
+        """One batch: the parent and successor fingerprints of the successors ``edge`` saw, in the same order."""
+        codes = np.array(self._codes, dtype=np.int64)
+        self._codes = []
+        if len(codes) != len(children):
+            raise AssertionError("liveness graph: edge hooks and successors out of step")
+        if self._extra:
+            pos = np.array([p for p, _ in self._extra], dtype=np.int64)
+            parents = np.concatenate([parents, parents[pos]])
+            children = np.concatenate([children, children[pos]])
+            codes = np.concatenate([codes, np.array([c for _, c in self._extra], dtype=np.int64)])
+            self._extra = []
+        inst = ((codes >> _ACTION_BITS) & ((1 << (_STOP_SHIFT - _ACTION_BITS)) - 1)) - 2
+        keep = inst != STUTTER
+        self._edge_chunks.append((parents[keep].astype(np.uint64), children[keep].astype(np.uint64), codes[keep]))
+
+    def add_states(self, states: list[Any], fps: np.ndarray) -> None:
+        """New states in BFS order: number them and evaluate the properties' goals, triggers and bound cuts."""
+        ctx = self.ctx
+        base = self.n
+        if base == 0:
+            self.init_count = len(states)  # BFS hands the initial states over first
+        self._fp_chunks.append(np.asarray(fps, dtype=np.uint64).copy())
+        for i, p in enumerate(self.props):
+            self._goal[i].append(np.fromiter((bool(p.pred(s, ctx)) for s in states), bool, len(states)))
+            if p.trigger is not None:
+                trig = p.trigger
+                self._trigger[i].append(np.fromiter((bool(trig(s, ctx)) for s in states), bool, len(states)))
+        if self.families.cut_families:
+            for j, s in enumerate(states):
+                for k in self.families.cut_keys(s):
+                    self._cut_pairs.append((base + j, self.keys[k]))
+        self.n += len(states)
+
+    def capture_bytes(self) -> int:
+        return sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self._edge_chunks)
+
+    # ---- after the search ------------------------------------------------------------------------------------------
+    def finalize(self) -> None:
+        """Turn fingerprints into state indices and pack the edges (15 bytes each)."""
+        self.peak_capture_bytes = self.capture_bytes()
+        self.fps = np.concatenate(self._fp_chunks) if self._fp_chunks else np.zeros(0, np.uint64)
+        order = np.argsort(self.fps, kind="stable")
+        ordered = self.fps[order]
+        srcs, dsts, infos = [], [], []
+        for p, c, info in self._edge_chunks:  # chunk by chunk, so the peak stays near the packed size
+            si = np.searchsorted(ordered, p)
+            di = np.searchsorted(ordered, c)
+            srcs.append(order[si].astype(np.int32))
+            dsts.append(order[di].astype(np.int32))
+            infos.append(info)
+        self._edge_chunks = []
+        info = np.concatenate(infos) if infos else np.zeros(0, np.int64)
+        self.src = np.concatenate(srcs) if srcs else np.zeros(0, np.int32)
+        self.dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int32)
+        self.act = (info & ((1 << _ACTION_BITS) - 1)).astype(np.int16)
+        self.inst = (((info >> _ACTION_BITS) & ((1 << (_STOP_SHIFT - _ACTION_BITS)) - 1)) - 2).astype(np.int32)
+        self.stop = (info >> _STOP_SHIFT).astype(np.uint8)
+        self.goal = [np.concatenate(g) if g else np.zeros(0, bool) for g in self._goal]
+        self.trigger = [np.concatenate(t) if t else None for t in self._trigger]
+        pairs = np.array(self._cut_pairs, dtype=np.int64).reshape(-1, 2)
+        self.cut_state, self.cut_inst = pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32)
+        self._fp_chunks, self._goal, self._trigger, self._cut_pairs = [], [], [], []
+
+    @property
+    def edges(self) -> int:
+        return len(self.src)
+
+    def nbytes(self) -> int:
+        """Bytes kept for the edges after finalize."""
+        return int(self.src.nbytes + self.dst.nbytes + self.inst.nbytes + self.act.nbytes + self.stop.nbytes)
+
+    def index_of(self, fp: int) -> int:
+        hit = np.flatnonzero(self.fps == np.uint64(fp))
+        if not len(hit):
+            raise KeyError(fp)
+        return int(hit[0])

@@ -1,0 +1,129 @@
+"""Fairness of the quorum model: what a KRaft cluster whose faults have stopped does eventually.
+
+* every message handler is weakly fair, one family per handler (the network eventually delivers what stays in
+  flight; KafkaRaftClient retries on a backoff, so a request is not lost forever once faults stop);
+* so is the delivery of stale messages (older than their sender's or receiver's epoch), as a family of its own:
+  otherwise a follower's fetch loop could keep the Fetch handlers busy forever while a stale Fetch or FetchResponse
+  fills the network, and the deposed leader would never hear of the new epoch, a starvation no real network shows;
+* each retry action (send_vote, send_begin_epoch, send_fetch) is weakly fair (RequestManager's retry backoff,
+  LeaderState's beginQuorumEpochTimer, the follower's fetch loop);
+* the election timeout of a voter that knows no leader (Unattached, Voted, Candidate, Prospective, Resigned) is
+  weakly fair: its timer keeps running (QuorumState, KIP-595 "election timeout"), and the randomized backoff
+  (quorum.election.backoff.max.ms) is what makes repeated split votes end with probability 1;
+* a follower's fetch timeout, client writes, resignations and check quorum have no fairness: they may happen (any
+  number of times within their bounds) but need not;
+* faults eventually stop (``faults-stop``, a ``finite`` family): message loss is unbounded at the defaults
+  (``loss=True`` drops any response any number of times), so a cycle that loses the same FetchResponse forever would
+  otherwise be a fair lasso of every "eventually" property.  No real network loses every retry forever
+  (KafkaRaftClient retries on request.timeout.ms / retry.backoff.ms until a response arrives); liveness is claimed
+  for the behaviours whose faults stop, as Raft's and KIP-595's arguments assume.  Losses may still happen any
+  number of times before that (in the lasso's prefix).  Duplication and restarts are bounded by their counters
+  (``max_dups``, ``max_restarts``), which only grow, so they cannot lie on a cycle either; they are in the family so
+  that the statement is explicit;
+* request timeouts eventually stop (``timeouts-stop``, finite): a re-send while the previous request or its response
+  is still in flight (the retry after request.timeout.ms, RequestManager.isReady) makes the late response stale.  A
+  leader that re-sends BeginQuorumEpoch each time before the response arrives never learns its follower's end offset
+  and NewLeaderCommits would fail forever.  Once the network is fault-free a response arrives within
+  request.timeout.ms (the partial synchrony every Raft liveness argument assumes), so such retries stop; a retry
+  after a loss (nothing in flight) is the weakly fair send_* family and is unaffected;
+* ``beyond-max-epoch`` is the bound cut: a voter that would start an election past ``max_epoch`` (its election timer,
+  or a won pre-vote) has a step the unbounded protocol takes and the model cannot.  It is strongly fair with a cut,
+  so a cycle that keeps coming back to such a state is not fair: behaviours past the epoch bound are not judged, and
+  the bound cannot make a split vote look endless.
+
+Symmetric in voter ids (no family is split per voter), so liveness keeps the symmetry reduction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraftcheck.model.fairness import Fairness, finite, strong, weak
+from kraftcheck.model.quorum.state import (
+    CANDIDATE,
+    PROSPECTIVE,
+    RESIGNED,
+    UNATTACHED,
+    VOTED,
+    Ctx,
+    QState,
+    busy,
+    majority,
+)
+
+_RECEIVE = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
+            "receive_end_epoch", "receive_fetch", "receive_fetch_response")
+_ELECTION_ROLES = frozenset((UNATTACHED, VOTED, CANDIDATE, PROSPECTIVE, RESIGNED))
+_TIMER_ROLES = frozenset((UNATTACHED, VOTED, CANDIDATE, RESIGNED))
+
+
+def _election_timeout(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    return s.voters[params["node"]].role in _ELECTION_ROLES
+
+
+def _stale(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    """A message from an older epoch than its sender's or its receiver's current one (field 3 of every message is
+    its epoch): it can change nothing for the loops of the current epoch, yet it holds a network slot."""
+    m = params["msg"]
+    return bool(max(s.voters[m[1]].epoch, s.voters[m[2]].epoch) > m[3])
+
+
+def _retry_in_flight(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    """A re-send while the requester still expects the previous request's response (send_vote, send_begin_epoch:
+    (candidate or leader, voter); send_fetch: follower to its leader)."""
+    if "follower" in params:
+        me = params["follower"]
+        return busy(s.net, me, s.voters[me].leader)
+    sender: int = params["candidate"] if "candidate" in params else params["leader"]
+    return busy(s.net, sender, params["voter"])
+
+
+def beyond_max_epoch(s: QState, ctx: Ctx) -> bool:
+    """Some voter would start an election in epoch max_epoch + 1: its election timer (without pre-vote), or a pre-vote
+    it has won (KIP-996), at the epoch bound."""
+    top = ctx.b.max_epoch
+    prevote = "prevote" in ctx.variants
+    need = majority(ctx.b.voters)
+    for v in s.voters:
+        if v.epoch < top:
+            continue
+        if not prevote and v.role in _TIMER_ROLES:
+            return True
+        if v.role == PROSPECTIVE and v.votes.count(1) >= need:
+            return True
+    return False
+
+
+FAIRNESS: tuple[Fairness, ...] = (
+    weak("receive_vote", ("receive_vote",), doc="Vote requests are delivered"),
+    weak("receive_vote_response", ("receive_vote_response",), doc="Vote responses are delivered"),
+    weak("receive_begin_epoch", ("receive_begin_epoch",), doc="BeginQuorumEpoch requests are delivered"),
+    weak("receive_begin_epoch_response", ("receive_begin_epoch_response",), doc="their responses are delivered"),
+    weak("receive_end_epoch", ("receive_end_epoch",), doc="EndQuorumEpoch requests are delivered"),
+    weak("receive_fetch", ("receive_fetch",), doc="Fetch requests are delivered"),
+    weak("receive_fetch_response", ("receive_fetch_response",), doc="Fetch responses are delivered"),
+    weak("deliver-stale", _RECEIVE, when=_stale,
+         doc="a message from an older epoch of its sender is eventually delivered, even while a fetch loop keeps "
+             "its handler busy"),
+    weak("send_vote", ("send_vote",), doc="a candidate re-sends Vote on its backoff (RequestManager)"),
+    weak("send_begin_epoch", ("send_begin_epoch",), doc="a leader re-sends BeginQuorumEpoch (beginQuorumEpochTimer)"),
+    weak("send_fetch", ("send_fetch",), doc="a follower sends its next Fetch (KafkaRaftClient.pollFollower)"),
+    weak("election-timeout", ("timeout",), when=_election_timeout,
+         doc="a voter that knows no leader eventually times out (randomized election backoff)"),
+    strong("beyond-max-epoch", ("epoch_bound",), cut=beyond_max_epoch,
+           doc="the bound cut: an election past max_epoch is a step the model cannot take"),
+    finite("faults-stop", ("lose", "duplicate", "restart"),
+           doc="message loss (unbounded at the defaults), duplication and crashes eventually stop: never on a cycle"),
+    finite("timeouts-stop", ("send_vote", "send_begin_epoch", "send_fetch"), when=_retry_in_flight,
+           doc="a retry after request.timeout.ms while the response is still in flight eventually stops"),
+)
+
+# Per-message delivery of Fetch (and per-follower fetching): without it one follower's fetch loop could starve the
+# other's forever.  Split per message, these name voter ids, so a property assuming them runs without the symmetry
+# reduction (spec/quorum_liveness.py: CommittedReachesVoters).
+PER_MESSAGE: tuple[Fairness, ...] = (
+    weak("fetch-per-message", ("receive_fetch",), per=("msg",), doc="each Fetch request in flight is delivered"),
+    weak("fetch-response-per-message", ("receive_fetch_response",), per=("msg",),
+         doc="each Fetch response in flight is delivered"),
+    weak("send_fetch-per-follower", ("send_fetch",), per=("follower",), doc="each follower fetches"),
+)

@@ -1,0 +1,82 @@
+"""Liveness properties: something good eventually happens, under the fairness the model declares.
+
+Three forms, as in TLA+ (a behaviour is an infinite sequence of states; one that stops repeats its last state):
+
+* ``eventually(P)`` (``<>P``): every behaviour from an initial state reaches a state where P holds;
+* ``leads_to(P, Q)`` (``P ~> Q``): whenever P holds, Q holds then or later;
+* ``always_eventually(P)`` (``[]<>P``): P holds infinitely often (``TRUE ~> P``).
+
+Each is a ``Property`` of kind ``liveness`` (name, one-line meaning, KIP source) whose ``pred`` is the goal (P, or Q
+for leads-to).  ``assumes`` names the fairness families (``model.fairness``) the property relies on; ``None`` means
+every family the model declares.  A counterexample is a lasso: a finite prefix and a cycle repeated forever in which
+the goal never holds and every assumed family is treated fairly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from kraftcheck.model.fairness import Fairness, finite, strong, weak
+from kraftcheck.spec.core import Property
+
+FORMS = ("eventually", "leads_to", "always_eventually")
+Pred = Callable[[Any, Any], bool]
+
+
+@attrs.frozen
+class LivenessProperty(Property):
+    """A liveness property: ``pred`` is the goal; ``trigger`` is P of ``P ~> Q`` (None for the other forms)."""
+
+    form: str = "eventually"
+    trigger: Pred | None = None
+    assumes: tuple[str, ...] | None = None
+
+    def formula(self) -> str:
+        if self.form == "eventually":
+            return f"<>{self.name}"
+        if self.form == "always_eventually":
+            return f"[]<>{self.name}"
+        return f"{self.name}: trigger ~> goal"
+
+
+def _make(form: str, name: str, meaning: str, source: str, trigger: Pred | None,
+          assumes: tuple[str, ...] | list[str] | None) -> Callable[[Pred], LivenessProperty]:
+    if form not in FORMS:
+        raise ValueError(f"liveness form is one of {FORMS}, not {form!r}")
+
+    def wrap(fn: Pred) -> LivenessProperty:
+        text = meaning or (fn.__doc__ or "").strip().split("\n")[0]
+        return LivenessProperty(name, "liveness", fn, text, source, form=form, trigger=trigger,
+                                assumes=None if assumes is None else tuple(assumes))
+
+    return wrap
+
+
+def eventually(name: str, meaning: str = "", source: str = "",
+               assumes: tuple[str, ...] | list[str] | None = None) -> Callable[[Pred], LivenessProperty]:
+    """Decorator over ``goal(state, ctx)``: every behaviour from an initial state reaches the goal (``<>goal``)."""
+    return _make("eventually", name, meaning, source, None, assumes)
+
+
+def leads_to(name: str, trigger: Pred, meaning: str = "", source: str = "",
+             assumes: tuple[str, ...] | list[str] | None = None) -> Callable[[Pred], LivenessProperty]:
+    """Decorator over ``goal(state, ctx)``: a state where ``trigger`` holds is followed by one where the goal holds
+    (``trigger ~> goal``; the trigger state itself counts)."""
+    return _make("leads_to", name, meaning, source, trigger, assumes)
+
+
+def always_eventually(name: str, meaning: str = "", source: str = "",
+                      assumes: tuple[str, ...] | list[str] | None = None) -> Callable[[Pred], LivenessProperty]:
+    """Decorator over ``goal(state, ctx)``: the goal holds infinitely often (``[]<>goal``)."""
+    return _make("always_eventually", name, meaning, source, None, assumes)
+
+
+def liveness_properties(props: list[Property]) -> list[LivenessProperty]:
+    return [p for p in props if isinstance(p, LivenessProperty)]
+
+
+__all__ = ["Fairness", "LivenessProperty", "always_eventually", "eventually", "finite", "leads_to",
+           "liveness_properties", "strong", "weak"]
