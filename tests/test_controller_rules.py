@@ -202,21 +202,57 @@ def _registered_broker_state() -> State:
     return s
 
 
-def test_deposed_controller_write_is_refused_and_it_renounces() -> None:
+def test_deposed_controller_acts_on_its_own_uncommitted_writes_then_reverts_them() -> None:
+    # QuorumController.ControllerWriteEvent.run (3.9): a controller whose Raft client still leads the old epoch
+    # appends locally and replays at once; renounce reverts to the last committed offset
+    ctx = CONTROLLER.context(attrs.evolve(B, max_deposed_writes=2))
+    s = _registered_broker_state()  # broker 0's registration, written by controller 0 in epoch 1
+    s = next(iter(A.commit(s, ctx)))
+    s = next(t for (x,), t in A.fetch(s, ctx) if x == 0)
+    s = next(t for (c, e, k), t in A.elect(s, ctx) if c == 1 and e == 2)
+    assert mlog.is_zombie(s.ml, 0) and mlog.own_log(s.ml, 0) == s.ml.log
+    # broker 0's heartbeat reaches the deposed controller 0: it unfences the broker in its own log only
+    s = next(t for (x, c), t in A.heartbeat(s, ctx) if (x, c) == (0, 0))
+    assert s.ml.log == mlog.committed(s.ml) and len(mlog.own_log(s.ml, 0)) == 2
+    assert s.brokers[0].pending is not None and s.brokers[0].proc == FENCED
+    zombie_view = A.controller_image(s, ctx.b, 0)
+    assert not zombie_view.regs[0].fenced and zombie_view.parts[0].leader == 0  # type: ignore[union-attr]
+    assert A.controller_image(s, ctx.b, 1).regs[0].fenced  # type: ignore[union-attr]
+    # it then times broker 0's session out, computing the fencing from that uncommitted state: the partition
+    # leadership it takes away exists only in its own log
+    (c, x), s = next(((c, x), t) for (c, x), t in A.session_timeout(s, ctx) if c == 0)
+    fencing = mlog.own_log(s.ml, 0)[-1]
+    assert any(r[0] == PART and r[2] == NO_LEADER for r in fencing.records)
+    assert s.ml.log == mlog.committed(s.ml)  # the quorum's log never saw any of it
+    assert s.brokers[0].pending is not None  # still waiting: the zombie holds the entry
+    # renounce reverts both writes; the broker's request fails (NOT_CONTROLLER) and it will retry
+    t = next(t for (c,), t in A.renounce(s, ctx) if c == 0)
+    assert mlog.own_log(t.ml, 0) == t.ml.log and t.ml.local == () and t.zombie_reverted
+    assert t.brokers[0].pending is None and t.brokers[0].proc == FENCED
+    standby = SPEC.property_named("StandbyHoldsOnlyCommitted")
+    assert standby is not None and standby.pred(t, ctx)  # type: ignore[union-attr]
+    # the mutation renounce-keeps-uncommitted keeps them in memory, and the property catches it
+    mutated = CONTROLLER.context(ctx.b, [A.V_NO_REVERT])
+    u = next(t for (c,), t in A.renounce(s, mutated) if c == 0)
+    assert not u.ml.active[0] and len(mlog.own_log(u.ml, 0)) == 3
+    assert not standby.pred(u, mutated)  # type: ignore[union-attr]
+
+
+def test_leader_writes_to_the_quorum_log() -> None:
     s = _registered_broker_state()
     s = next(iter(A.commit(s, CTX)))
     s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and e == 2)
-    assert mlog.is_zombie(s.ml, 0)
-    t, written = A.propose(s, 0, K_REGISTER, [reg_record(1, 1)], CTX)
-    assert not written and t.ml.log == s.ml.log and t.zombie_fenced and not t.ml.active[0]
     t, written = A.propose(s, 1, K_REGISTER, [reg_record(1, 1)], CTX)
-    assert written and t.ml.log[-1].epoch == 2 and t.ml.log[-1].by == 1
+    assert written and t.ml.log[-1].epoch == 2 and t.ml.log[-1].by == 1 and t.ml.local == s.ml.local
 
 
 def test_request_whose_entry_is_truncated_fails_and_the_broker_retries() -> None:
     s = _registered_broker_state()  # registration written by controller 0, not committed
     s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and k == 0)  # new leader drops it
-    assert s.ml.log == () and s.brokers[0].pending is None and s.brokers[0].epoch == -1
+    # the deposed controller 0 still holds it and the request waits on it (deferredEventQueue) until it renounces
+    assert s.ml.log == () and s.brokers[0].pending is not None
+    s = next(t for (c,), t in A.renounce(s, CTX) if c == 0)
+    assert s.brokers[0].pending is None and s.brokers[0].epoch == -1
 
 
 def test_broker_applies_only_committed_entries() -> None:

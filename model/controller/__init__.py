@@ -70,6 +70,9 @@ CONTROLLER.variant(A.V_FENCED_LEADER, "fencing a broker drops it from the ISR bu
                    kind="mutation", expect="LeaderInIsr")
 CONTROLLER.variant(A.V_NO_EPOCH_CHECK, "the quorum accepts a write tagged with an old controller epoch",
                    kind="mutation", expect="StaleControllerFenced")
+CONTROLLER.variant(A.V_NO_REVERT, "a deposed controller renounces without reverting what it wrote while deposed "
+                   "(QuorumController.renounce without revertToSnapshot)", kind="mutation",
+                   expect="StandbyHoldsOnlyCommitted")
 CONTROLLER.variant(A.V_IGNORE_BROKER_EPOCH, "the controller processes a heartbeat whose broker epoch is stale",
                    kind="mutation", expect="BrokerEpochFencing",
                    # a stale broker epoch needs a broker that crashes and registers again; the smallest cluster

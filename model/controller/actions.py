@@ -59,14 +59,16 @@ V_REUSE_EPOCH = "controller-reuses-epoch"
 V_FENCED_LEADER = "fenced-leader-kept"
 V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
 V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
+V_NO_REVERT = "renounce-keeps-uncommitted"
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
 
-def controller_image(s: State, b: Bounds) -> Image:
-    """The controller's in-memory image: the whole log, uncommitted entries included (QuorumController replays
-    its own writes at once).  A deposed controller is given the same view; its proposals are refused anyway."""
-    return image_of(s.ml.log, b.brokers, b.partitions)
+def controller_image(s: State, b: Bounds, c: int | None = None) -> Image:
+    """Controller ``c``'s in-memory image: its whole log, uncommitted entries included (QuorumController replays
+    its own writes at once, ControllerWriteEvent.run).  For a deposed controller that has not renounced, that is
+    its own log, with what it appended since it was deposed; ``c=None`` gives the quorum leader's log."""
+    return image_of(s.ml.log if c is None else mlog.own_log(s.ml, c), b.brokers, b.partitions)
 
 
 def applied_image(s: State, br: Broker, b: Bounds) -> Image:
@@ -81,16 +83,19 @@ def _with(s: State, x: int, br: Broker) -> State:
 
 
 def propose(s: State, c: int, kind: str, records: list[Record], ctx: Context[Bounds]) -> tuple[State, bool]:
-    """Controller ``c`` writes one batch tagged with its epoch; the quorum's epoch check may refuse it.
-    Returns (next state, written)."""
+    """Controller ``c`` writes one batch tagged with its epoch and replays it at once.  A deposed controller whose
+    Raft client still believes it leads appends to its own log (QuorumController.ControllerWriteEvent.run:
+    prepareAppend, replay, schedulePreparedAppend; 3.9); the entry never reaches the quorum.  Under the mutation
+    ``quorum-skips-epoch-check`` it goes into the quorum's log instead.  Returns (next state, written)."""
     ml = s.ml
     entry = Entry(mlog.proposal_epoch(ml, c), c, kind, tuple(records))
+    if mlog.is_zombie(ml, c) and not ctx.on(V_NO_EPOCH_CHECK):
+        if deposed_writes(ml, c) >= ctx.b.max_deposed_writes:
+            return s, False  # (bound max_deposed_writes) the run is cut off there
+        local = mlog.append_local(ml, c, entry, ctx.b.max_log)
+        return (s, False) if local is None else (with_state(s, ml=local), True)
     nxt, refused = mlog.append(ml, entry, ctx.b.max_log, check_epoch=not ctx.on(V_NO_EPOCH_CHECK))
-    if refused:
-        # the append fails with NotLeaderException and the controller renounces (QuorumController.renounce)
-        ml2 = mlog.renounce(ml, c)
-        return with_state(s, ml=ml2 if ml2 is not None else ml, zombie_fenced=True), False
-    if nxt is None:
+    if refused or nxt is None:
         return s, False  # the log is at its bound: the write is cut off
     return with_state(s, ml=nxt), True
 
@@ -112,8 +117,15 @@ def apply_reply(br: Broker, p: Pending, max_starts: int) -> Broker:
     return br if br.pending is None else with_broker(br, pending=None)
 
 
+def _held(ml: mlog.MetaLog, offset: int, epoch: int) -> bool:
+    """Some deposed controller still holds the entry (``offset``, ``epoch``) in its own log: a request waiting on
+    it waits until that controller renounces (deferredEventQueue.failAll in QuorumController.renounce)."""
+    return any(log is not None and offset < len(log) and log[offset].epoch == epoch for log in ml.local)
+
+
 def settle(s: State, b: Bounds) -> State:
-    """Deliver every reply whose entry is now committed, and fail every request whose entry was truncated."""
+    """Deliver every reply whose entry is now committed, and fail every request whose entry was truncated (and is
+    not held by a deposed controller that has yet to renounce)."""
     ml = s.ml
     brokers = s.brokers
     for x, br in enumerate(brokers):
@@ -122,7 +134,7 @@ def settle(s: State, b: Bounds) -> State:
             continue
         if p.offset < ml.hw and ml.log[p.offset].epoch == p.epoch:
             brokers = set_at(brokers, x, apply_reply(br, p, b.max_starts))
-        elif p.offset >= len(ml.log) or ml.log[p.offset].epoch != p.epoch:
+        elif (p.offset >= len(ml.log) or ml.log[p.offset].epoch != p.epoch) and not _held(ml, p.offset, p.epoch):
             brokers = set_at(brokers, x, with_broker(br, pending=None))
     return s if brokers is s.brokers else with_state(s, brokers=brokers)
 
@@ -133,16 +145,34 @@ def settle(s: State, b: Bounds) -> State:
 def elect(s: State, ctx: Context[Bounds]) -> Succ:
     """KIP-595 election; the winner becomes the active controller in the new epoch (QuorumController.claim).
     Requests waiting on truncated entries fail."""
-    for c, e, k, ml in mlog.elections(s.ml, ctx.b.max_epoch, reuse_epoch=ctx.on(V_REUSE_EPOCH)):
+    # under quorum-skips-epoch-check a deposed controller's writes go to the quorum's log, so it keeps no log of its own
+    for c, e, k, ml in mlog.elections(s.ml, ctx.b.max_epoch, reuse_epoch=ctx.on(V_REUSE_EPOCH),
+                                      keep_local=not ctx.on(V_NO_EPOCH_CHECK)):
         yield (c, e, k), settle(with_state(s, ml=ml), ctx.b)
 
 
 def renounce(s: State, ctx: Context[Bounds]) -> Succ:
-    """A deposed controller learns of the new epoch and renounces (QuorumController.handleLeaderChange)."""
+    """A deposed controller learns of the new epoch and renounces (QuorumController.handleLeaderChange ->
+    renounce): it reverts what it wrote since it was deposed, and the requests waiting on those writes fail
+    (deferredEventQueue.failAll, NOT_CONTROLLER).  Under ``renounce-keeps-uncommitted`` it keeps them in memory."""
     for c in range(ctx.b.controllers):
-        ml = mlog.renounce(s.ml, c)
+        ml = mlog.renounce(s.ml, c, revert=not ctx.on(V_NO_REVERT))
         if ml is not None:
-            yield (c,), with_state(s, ml=ml)
+            reverted = s.zombie_reverted or _wrote_uncommitted(s.ml, c)
+            yield (c,), settle(with_state(s, ml=ml, zombie_reverted=reverted), ctx.b)
+
+
+def _wrote_uncommitted(ml: mlog.MetaLog, c: int) -> bool:
+    """Controller ``c``'s own log holds an entry it wrote that the quorum's log does not hold."""
+    return deposed_writes(ml, c) > 0
+
+
+def deposed_writes(ml: mlog.MetaLog, c: int) -> int:
+    """How many entries controller ``c`` holds in its own log that the quorum's log does not: what it wrote since
+    it was deposed (0 for a controller that follows the quorum's log)."""
+    if not ml.local or ml.local[c] is None:
+        return 0
+    return sum(1 for i, e in enumerate(ml.local[c]) if e.by == c and (i >= len(ml.log) or ml.log[i] != e))
 
 
 def commit(s: State, ctx: Context[Bounds]) -> Iterator[State]:
@@ -159,12 +189,11 @@ def session_timeout(s: State, ctx: Context[Bounds]) -> Succ:
     registered, always may miss its session; a live broker may, up to ``max_session_expiries`` such faults in the
     log."""
     b = ctx.b
-    budget = sum(1 for e in s.ml.log if e.kind == K_TIMEOUT) < b.max_session_expiries
-    img: Image | None = None
     for c in range(b.controllers):
         if not s.ml.active[c]:
             continue
-        img = img or controller_image(s, b)
+        budget = sum(1 for e in mlog.own_log(s.ml, c) if e.kind == K_TIMEOUT) < b.max_session_expiries
+        img = controller_image(s, b, c)
         for x in range(b.brokers):
             reg, br = img.regs[x], s.brokers[x]
             gone = reg is not None and (br.proc == OFFLINE or reg.inc != br.inc)
@@ -187,7 +216,7 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     c = req.to
     if not s.ml.active[c]:
         return s
-    img = controller_image(s, b)
+    img = controller_image(s, b, c)
     reply = ""
     if req.kind == RQ_REGISTER:
         records, kind = handle_registration(img, x, req.inc)
@@ -210,7 +239,7 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
         return t  # registration refused: the broker retries
     if stray:
         return t  # nobody waits for the answer to a previous incarnation's request
-    log = t.ml.log
+    log = mlog.own_log(t.ml, c)
     br = t.brokers[x]
     if records is not None:
         p = Pending(req.kind, len(log) - 1, log[-1].epoch, req.broker_epoch, reply)
@@ -226,14 +255,14 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
 
 
 def highest_pending(ml: mlog.MetaLog, c: int) -> int:
-    """The highest uncommitted offset controller ``c`` wrote in its current epoch (its purgatory's
-    highestPendingOffset), or -1 when it waits on nothing."""
-    epoch = ml.ctrl_epoch[c]
-    for i in range(len(ml.log) - 1, ml.hw - 1, -1):
-        e = ml.log[i]
-        if e.by == c and e.epoch == epoch:
-            return i
-    return -1
+    """The highest offset of controller ``c``'s log not yet committed (its purgatory's highestPendingOffset), or
+    -1 when it waits on nothing.  Entries of earlier epochs the leader kept count too: Kafka's controller claims
+    only once they are committed (C1), so no read of its state is answered before they commit."""
+    mine = mlog.own_log(ml, c)
+    last = len(mine) - 1
+    if last < 0 or (last < ml.hw and ml.log[last] == mine[last]):
+        return -1
+    return last
 
 
 # ---- brokers (BrokerLifecycleManager, KIP-500 broker states) ------------------------------------------------------

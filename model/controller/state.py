@@ -27,6 +27,7 @@ class Bounds:
     max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
     max_shutdowns: int = 1  # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time)
+    max_deposed_writes: int = 1  # entries a deposed controller may append to its own log before it renounces
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
@@ -145,7 +146,7 @@ class State:
     ml: Any  # metadata_log.MetaLog (typed Any here to keep state.py free of import cycles)
     brokers: tuple[Broker, ...]
     stale_rejected: bool = False  # history: an AlterPartition was rejected for a stale leader or partition epoch
-    zombie_fenced: bool = False  # history: a deposed controller's proposal was refused by the epoch check
+    zombie_reverted: bool = False  # history: a deposed controller renounced and reverted records it had written
 
 
 KEEP: Any = object()  # "leave this field as it is" (for fields where None is a value)
@@ -165,13 +166,13 @@ def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epo
 
 
 def with_state(s: State, ml: Any = None, brokers: tuple[Broker, ...] | None = None,
-               stale_rejected: bool | None = None, zombie_fenced: bool | None = None) -> State:
+               stale_rejected: bool | None = None, zombie_reverted: bool | None = None) -> State:
     """``attrs.evolve`` for states, without its introspection."""
     return State(
         s.ml if ml is None else ml,
         s.brokers if brokers is None else brokers,
         s.stale_rejected if stale_rejected is None else stale_rejected,
-        s.zombie_fenced if zombie_fenced is None else zombie_fenced,
+        s.zombie_reverted if zombie_reverted is None else zombie_reverted,
     )
 
 
