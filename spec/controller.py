@@ -15,6 +15,7 @@ from kraftcheck.model.controller.state import (
     NO_LEADER,
     OFFLINE,
     PART,
+    STOPPING,
     UNFENCE,
     Bounds,
     State,
@@ -236,6 +237,25 @@ def stale_broker_epoch_arrives(s: State, step: Step, t: State, ctx: Context[Boun
     return reg is None or reg.epoch != epoch
 
 
+def _committed_reg(s: State, ctx: Context[Bounds], x: int) -> Any:
+    return image_of(mlog.committed(s.ml), ctx.b.brokers, ctx.b.partitions).regs[x]
+
+
+def stopping_broker_asks_before_fence_commits(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a stopping broker heartbeats to a controller whose image has its registration fenced while the committed
+    metadata does not (yet)"""
+    if step[0] != "heartbeat":
+        return False
+    x, c = step[1]
+    br = s.brokers[x]
+    if br.proc != STOPPING:
+        return False
+    mine = controller_image(s, ctx.b, c).regs[x]
+    committed = _committed_reg(s, ctx, x)
+    return (mine is not None and mine.epoch == br.epoch and mine.fenced and committed is not None
+            and committed.epoch == br.epoch and not committed.fenced)
+
+
 def election_truncates(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
     """an election truncates uncommitted entries of the log"""
     return step[0] == "elect" and len(t.ml.log) < len(s.ml.log)
@@ -293,6 +313,26 @@ def broker_epoch_fencing(s: State, step: Step, t: State, ctx: Context[Bounds]) -
         return True
     to = step[1][-1]
     return t.ml.log == s.ml.log and mlog.own_log(t.ml, to) == mlog.own_log(s.ml, to)
+
+
+@action_property(
+    "BrokerStopsOnlyWhenFenceCommitted",
+    "a stopping broker goes offline only once the committed metadata has its registration fenced (its ISR "
+    "memberships and leaderships gone): never on a reply read from uncommitted state, which a failover or a "
+    "renounce may revert",
+    "QuorumController.ControllerWriteEvent.run (a read-only operation completes when deferredEventQueue's "
+    "highestPendingOffset commits, 3.9); KIP-631 controlled shutdown",
+    premise=stopping_broker_asks_before_fence_commits,
+)
+def broker_stops_only_when_fence_committed(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if t.brokers is s.brokers or step[0] == "crash":  # a crash is no shutdown
+        return True
+    for x, (a, b) in enumerate(zip(s.brokers, t.brokers)):
+        if a.proc == STOPPING and b.proc == OFFLINE:
+            reg = _committed_reg(t, ctx, x)
+            if reg is not None and reg.epoch == a.epoch and not reg.fenced:
+                return False
+    return True
 
 
 @action_property(
@@ -384,6 +424,7 @@ SPEC = Spec(
         controller_epoch_monotonic,
         stale_controller_fenced,
         broker_epoch_fencing,
+        broker_stops_only_when_fence_committed,
         committed_never_lost,
         failover,
         zombie_reverted,

@@ -73,11 +73,15 @@ CONTROLLER.variant(A.V_NO_EPOCH_CHECK, "the quorum accepts a write tagged with a
 CONTROLLER.variant(A.V_NO_REVERT, "a deposed controller renounces without reverting what it wrote while deposed "
                    "(QuorumController.renounce without revertToSnapshot)", kind="mutation",
                    expect="StandbyHoldsOnlyCommitted")
+CONTROLLER.variant(A.V_READ_AT_ONCE, "a request that writes nothing is answered at once, not after the controller's "
+                   "pending writes commit (QuorumController.ControllerWriteEvent.run without "
+                   "deferredEventQueue.highestPendingOffset)", kind="mutation",
+                   expect="BrokerStopsOnlyWhenFenceCommitted", bounds={"max_shutdowns": 1})
 CONTROLLER.variant(A.V_IGNORE_BROKER_EPOCH, "the controller processes a heartbeat whose broker epoch is stale",
                    kind="mutation", expect="BrokerEpochFencing",
                    # a stale broker epoch needs a broker that crashes and registers again; the smallest cluster
                    # where that happens keeps the check short
-                   bounds={"brokers": 1, "controllers": 1, "max_epoch": 1, "max_restarts": 1})
+                   bounds={"brokers": 1, "controllers": 1, "max_epoch": 1, "max_restarts": 1, "max_shutdowns": 1})
 
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
 CONTROLLER.reduction("restartable_crashes_only", "a broker crashes only if it has a start (and a cluster restart) "
@@ -85,19 +89,21 @@ CONTROLLER.reduction("restartable_crashes_only", "a broker crashes only if it ha
                      "maybeFenceStaleBrokers times its session out (ReplicationControlManager)")
 CONTROLLER.reduction("crash_while_fenced_only", "a broker crashes only between its registration and its unfencing; "
                      "off, at any time it runs (online, stopping, or before registering)")
-CONTROLLER.reduction("replies_at_once", "a request that writes nothing is answered at once; off, it is answered once "
-                     "the controller's highest pending write commits (QuorumController.ControllerWriteEvent.run, "
-                     "deferredEventQueue.highestPendingOffset)")
 
-CONTROLLER.profile("default", "the Bounds defaults: failover, session expiry, controlled shutdown; no broker "
-                   "crash-restart; every reduction on")
-CONTROLLER.profile("crash", "a broker crash-restart with a stale request in flight, in one controller epoch: what "
-                   "the default cannot afford (its cost is about 4x); the main job runs it beside the default",
-                   bounds={"max_restarts": 1, "max_epoch": 1}, states=67_617, seconds=12)
+CONTROLLER.profile("default", "the Bounds defaults: failover with a deposed controller acting on its own log, "
+                   "session expiry; no controlled shutdown (the crash profile has it), no broker crash-restart; every "
+                   "reduction on")
+CONTROLLER.profile("crash", "a broker crash-restart with a stale request in flight, and a controlled shutdown, in one "
+                   "controller epoch: what the default cannot afford; the main job runs it beside the default",
+                   bounds={"max_restarts": 1, "max_epoch": 1, "max_shutdowns": 1})
 CONTROLLER.main_profiles = ("default", "crash")
-CONTROLLER.profile("deep", "one broker crash-restart and every reduction off, at the default cluster size",
-                   bounds={"max_restarts": 1, "restartable_crashes_only": False, "crash_while_fenced_only": False,
-                           "replies_at_once": False})
+CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
+                   "together (the default before the deposed controller got its own log)",
+                   bounds={"max_shutdowns": 1})
+CONTROLLER.profile("deep", "one broker crash-restart, a controlled shutdown, and every reduction off, at the default "
+                   "cluster size",
+                   bounds={"max_restarts": 1, "max_shutdowns": 1, "restartable_crashes_only": False,
+                           "crash_while_fenced_only": False})
 
 
 @CONTROLLER.bounds_check

@@ -60,6 +60,7 @@ V_FENCED_LEADER = "fenced-leader-kept"
 V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
 V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
 V_NO_REVERT = "renounce-keeps-uncommitted"
+V_READ_AT_ONCE = "read-reply-at-once"
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
@@ -207,11 +208,10 @@ def session_timeout(s: State, ctx: Context[Bounds]) -> Succ:
 
 
 def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = False) -> State:
-    """Controller ``req.to`` handles broker ``x``'s request.  A node that does not believe it is active, or whose
-    write the epoch check refuses, answers NOT_CONTROLLER (the broker retries later).  A request that wrote records
-    is answered once they commit; one that wrote nothing is answered at once (Kafka waits for earlier writes to
-    commit first; answering early only lets the broker act sooner on its own lifecycle state, which no property
-    reads)."""
+    """Controller ``req.to`` handles broker ``x``'s request.  A node that does not believe it is active answers
+    NOT_CONTROLLER (the broker retries later).  A request that wrote records is answered once they commit; one that
+    wrote nothing once the controller's highest pending write commits (at once when nothing is pending), as the
+    deferred event queue does; the mutation ``read-reply-at-once`` answers it at once."""
     b = ctx.b
     c = req.to
     if not s.ml.active[c]:
@@ -244,13 +244,13 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     if records is not None:
         p = Pending(req.kind, len(log) - 1, log[-1].epoch, req.broker_epoch, reply)
         return _with(t, x, with_broker(br, pending=p))
-    if not b.replies_at_once:
+    if not ctx.on(V_READ_AT_ONCE):
         # QuorumController.ControllerWriteEvent.run (3.9): an operation that wrote nothing "was actually just a
         # read", done on uncommitted state; it completes when the highest offset pending in the purgatory commits
         w = highest_pending(t.ml, c)
         if w >= 0:
             return _with(t, x, with_broker(br, pending=Pending(req.kind, w, log[w].epoch, req.broker_epoch, reply)))
-    # nothing written (and, when replies_at_once is off, nothing of this controller's pending): answered at once
+    # nothing written and nothing of this controller's pending (or the mutation): answered at once
     return _with(t, x, apply_reply(br, Pending(req.kind, -1, 0, req.broker_epoch, reply), b.max_starts))
 
 
@@ -273,9 +273,20 @@ def _idle_broker(br: Broker) -> bool:
     return br.proc != OFFLINE and br.pending is None
 
 
-def _controllers(s: State) -> list[int]:
-    """The nodes a broker's request may reach and be handled by: those that believe they are active."""
-    return [c for c, act in enumerate(s.ml.active) if act]
+def _controllers(s: State, br: Broker | None = None) -> list[int]:
+    """The nodes a broker's request may reach and be handled by: those that believe they are active, in an epoch
+    no older than the newest the broker has learnt (a late request to a deposed controller was sent before)."""
+    known = -1
+    if br is not None:  # what it sent to, and the epoch of the last metadata entry it applied
+        known = max(br.known, s.ml.log[br.applied - 1].epoch if 0 < br.applied <= len(s.ml.log) else 0)
+    return [c for c, act in enumerate(s.ml.active) if act and s.ml.ctrl_epoch[c] >= known]
+
+
+def _sent(t: State, x: int, c: int) -> State:
+    """Broker ``x`` has sent a request to controller ``c``: it knows ``c``'s epoch."""
+    br = t.brokers[x]
+    e = t.ml.ctrl_epoch[c]
+    return t if br.known >= e else _with(t, x, with_broker(br, known=e))
 
 
 def start(s: State, ctx: Context[Bounds]) -> Succ:
@@ -308,7 +319,7 @@ def crash(s: State, ctx: Context[Bounds]) -> Succ:
             continue
         if ctx.b.crash_while_fenced_only and (br.proc != FENCED or br.epoch < 0):
             continue  # (reduction crash_while_fenced_only) a broker crashes only between registering and unfencing
-        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0)
+        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0, known=0)
         yield (x, False), _with(s, x, dead)
         if br.epoch >= 0:
             hb = Request(RQ_HEARTBEAT, -1, broker_epoch=br.epoch, offset=br.applied,
@@ -343,22 +354,22 @@ def register(s: State, ctx: Context[Bounds]) -> Succ:
     """A starting broker without a broker epoch sends BrokerRegistration."""
     for x, br in enumerate(s.brokers):
         if br.proc == FENCED and br.epoch < 0 and _idle_broker(br):
-            for c in _controllers(s):
+            for c in _controllers(s, br):
                 t = handle(s, x, Request(RQ_REGISTER, c, inc=br.inc), ctx)
                 if t is not s:
-                    yield (x, c), t
+                    yield (x, c), _sent(t, x, c)
 
 
 def heartbeat(s: State, ctx: Context[Bounds]) -> Succ:
     """BrokerHeartbeat with the broker epoch, the metadata offset applied, and wantShutDown when stopping."""
     for x, br in enumerate(s.brokers):
         if br.epoch >= 0 and _idle_broker(br):
-            for c in _controllers(s):
+            for c in _controllers(s, br):
                 req = Request(RQ_HEARTBEAT, c, broker_epoch=br.epoch, offset=br.applied,
                               want_shutdown=br.proc == STOPPING)
                 t = handle(s, x, req, ctx)
                 if t is not s:
-                    yield (x, c), t
+                    yield (x, c), _sent(t, x, c)
 
 
 def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
@@ -379,12 +390,12 @@ def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
                 if r == x:
                     continue
                 isr = tuple(m for m in part.isr if m != r) if r in part.isr else tuple(sorted(part.isr + (r,)))
-                for c in _controllers(s):
+                for c in _controllers(s, br):
                     req = Request(RQ_ALTER, c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
                                   partition_epoch=part.pe, isr=isr)
                     t = handle(s, x, req, ctx)
                     if t is not s:
-                        yield (x, p, isr, c), t
+                        yield (x, p, isr, c), _sent(t, x, c)
 
 
 def begin_shutdown(s: State, ctx: Context[Bounds]) -> Succ:

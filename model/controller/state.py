@@ -26,12 +26,13 @@ class Bounds:
     max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash)
     max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
-    max_shutdowns: int = 1  # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time)
+    # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time); 0 by default: with a
+    # failover and a deposed controller acting, one more shutdown triples the default check (profiles crash, full)
+    max_shutdowns: int = 0
     max_deposed_writes: int = 1  # entries a deposed controller may append to its own log before it renounces
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
-    replies_at_once: bool = True  # a request that writes nothing is answered at once, not after pending writes commit
 
 
 # ---- metadata records (tuples) ---------------------------------------------------------------------------------------
@@ -136,6 +137,10 @@ class Broker:
     applied: int = 0  # metadata offset: how many log entries it has applied (fetched as an observer)
     pending: Pending | None = None  # its outstanding request, handled and waiting for the commit
     stray: Request | None = None  # a heartbeat a previous incarnation sent that is still in the network
+    # the highest controller epoch it has sent a request to: it sends none to an older epoch's controller, nor to
+    # one older than the last metadata entry it applied (RaftControllerNodeProvider follows the quorum leader,
+    # whose epoch only grows; what Fetch responses teach it beyond that is left out, on the side of more sends)
+    known: int = 0
 
 
 # ---- the whole state -------------------------------------------------------------------------------------------------
@@ -153,7 +158,7 @@ KEEP: Any = object()  # "leave this field as it is" (for fields where None is a 
 
 
 def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epoch: int | None = None,
-                applied: int | None = None, pending: Any = KEEP, stray: Any = KEEP) -> Broker:
+                applied: int | None = None, pending: Any = KEEP, stray: Any = KEEP, known: int | None = None) -> Broker:
     """``attrs.evolve`` for brokers, without its introspection (it is on the model's hot path)."""
     return Broker(
         br.proc if proc is None else proc,
@@ -162,6 +167,7 @@ def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epo
         br.applied if applied is None else applied,
         br.pending if pending is KEEP else pending,
         br.stray if stray is KEEP else stray,
+        br.known if known is None else known,
     )
 
 
