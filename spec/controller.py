@@ -6,8 +6,8 @@ from typing import Any
 
 from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.controller import metadata_log as mlog
-from kraftcheck.model.controller.actions import controller_image
-from kraftcheck.model.controller.image import Image, image_of
+from kraftcheck.model.controller.actions import controlled_shutdown_offset, controller_image, lowest_active_offset
+from kraftcheck.model.controller.image import Image, image_of, leads_something
 from kraftcheck.model.controller.state import (
     CS,
     FENCE,
@@ -35,9 +35,6 @@ def held_images(s: State, b: Bounds) -> list[Image]:
     """The images of ``held_logs``: every prefix of each was once a whole held log, so checking these in every
     state checks every image a controller ever replays."""
     return [image_of(log, b.brokers, b.partitions) for log in held_logs(s)]
-
-# ---- invariants -----------------------------------------------------------------------------------------------------
-
 
 # ---- premises: the situation in which each safety property could fail (spec/core.py) -----------------------------
 
@@ -183,7 +180,10 @@ def fenced_leads_nothing(s: State, ctx: Context[Bounds]) -> bool:
 )
 def standby_holds_only_committed(s: State, ctx: Context[Bounds]) -> bool:
     ml = s.ml
-    return all(act or log is None for act, log in zip(ml.active, ml.local)) if ml.local else True
+    if not ml.local:
+        return True
+    return all(act or log is None or (len(log) <= ml.hw and log == ml.log[: len(log)])
+               for act, log in zip(ml.active, ml.local))
 
 
 # ---- action properties ---------------------------------------------------------------------------------------
@@ -254,6 +254,33 @@ def stopping_broker_asks_before_fence_commits(s: State, step: Step, t: State, ct
     committed = _committed_reg(s, ctx, x)
     return (mine is not None and mine.epoch == br.epoch and mine.fenced and committed is not None
             and committed.epoch == br.epoch and not committed.fenced)
+
+
+def stale_replica_epoch_arrives(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a leader's AlterPartition adding a replica to the ISR, with the replica's previous incarnation's broker
+    epoch, reaches a controller that believes it is active"""
+    if step[0] != "alter_isr":
+        return False
+    x, p, isr, ep, c = step[1]
+    if ep == -1 or not s.ml.active[c]:
+        return False
+    img = controller_image(s, ctx.b, c)
+    added = [img.regs[r] for r in isr if r != x and r not in img.parts[p].isr]
+    return any(reg is not None and reg.epoch != ep for reg in added)
+
+
+def shutdown_while_brokers_lag(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a broker in controlled shutdown that leads nothing heartbeats while an active broker has not yet applied the
+    batch that moved its leaderships"""
+    if step[0] != "heartbeat":
+        return False
+    x, c = step[1]
+    img = controller_image(s, ctx.b, c)
+    reg = img.regs[x]
+    if reg is None or not reg.in_cs or reg.epoch != s.brokers[x].epoch or leads_something(img, x):
+        return False
+    cso = controlled_shutdown_offset(s, ctx.b, c, x)
+    return cso >= 0 and lowest_active_offset(s, ctx.b, c, x) < cso
 
 
 def election_truncates(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
@@ -333,6 +360,37 @@ def broker_stops_only_when_fence_committed(s: State, step: Step, t: State, ctx: 
             if reg is not None and reg.epoch == a.epoch and not reg.fenced:
                 return False
     return True
+
+
+@action_property(
+    "IsrJoinsCurrentIncarnation",
+    "an AlterPartition adds a replica to the ISR only if the broker epoch the leader holds for it (from its fetches) "
+    "is its current registration's: a replica restarted after an unclean shutdown, its log perhaps empty, never "
+    "rejoins on its previous incarnation's fetch state",
+    "KIP-903 (AlterPartition NewIsrWithEpochs), KAFKA-14139; ReplicationControlManager.ineligibleReplicasForIsr (3.9)",
+    premise=stale_replica_epoch_arrives,
+)
+def isr_joins_current_incarnation(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if not stale_replica_epoch_arrives(s, step, t, ctx):
+        return True
+    c = step[1][-1]
+    return t.ml.log == s.ml.log and mlog.own_log(t.ml, c) == mlog.own_log(s.ml, c)
+
+
+@action_property(
+    "ShutdownWaitsForActiveBrokers",
+    "the controller that accepted a broker's controlled shutdown lets it go (SHUTDOWN_NOW) only once every active "
+    "running broker has applied the batch that moved its leaderships, so no client is routed to it by a broker that "
+    "has not caught up",
+    "BrokerHeartbeatManager.calculateNextBrokerState (CONTROLLED_SHUTDOWN: controlledShutdownOffset <= "
+    "lowestActiveOffset, 3.9); KIP-631 controlled shutdown",
+    premise=shutdown_while_brokers_lag,
+)
+def shutdown_waits_for_active_brokers(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if not shutdown_while_brokers_lag(s, step, t, ctx):
+        return True
+    c = step[1][1]
+    return t.ml.log == s.ml.log and mlog.own_log(t.ml, c) == mlog.own_log(s.ml, c)
 
 
 @action_property(
@@ -425,6 +483,8 @@ SPEC = Spec(
         stale_controller_fenced,
         broker_epoch_fencing,
         broker_stops_only_when_fence_committed,
+        isr_joins_current_incarnation,
+        shutdown_waits_for_active_brokers,
         committed_never_lost,
         failover,
         zombie_reverted,

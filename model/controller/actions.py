@@ -27,6 +27,7 @@ from kraftcheck.model.controller.brokers import handle_heartbeat, handle_registr
 from kraftcheck.model.controller.image import Image, image_of
 from kraftcheck.model.controller.partitions import STALE_EPOCH_ERRORS, alter_partition
 from kraftcheck.model.controller.state import (
+    CS,
     FENCED,
     K_ALTER,
     K_TIMEOUT,
@@ -61,6 +62,8 @@ V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
 V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
 V_NO_REVERT = "renounce-keeps-uncommitted"
 V_READ_AT_ONCE = "read-reply-at-once"
+V_IGNORE_REPLICA_EPOCH = "alter-partition-ignores-replica-epoch"
+V_IGNORE_LOWEST_ACTIVE = "shutdown-ignores-lowest-active-offset"
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
@@ -221,10 +224,13 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     if req.kind == RQ_REGISTER:
         records, kind = handle_registration(img, x, req.inc)
     elif req.kind == RQ_HEARTBEAT:
+        caught_up = ctx.on(V_IGNORE_LOWEST_ACTIVE) or active_brokers_caught_up(s, b, c, x)
         records, kind, reply = handle_heartbeat(img, x, req, keep_fenced_leader=ctx.on(V_FENCED_LEADER),
-                                                ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH))
+                                                ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH),
+                                                caught_up=caught_up)
     else:
-        rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE))
+        rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE),
+                                    ignore_replica_epoch=ctx.on(V_IGNORE_REPLICA_EPOCH))
         records = None if rec is None else [rec]
         if rec is not None:
             kind = K_ALTER
@@ -252,6 +258,47 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
             return _with(t, x, with_broker(br, pending=Pending(req.kind, w, log[w].epoch, req.broker_epoch, reply)))
     # nothing written and nothing of this controller's pending (or the mutation): answered at once
     return _with(t, x, apply_reply(br, Pending(req.kind, -1, 0, req.broker_epoch, reply), b.max_starts))
+
+
+def controlled_shutdown_offset(s: State, b: Bounds, c: int, x: int) -> int:
+    """Controller ``c``'s controlledShutdownOffset for broker ``x`` (-1: none).  BrokerHeartbeatManager sets it to
+    the end offset of the batch that put the broker in controlled shutdown (QuorumController.processBrokerHeartbeat
+    -> processBatchEndOffset -> maybeUpdateControlledShutdownOffset); the manager is rebuilt on activation
+    (ClusterControlManager.activate), so a controller that did not write that batch in its current epoch holds -1.
+    (It would set it on the broker's first heartbeat while the broker still leads; the model leaves it at -1, on
+    the side of granting sooner.)"""
+    img = controller_image(s, b, c)
+    reg = img.regs[x]
+    if reg is None or not reg.in_cs:
+        return -1
+    log = mlog.own_log(s.ml, c)
+    for i in range(len(log) - 1, -1, -1):
+        e = log[i]
+        if any(r[0] == CS and r[1] == x and r[2] == reg.epoch for r in e.records):
+            return i if e.by == c and e.epoch == s.ml.ctrl_epoch[c] else -1
+    return -1
+
+
+def lowest_active_offset(s: State, b: Bounds, c: int, x: int) -> int:
+    """BrokerHeartbeatManager.lowestActiveOffset as controller ``c`` sees it: the lowest metadata offset reported
+    by an active broker (registered, unfenced, not shutting down; Long.MAX_VALUE when none).  The model takes a
+    running broker's current offset (what its next heartbeat reports; Kafka holds the last one, no higher), and
+    lets a registration whose process is gone or another incarnation hold back nothing: both on the side of
+    granting sooner."""
+    img = controller_image(s, b, c)
+    lowest = 1 << 62
+    for y, reg in enumerate(img.regs):
+        br = s.brokers[y]
+        if y == x or reg is None or reg.fenced or reg.in_cs or br.proc == OFFLINE or br.epoch != reg.epoch:
+            continue
+        lowest = min(lowest, br.applied - 1)  # the offset of the last entry it applied
+    return lowest
+
+
+def active_brokers_caught_up(s: State, b: Bounds, c: int, x: int) -> bool:
+    """``controlledShutdownOffset <= lowestActiveOffset`` (BrokerHeartbeatManager.calculateNextBrokerState, 3.9)."""
+    cso = controlled_shutdown_offset(s, b, c, x)
+    return cso < 0 or cso <= lowest_active_offset(s, b, c, x)
 
 
 def highest_pending(ml: mlog.MetaLog, c: int) -> int:
@@ -319,7 +366,8 @@ def crash(s: State, ctx: Context[Bounds]) -> Succ:
             continue
         if ctx.b.crash_while_fenced_only and (br.proc != FENCED or br.epoch < 0):
             continue  # (reduction crash_while_fenced_only) a broker crashes only between registering and unfencing
-        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0, known=0)
+        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0, known=0,
+                           prev_epoch=br.epoch if br.epoch >= 0 else br.prev_epoch)
         yield (x, False), _with(s, x, dead)
         if br.epoch >= 0:
             hb = Request(RQ_HEARTBEAT, -1, broker_epoch=br.epoch, offset=br.applied,
@@ -374,7 +422,9 @@ def heartbeat(s: State, ctx: Context[Bounds]) -> Succ:
 
 def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
     """A partition leader asks to shrink the ISR by a follower or expand it by a replica (AlterPartition), with the
-    leader epoch and partition epoch of the registration it has applied."""
+    leader epoch and partition epoch of the registration it has applied.  KIP-903: each new ISR member carries the
+    broker epoch the leader holds for it from its fetches: the running incarnation's, or (``epoch`` parameter) a
+    restarted replica's previous one, which the leader may still hold (KAFKA-14139); -1 when it holds none."""
     b = ctx.b
     for x, br in enumerate(s.brokers):
         if br.proc != ONLINE or not _idle_broker(br):
@@ -389,13 +439,20 @@ def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
             for r in range(b.brokers):
                 if r == x:
                     continue
-                isr = tuple(m for m in part.isr if m != r) if r in part.isr else tuple(sorted(part.isr + (r,)))
-                for c in _controllers(s, br):
-                    req = Request(RQ_ALTER, c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
-                                  partition_epoch=part.pe, isr=isr)
-                    t = handle(s, x, req, ctx)
-                    if t is not s:
-                        yield (x, p, isr, c), _sent(t, x, c)
+                adds = r not in part.isr
+                isr = tuple(sorted(part.isr + (r,))) if adds else tuple(m for m in part.isr if m != r)
+                follower = s.brokers[r]
+                choices = [follower.epoch if adds else -1]
+                if adds and follower.prev_epoch >= 0 and follower.prev_epoch != follower.epoch:
+                    choices.append(follower.prev_epoch)
+                for ep in choices:
+                    epochs = tuple(br.epoch if m == x else ep if m == r else -1 for m in isr)
+                    for c in _controllers(s, br):
+                        req = Request(RQ_ALTER, c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
+                                      partition_epoch=part.pe, isr=isr, isr_epochs=epochs)
+                        t = handle(s, x, req, ctx)
+                        if t is not s:
+                            yield (x, p, isr, ep, c), _sent(t, x, c)
 
 
 def begin_shutdown(s: State, ctx: Context[Bounds]) -> Succ:

@@ -114,6 +114,9 @@ class Request:
     leader_epoch: int = 0  # AlterPartition: leader epoch the leader holds
     partition_epoch: int = 0  # AlterPartition: partition epoch the leader holds
     isr: tuple[int, ...] = ()  # AlterPartition: the proposed ISR
+    # AlterPartition (KIP-903, NewIsrWithEpochs): the broker epoch the leader holds for each member of ``isr``, from
+    # that replica's fetches; -1 = none (the controller skips the check)
+    isr_epochs: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -141,6 +144,9 @@ class Broker:
     # one older than the last metadata entry it applied (RaftControllerNodeProvider follows the quorum leader,
     # whose epoch only grows; what Fetch responses teach it beyond that is left out, on the side of more sends)
     known: int = 0
+    # the broker epoch of its previous incarnation (-1: none): a partition leader may still hold it from that
+    # incarnation's fetches after the broker restarted (KAFKA-14139)
+    prev_epoch: int = -1
 
 
 # ---- the whole state -------------------------------------------------------------------------------------------------
@@ -158,7 +164,8 @@ KEEP: Any = object()  # "leave this field as it is" (for fields where None is a 
 
 
 def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epoch: int | None = None,
-                applied: int | None = None, pending: Any = KEEP, stray: Any = KEEP, known: int | None = None) -> Broker:
+                applied: int | None = None, pending: Any = KEEP, stray: Any = KEEP, known: int | None = None,
+                prev_epoch: int | None = None) -> Broker:
     """``attrs.evolve`` for brokers, without its introspection (it is on the model's hot path)."""
     return Broker(
         br.proc if proc is None else proc,
@@ -168,6 +175,7 @@ def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epo
         br.pending if pending is KEEP else pending,
         br.stray if stray is KEEP else stray,
         br.known if known is None else known,
+        br.prev_epoch if prev_epoch is None else prev_epoch,
     )
 
 

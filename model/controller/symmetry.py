@@ -80,7 +80,7 @@ def _broker_text(b: Any) -> str:
     p, st = b.pending, b.stray
     return repr((b.proc, b.inc, b.epoch, b.applied,
                  None if p is None else (p.kind, p.offset, p.epoch, p.broker_epoch, p.reply),
-                 None if st is None else (st.broker_epoch, st.offset, st.want_shutdown), b.known))
+                 None if st is None else (st.broker_epoch, st.offset, st.want_shutdown), b.known, b.prev_epoch))
 
 
 def _head(s: State, cp: tuple[int, ...] | None) -> str:
