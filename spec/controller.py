@@ -6,7 +6,8 @@ from typing import Any
 
 from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.controller import metadata_log as mlog
-from kraftcheck.model.controller.actions import controlled_shutdown_offset, controller_image, lowest_active_offset
+from kraftcheck.model.controller.actions import controller_image
+from kraftcheck.model.controller.heartbeats import controlled_shutdown_offset, lowest_active_offset
 from kraftcheck.model.controller.image import Image, image_of, leads_something
 from kraftcheck.model.controller.state import (
     CS,
