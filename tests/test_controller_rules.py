@@ -128,6 +128,46 @@ def test_controlled_shutdown_moves_leadership_then_lets_the_broker_go() -> None:
     assert kind == K_SHUTDOWN_NOW and records == [(FENCE, 0, 0)]  # leads nothing: SHUTDOWN_NOW fences it
 
 
+def test_controlled_shutdown_waits_for_the_lowest_active_offset() -> None:
+    # calculateNextBrokerState (CONTROLLED_SHUTDOWN): leading nothing is not enough; controlledShutdownOffset (the
+    # batch that put it in controlled shutdown, offset 3 here) must be <= lowestActiveOffset
+    from kraftcheck.model.controller.heartbeats import active_brokers_caught_up, lowest_active_offset
+
+    ctx = CONTROLLER.context(attrs.evolve(B, controllers=1))
+    shutdown = Entry(1, 0, K_SHUTDOWN, ((CS, 0, 0), part_record(0, 1, (1,), 2, 2)))
+    log = (Entry(1, 0, K_REGISTER, (reg_record(0, 1),)), Entry(1, 0, K_REGISTER, (reg_record(1, 1),)),
+           Entry(1, 0, K_UNFENCE, (("unfence", 0, 0), ("unfence", 1, 1), part_record(0, 0, (0, 1), 1, 1))),
+           shutdown)
+    ml = mlog.MetaLog(1, 0, log, 4, (1,), (True,))
+    brokers = (Broker(proc=STOPPING, inc=1, epoch=0, applied=4), Broker(proc=ONLINE, inc=1, epoch=1, applied=3))
+    s = State(ml, brokers)
+    assert lowest_active_offset(s, ctx.b, 0, 0) == 2  # broker 1 applied offsets 0..2 only
+    assert not active_brokers_caught_up(s, ctx.b, 0, 0)
+    image = image_of(log, 2, 1)
+    records, _, reply = handle_heartbeat(image, 0, hb(0, shutdown=True), caught_up=False)
+    assert records is None and reply == "controlled-shutdown"
+    caught = State(ml, (brokers[0], attrs.evolve(brokers[1], applied=4)))
+    assert active_brokers_caught_up(caught, ctx.b, 0, 0)
+    records, kind, _ = handle_heartbeat(image, 0, hb(0, shutdown=True), caught_up=True)
+    assert kind == K_SHUTDOWN_NOW
+    # a controller that did not write the controlled-shutdown batch holds offset -1 (its manager is new)
+    other = State(mlog.MetaLog(2, 0, log, 4, (2,), (True,)), brokers)
+    assert active_brokers_caught_up(other, ctx.b, 0, 0)
+
+
+def test_alter_partition_rejects_a_replica_with_a_stale_broker_epoch() -> None:
+    # KIP-903 ineligibleReplicasForIsr: a new ISR member whose broker epoch (from the leader's fetch state) is not
+    # its registration's is ineligible; -1 skips the check (KAFKA-14139)
+    image = img((LIVE0, LIVE1), Partition(0, (0,), 3, 7))
+    stale = attrs.evolve(ap(isr=(0, 1)), isr_epochs=(0, 0))
+    assert alter_partition(image, 0, stale) == (None, INELIGIBLE_REPLICA)
+    current = attrs.evolve(ap(isr=(0, 1)), isr_epochs=(0, 1))
+    assert alter_partition(image, 0, current)[1] == NONE
+    unknown = attrs.evolve(ap(isr=(0, 1)), isr_epochs=(0, -1))
+    assert alter_partition(image, 0, unknown)[1] == NONE
+    assert alter_partition(image, 0, stale, ignore_replica_epoch=True)[1] == NONE  # the mutation
+
+
 def test_shutdown_of_a_broker_that_leads_nothing_is_immediate() -> None:
     image = img((LIVE0, LIVE1), Partition(1, (0, 1), 1, 1))
     records, kind, _ = handle_heartbeat(image, 0, hb(0, shutdown=True))
