@@ -14,7 +14,9 @@ keeps, is:
 - the high watermark only moves forward over entries of the leader's log (KIP-595 high watermark), so the committed
   prefix never changes;
 - a deposed controller keeps believing it is active until it learns of the new epoch
-  (QuorumController.handleLeaderChange -> renounce), and may keep proposing meanwhile.
+  (QuorumController.handleLeaderChange -> renounce), and may keep proposing meanwhile: in the controller model it
+  keeps the log it led as its own (``local``) and appends there (``append_local``), never to the quorum's log;
+  renounce drops it (the revert).
 
 The functions here are pure and generic over the entries they carry; the controller model (model/controller/actions)
 and the abstract stand-alone model ``METALOG`` (used by the refinement test against model/quorum) both use them.
