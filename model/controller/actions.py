@@ -7,7 +7,8 @@ and the KIP-500 broker states.
 To keep the state space CI-small, a broker's RPC is delivered to and handled by a controller in the same step it is
 sent.  Which controller is a parameter: any node that believes it is active in an epoch no older than the broker
 knows (``Broker.known``), so a deposed controller that has not renounced yet may get it (as a request sent before
-the failover and delivered late would).  A deposed controller handles it on its own log (C4 in FIDELITY.md).  What stays asynchronous is what matters for the protocol: the reply,
+the failover and delivered late would).  A deposed controller handles it on its own log (C4 in FIDELITY.md).
+What stays asynchronous is what matters for the protocol: the reply,
 which waits until the request's records are committed and fails if a failover truncates them, and the lag between
 what a broker has applied and what the controller has written (so a leader's AlterPartition may carry stale
 epochs, and a broker may not yet have caught up with its own registration).  A heartbeat sent by a previous
