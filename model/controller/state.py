@@ -29,7 +29,9 @@ class Bounds:
     # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time); 0 by default: with a
     # failover and a deposed controller acting, one more shutdown triples the default check (profiles crash, full)
     max_shutdowns: int = 0
-    max_deposed_writes: int = 1  # entries a deposed controller may append to its own log before it renounces
+    # entries of its own a deposed controller may hold that the quorum's log does not (what it appends after it is
+    # deposed, and what it wrote as leader that the election truncated) before it renounces
+    max_deposed_writes: int = 1
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
