@@ -107,7 +107,7 @@ CONTROLLER.reduction("crash_while_fenced_only", "a broker crashes only between i
 
 CONTROLLER.profile("default", "the Bounds defaults: failover with a deposed controller acting on its own log, "
                    "session expiry; no controlled shutdown (the crash profile has it), no broker crash-restart; every "
-                   "reduction on (131,867 states, depth 21, 17-19 s CPU on a loaded 2-core machine)",
+                   "reduction on (depth 21; 17-19 s CPU on a 2-core machine shared by six jobs)",
                    states=131_867, seconds=19)
 CONTROLLER.profile("crash", "a broker crash-restart with a stale request in flight, and a controlled shutdown, in one "
                    "controller epoch: what the default cannot afford; the main job runs it beside the default",

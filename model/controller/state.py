@@ -26,12 +26,10 @@ class Bounds:
     max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash)
     max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
-    # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time); 0 by default: with a
-    # failover and a deposed controller acting, one more shutdown triples the default check (profiles crash, full)
-    max_shutdowns: int = 0
-    # entries of its own a deposed controller may hold that the quorum's log does not (what it appends after it is
-    # deposed, and what it wrote as leader that the election truncated) before it renounces
-    max_deposed_writes: int = 1
+    # 0 by default: with a failover and a deposed controller acting, a shutdown triples the default check
+    max_shutdowns: int = 0  # controlled shutdowns begun, over all brokers (profiles crash, full and deep have one)
+    # (what it appends once deposed, and what it wrote as leader that the election truncated)
+    max_deposed_writes: int = 1  # entries of its own a deposed controller may hold that the quorum's log does not
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
