@@ -7,7 +7,8 @@ from typing import Any
 from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.actions import controller_image
-from kraftcheck.model.controller.image import Image
+from kraftcheck.model.controller.heartbeats import controlled_shutdown_offset, lowest_active_offset
+from kraftcheck.model.controller.image import Image, image_of, leads_something
 from kraftcheck.model.controller.state import (
     CS,
     FENCE,
@@ -15,6 +16,7 @@ from kraftcheck.model.controller.state import (
     NO_LEADER,
     OFFLINE,
     PART,
+    STOPPING,
     UNFENCE,
     Bounds,
     State,
@@ -25,8 +27,16 @@ from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 
 Step = tuple[str, tuple[Any, ...]]
 
-# ---- invariants -----------------------------------------------------------------------------------------------------
 
+def held_logs(s: State) -> list[tuple[Any, ...]]:
+    """Every log some controller holds in memory: the quorum leader's, and each deposed controller's own."""
+    return [s.ml.log] + [log for log in s.ml.local if log is not None]
+
+
+def held_images(s: State, b: Bounds) -> list[Image]:
+    """The images of ``held_logs``: every prefix of each was once a whole held log, so checking these in every
+    state checks every image a controller ever replays."""
+    return [image_of(log, b.brokers, b.partitions) for log in held_logs(s)]
 
 # ---- premises: the situation in which each safety property could fail (spec/core.py) -----------------------------
 
@@ -42,28 +52,37 @@ def uncommitted_while_broker_runs(s: State, ctx: Context[Bounds]) -> bool:
 
 
 def partition_changed_twice(s: State, ctx: Context[Bounds]) -> bool:
-    """the log holds two partition changes of one partition (a later one could carry an older epoch)"""
-    seen: set[int] = set()
-    for e in s.ml.log:
-        for r in e.records:
-            if r[0] == PART:
-                if r[1] in seen:
-                    return True
-                seen.add(r[1])
+    """a controller's log holds two partition changes of one partition (a later one could carry an older epoch)"""
+    for log in held_logs(s):
+        seen: set[int] = set()
+        for e in log:
+            for r in e.records:
+                if r[0] == PART:
+                    if r[1] in seen:
+                        return True
+                    seen.add(r[1])
     return False
 
 
 def leader_fenced_or_stopped(s: State, ctx: Context[Bounds]) -> bool:
     """a broker is fenced or enters controlled shutdown while it leads a partition (its leadership must move)"""
-    leaders: dict[int, int] = {}
-    for e in s.ml.log:
-        before = set(leaders.values())
-        for r in e.records:
-            if r[0] == PART:
-                leaders[r[1]] = r[2]
-            elif r[0] in (FENCE, CS) and r[1] in before:
-                return True
+    for log in held_logs(s):
+        leaders: dict[int, int] = {}
+        for e in log:
+            before = set(leaders.values())
+            for r in e.records:
+                if r[0] == PART:
+                    leaders[r[1]] = r[2]
+                elif r[0] in (FENCE, CS) and r[1] in before:
+                    return True
     return False
+
+
+def renounces_holding_uncommitted(s: State, ctx: Context[Bounds]) -> bool:
+    """a deposed controller that still believes it is active holds entries the quorum did not commit (renouncing
+    must revert them)"""
+    ml = s.ml
+    return any(log is not None and (len(log) > ml.hw or log != ml.log[: len(log)]) for log in ml.local)
 
 
 @invariant(
@@ -103,21 +122,22 @@ def apply_only_committed(s: State, ctx: Context[Bounds]) -> bool:
 
 @invariant(
     "PartitionEpochMonotonic",
-    "along the metadata log every partition's partition epoch strictly increases and its leader epoch never "
-    "decreases",
+    "along the metadata log (and along every log a controller holds) every partition's partition epoch strictly "
+    "increases and its leader epoch never decreases",
     "KIP-631 PartitionChangeRecord / PartitionRegistration.partitionEpoch; PartitionChangeBuilder",
     premise=partition_changed_twice,
 )
 def partition_epoch_monotonic(s: State, ctx: Context[Bounds]) -> bool:
-    last: dict[int, tuple[int, int]] = {}
-    for e in s.ml.log:
-        for r in e.records:
-            if r[0] == PART:
-                p, le, pe = r[1], r[4], r[5]
-                ple, ppe = last.get(p, (0, 0))
-                if pe <= ppe or le < ple:
-                    return False
-                last[p] = (le, pe)
+    for log in held_logs(s):
+        last: dict[int, tuple[int, int]] = {}
+        for e in log:
+            for r in e.records:
+                if r[0] == PART:
+                    p, le, pe = r[1], r[4], r[5]
+                    ple, ppe = last.get(p, (0, 0))
+                    if pe <= ppe or le < ple:
+                        return False
+                    last[p] = (le, pe)
     return True
 
 
@@ -127,30 +147,45 @@ def _leader_in_isr(img: Image) -> bool:
 
 @invariant(
     "LeaderInIsr",
-    "in the metadata every partition leader is a member of the partition's ISR",
+    "in the metadata (every image a controller holds) every partition leader is a member of the partition's ISR",
     "KIP-631 PartitionRecord (Leader, Isr); ReplicationControlManager.generateLeaderAndIsrUpdates",
     premise=leader_fenced_or_stopped,
 )
 def leader_in_isr(s: State, ctx: Context[Bounds]) -> bool:
-    # every prefix of the current log was once the whole log, so checking the whole log's image in every state
-    # checks every image any controller or broker ever replays
-    return _leader_in_isr(controller_image(s, ctx.b))
+    # every prefix of a held log was once a whole held log: checking these checks every image ever replayed
+    return all(_leader_in_isr(img) for img in held_images(s, ctx.b))
 
 
 @invariant(
     "FencedBrokerLeadsNothing",
-    "no partition is led by a broker whose registration is fenced or missing",
+    "no partition is led by a broker whose registration is fenced or missing (in every image a controller holds)",
     "KIP-631 'Fencing' (fenced brokers are removed from leadership); ReplicationControlManager.handleBrokerFenced",
     premise=leader_fenced_or_stopped,
 )
 def fenced_leads_nothing(s: State, ctx: Context[Bounds]) -> bool:
-    img = controller_image(s, ctx.b)
-    for p in img.parts:
-        if p.leader != NO_LEADER:
-            reg = img.regs[p.leader]
-            if reg is None or reg.fenced:
-                return False
+    for img in held_images(s, ctx.b):
+        for p in img.parts:
+            if p.leader != NO_LEADER:
+                reg = img.regs[p.leader]
+                if reg is None or reg.fenced:
+                    return False
     return True
+
+
+@invariant(
+    "StandbyHoldsOnlyCommitted",
+    "a controller that does not believe it is active holds in memory only what the quorum's log holds: renouncing "
+    "reverts everything it wrote as a deposed controller",
+    "QuorumController.renounce -> OffsetControlManager.deactivate -> SnapshotRegistry.revertToSnapshot"
+    "(lastCommittedOffset) (3.9); KIP-631 standby controllers replay the committed log",
+    premise=renounces_holding_uncommitted,
+)
+def standby_holds_only_committed(s: State, ctx: Context[Bounds]) -> bool:
+    ml = s.ml
+    if not ml.local:
+        return True
+    return all(act or log is None or (len(log) <= ml.hw and log == ml.log[: len(log)])
+               for act, log in zip(ml.active, ml.local))
 
 
 # ---- action properties ---------------------------------------------------------------------------------------
@@ -200,8 +235,54 @@ def stale_broker_epoch_arrives(s: State, step: Step, t: State, ctx: Context[Boun
     to = step[1][-1] if step[1] else -1
     if epoch is None or to < 0 or not s.ml.active[to]:
         return False
-    reg = controller_image(s, ctx.b).regs[step[1][0]]
+    reg = controller_image(s, ctx.b, to).regs[step[1][0]]
     return reg is None or reg.epoch != epoch
+
+
+def _committed_reg(s: State, ctx: Context[Bounds], x: int) -> Any:
+    return image_of(mlog.committed(s.ml), ctx.b.brokers, ctx.b.partitions).regs[x]
+
+
+def stopping_broker_asks_before_fence_commits(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a stopping broker heartbeats to a controller whose image has its registration fenced while the committed
+    metadata does not (yet)"""
+    if step[0] != "heartbeat":
+        return False
+    x, c = step[1]
+    br = s.brokers[x]
+    if br.proc != STOPPING:
+        return False
+    mine = controller_image(s, ctx.b, c).regs[x]
+    committed = _committed_reg(s, ctx, x)
+    return (mine is not None and mine.epoch == br.epoch and mine.fenced and committed is not None
+            and committed.epoch == br.epoch and not committed.fenced)
+
+
+def stale_replica_epoch_arrives(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a leader's AlterPartition adding a replica to the ISR, with the replica's previous incarnation's broker
+    epoch, reaches a controller that believes it is active"""
+    if step[0] != "alter_isr":
+        return False
+    x, p, isr, ep, c = step[1]
+    if ep == -1 or not s.ml.active[c]:
+        return False
+    img = controller_image(s, ctx.b, c)
+    added = [img.regs[r] for r in isr if r != x and r not in img.parts[p].isr]
+    return any(reg is not None and reg.epoch != ep for reg in added)
+
+
+def shutdown_while_brokers_lag(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a broker in controlled shutdown that leads nothing heartbeats while an active broker has not yet applied the
+    batch that moved its leaderships"""
+    if step[0] != "heartbeat":
+        return False
+    x, c = step[1]
+    img = controller_image(s, ctx.b, c)
+    reg = img.regs[x]
+    if reg is None or not reg.in_cs or reg.epoch != s.brokers[x].epoch or leads_something(img, x):
+        return False
+    cso = controlled_shutdown_offset(s, ctx.b, c, x)
+    return cso >= 0 and lowest_active_offset(s, ctx.b, c, x) < cso
 
 
 def election_truncates(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
@@ -257,7 +338,61 @@ def stale_controller_fenced(s: State, step: Step, t: State, ctx: Context[Bounds]
     premise=stale_broker_epoch_arrives,
 )
 def broker_epoch_fencing(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
-    return not stale_broker_epoch_arrives(s, step, t, ctx) or t.ml.log == s.ml.log
+    if not stale_broker_epoch_arrives(s, step, t, ctx):
+        return True
+    to = step[1][-1]
+    return t.ml.log == s.ml.log and mlog.own_log(t.ml, to) == mlog.own_log(s.ml, to)
+
+
+@action_property(
+    "BrokerStopsOnlyWhenFenceCommitted",
+    "a stopping broker goes offline only once the committed metadata has its registration fenced (its ISR "
+    "memberships and leaderships gone): never on a reply read from uncommitted state, which a failover or a "
+    "renounce may revert",
+    "QuorumController.ControllerWriteEvent.run (a read-only operation completes when deferredEventQueue's "
+    "highestPendingOffset commits, 3.9); KIP-631 controlled shutdown",
+    premise=stopping_broker_asks_before_fence_commits,
+)
+def broker_stops_only_when_fence_committed(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if t.brokers is s.brokers or step[0] == "crash":  # a crash is no shutdown
+        return True
+    for x, (a, b) in enumerate(zip(s.brokers, t.brokers)):
+        if a.proc == STOPPING and b.proc == OFFLINE:
+            reg = _committed_reg(t, ctx, x)
+            if reg is not None and reg.epoch == a.epoch and not reg.fenced:
+                return False
+    return True
+
+
+@action_property(
+    "IsrJoinsCurrentIncarnation",
+    "an AlterPartition adds a replica to the ISR only if the broker epoch the leader holds for it (from its fetches) "
+    "is its current registration's: a replica restarted after an unclean shutdown, its log perhaps empty, never "
+    "rejoins on its previous incarnation's fetch state",
+    "KIP-903 (AlterPartition NewIsrWithEpochs), KAFKA-14139; ReplicationControlManager.ineligibleReplicasForIsr (3.9)",
+    premise=stale_replica_epoch_arrives,
+)
+def isr_joins_current_incarnation(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if not stale_replica_epoch_arrives(s, step, t, ctx):
+        return True
+    c = step[1][-1]
+    return t.ml.log == s.ml.log and mlog.own_log(t.ml, c) == mlog.own_log(s.ml, c)
+
+
+@action_property(
+    "ShutdownWaitsForActiveBrokers",
+    "the controller that accepted a broker's controlled shutdown lets it go (SHUTDOWN_NOW) only once every active "
+    "running broker has applied the batch that moved its leaderships, so no client is routed to it by a broker that "
+    "has not caught up",
+    "BrokerHeartbeatManager.calculateNextBrokerState (CONTROLLED_SHUTDOWN: controlledShutdownOffset <= "
+    "lowestActiveOffset, 3.9); KIP-631 controlled shutdown",
+    premise=shutdown_while_brokers_lag,
+)
+def shutdown_waits_for_active_brokers(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if not shutdown_while_brokers_lag(s, step, t, ctx):
+        return True
+    c = step[1][1]
+    return t.ml.log == s.ml.log and mlog.own_log(t.ml, c) == mlog.own_log(s.ml, c)
 
 
 @action_property(
@@ -288,12 +423,13 @@ def failover(s: State, ctx: Context[Bounds]) -> bool:
 
 
 @reachable(
-    "DeposedControllerFenced",
-    "a deposed controller that still believes it is active proposes a record and the epoch check refuses it",
-    "KIP-595 FENCED_LEADER_EPOCH; QuorumController renounce on NotLeaderException",
+    "DeposedControllerReverts",
+    "a deposed controller that still believes it is active writes a record to its own log (replaying it into its "
+    "image), and later renounces and reverts it",
+    "QuorumController.ControllerWriteEvent.run (prepareAppend, replay) and renounce (revertToSnapshot), 3.9",
 )
-def zombie_fenced(s: State, ctx: Context[Bounds]) -> bool:
-    return s.zombie_fenced
+def zombie_reverted(s: State, ctx: Context[Bounds]) -> bool:
+    return s.zombie_reverted
 
 
 @reachable(
@@ -344,12 +480,16 @@ SPEC = Spec(
         partition_epoch_monotonic,
         leader_in_isr,
         fenced_leads_nothing,
+        standby_holds_only_committed,
         controller_epoch_monotonic,
         stale_controller_fenced,
         broker_epoch_fencing,
+        broker_stops_only_when_fence_committed,
+        isr_joins_current_incarnation,
+        shutdown_waits_for_active_brokers,
         committed_never_lost,
         failover,
-        zombie_fenced,
+        zombie_reverted,
         fenced_then_unfenced,
         shutdown_moves_leadership,
         alter_rejected_stale,

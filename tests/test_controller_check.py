@@ -15,18 +15,26 @@ from kraftcheck.spec.controller import SPEC
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "controller_mutations.json").read_text())["mutations"]
 
-TARGETS = {"ControllerFailover", "DeposedControllerFenced", "BrokerFencedThenUnfenced",
+TARGETS = {"ControllerFailover", "DeposedControllerReverts", "BrokerFencedThenUnfenced",
            "ControlledShutdownMovesLeadership", "AlterPartitionRejectedStale"}
+# what the default leaves to the crash profile: a broker crash-restart and a controlled shutdown
+CRASH_ONLY = ["BrokerEpochFencing", "BrokerStopsOnlyWhenFenceCommitted", "IsrJoinsCurrentIncarnation",
+              "ShutdownWaitsForActiveBrokers"]
 
 
-def test_default_check_reaches_every_target_and_names_its_one_vacuous_property() -> None:
-    r = check(SPEC)
-    assert r.violated_property is None and r.unreached_targets == []
-    # a stale broker epoch needs a broker crash-restart, which the default budget leaves out (max_restarts=0): the
-    # check says so instead of passing BrokerEpochFencing as ok (tests/test_controller_faults.py reaches it)
-    assert r.verdict == "unreached" and r.vacuous_properties == ["BrokerEpochFencing"]
+@pytest.mark.slow
+def test_main_profiles_together_reach_every_target_and_premise() -> None:
+    from kraftcheck.checker.cli.commands import combine_profiles
+
+    default, crash = check(SPEC), check(SPEC, profile="crash")
+    assert default.violated_property is None and crash.violated_property is None
+    # the default names what it leaves out instead of passing it as ok
+    assert default.verdict == "unreached" and default.vacuous_properties == CRASH_ONLY
+    assert default.unreached_targets == ["ControlledShutdownMovesLeadership"]
     assert {p.name for p in SPEC.of_kind("reachable")} == TARGETS
-    assert r.distinct_states > 100_000  # the failover, shutdown and AlterPartition interleavings are all there
+    assert default.distinct_states == CONTROLLER.profiles["default"].states
+    combine_profiles([default, crash])
+    assert default.verdict == crash.verdict == "ok"
 
 
 def test_every_mutation_has_a_golden_counterexample() -> None:

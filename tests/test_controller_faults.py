@@ -22,19 +22,19 @@ def test_no_deadlock_at_any_max_log(max_log: int) -> None:
 
 
 def test_reductions_are_declared_switches_the_deep_profile_turns_off() -> None:
-    assert set(CONTROLLER.reductions) == {"restartable_crashes_only", "crash_while_fenced_only", "replies_at_once"}
+    assert set(CONTROLLER.reductions) == {"restartable_crashes_only", "crash_while_fenced_only"}
     deep = CONTROLLER.profile_bounds("deep")
     assert all(deep[r] is False for r in CONTROLLER.reductions)
     assert CONTROLLER.active_reductions(CONTROLLER.default_bounds()) == list(CONTROLLER.reductions)
 
 
-def test_unreduced_replies_wait_for_pending_writes() -> None:
+def test_replies_wait_for_pending_writes() -> None:
     # QuorumController.ControllerWriteEvent: a heartbeat that writes nothing is answered once the controller's
-    # highest pending write commits; with replies_at_once it is answered at once
+    # highest pending write commits; under the mutation read-reply-at-once it is answered at once
     from kraftcheck.model.controller import actions as A
 
     for at_once in (True, False):
-        ctx = CONTROLLER.context(CONTROLLER.make_bounds({"replies_at_once": at_once}))
+        ctx = CONTROLLER.context(CONTROLLER.default_bounds(), [A.V_READ_AT_ONCE] if at_once else [])
         s = CONTROLLER.initial_states(ctx)[0]
         s = dict(A.elect(s, ctx))[(0, 1, 0)]
         s = dict(A.register(s, ctx))[(0, 0)]

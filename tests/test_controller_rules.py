@@ -128,6 +128,46 @@ def test_controlled_shutdown_moves_leadership_then_lets_the_broker_go() -> None:
     assert kind == K_SHUTDOWN_NOW and records == [(FENCE, 0, 0)]  # leads nothing: SHUTDOWN_NOW fences it
 
 
+def test_controlled_shutdown_waits_for_the_lowest_active_offset() -> None:
+    # calculateNextBrokerState (CONTROLLED_SHUTDOWN): leading nothing is not enough; controlledShutdownOffset (the
+    # batch that put it in controlled shutdown, offset 3 here) must be <= lowestActiveOffset
+    from kraftcheck.model.controller.heartbeats import active_brokers_caught_up, lowest_active_offset
+
+    ctx = CONTROLLER.context(attrs.evolve(B, controllers=1))
+    shutdown = Entry(1, 0, K_SHUTDOWN, ((CS, 0, 0), part_record(0, 1, (1,), 2, 2)))
+    log = (Entry(1, 0, K_REGISTER, (reg_record(0, 1),)), Entry(1, 0, K_REGISTER, (reg_record(1, 1),)),
+           Entry(1, 0, K_UNFENCE, (("unfence", 0, 0), ("unfence", 1, 1), part_record(0, 0, (0, 1), 1, 1))),
+           shutdown)
+    ml = mlog.MetaLog(1, 0, log, 4, (1,), (True,))
+    brokers = (Broker(proc=STOPPING, inc=1, epoch=0, applied=4), Broker(proc=ONLINE, inc=1, epoch=1, applied=3))
+    s = State(ml, brokers)
+    assert lowest_active_offset(s, ctx.b, 0, 0) == 2  # broker 1 applied offsets 0..2 only
+    assert not active_brokers_caught_up(s, ctx.b, 0, 0)
+    image = image_of(log, 2, 1)
+    records, _, reply = handle_heartbeat(image, 0, hb(0, shutdown=True), caught_up=False)
+    assert records is None and reply == "controlled-shutdown"
+    caught = State(ml, (brokers[0], attrs.evolve(brokers[1], applied=4)))
+    assert active_brokers_caught_up(caught, ctx.b, 0, 0)
+    records, kind, _ = handle_heartbeat(image, 0, hb(0, shutdown=True), caught_up=True)
+    assert kind == K_SHUTDOWN_NOW
+    # a controller that did not write the controlled-shutdown batch holds offset -1 (its manager is new)
+    other = State(mlog.MetaLog(2, 0, log, 4, (2,), (True,)), brokers)
+    assert active_brokers_caught_up(other, ctx.b, 0, 0)
+
+
+def test_alter_partition_rejects_a_replica_with_a_stale_broker_epoch() -> None:
+    # KIP-903 ineligibleReplicasForIsr: a new ISR member whose broker epoch (from the leader's fetch state) is not
+    # its registration's is ineligible; -1 skips the check (KAFKA-14139)
+    image = img((LIVE0, LIVE1), Partition(0, (0,), 3, 7))
+    stale = attrs.evolve(ap(isr=(0, 1)), isr_epochs=(0, 0))
+    assert alter_partition(image, 0, stale) == (None, INELIGIBLE_REPLICA)
+    current = attrs.evolve(ap(isr=(0, 1)), isr_epochs=(0, 1))
+    assert alter_partition(image, 0, current)[1] == NONE
+    unknown = attrs.evolve(ap(isr=(0, 1)), isr_epochs=(0, -1))
+    assert alter_partition(image, 0, unknown)[1] == NONE
+    assert alter_partition(image, 0, stale, ignore_replica_epoch=True)[1] == NONE  # the mutation
+
+
 def test_shutdown_of_a_broker_that_leads_nothing_is_immediate() -> None:
     image = img((LIVE0, LIVE1), Partition(1, (0, 1), 1, 1))
     records, kind, _ = handle_heartbeat(image, 0, hb(0, shutdown=True))
@@ -202,21 +242,57 @@ def _registered_broker_state() -> State:
     return s
 
 
-def test_deposed_controller_write_is_refused_and_it_renounces() -> None:
+def test_deposed_controller_acts_on_its_own_uncommitted_writes_then_reverts_them() -> None:
+    # QuorumController.ControllerWriteEvent.run (3.9): a controller whose Raft client still leads the old epoch
+    # appends locally and replays at once; renounce reverts to the last committed offset
+    ctx = CONTROLLER.context(attrs.evolve(B, max_deposed_writes=2))
+    s = _registered_broker_state()  # broker 0's registration, written by controller 0 in epoch 1
+    s = next(iter(A.commit(s, ctx)))
+    s = next(t for (x,), t in A.fetch(s, ctx) if x == 0)
+    s = next(t for (c, e, k), t in A.elect(s, ctx) if c == 1 and e == 2)
+    assert mlog.is_zombie(s.ml, 0) and mlog.own_log(s.ml, 0) == s.ml.log
+    # broker 0's heartbeat reaches the deposed controller 0: it unfences the broker in its own log only
+    s = next(t for (x, c), t in A.heartbeat(s, ctx) if (x, c) == (0, 0))
+    assert s.ml.log == mlog.committed(s.ml) and len(mlog.own_log(s.ml, 0)) == 2
+    assert s.brokers[0].pending is not None and s.brokers[0].proc == FENCED
+    zombie_view = A.controller_image(s, ctx.b, 0)
+    assert not zombie_view.regs[0].fenced and zombie_view.parts[0].leader == 0  # type: ignore[union-attr]
+    assert A.controller_image(s, ctx.b, 1).regs[0].fenced  # type: ignore[union-attr]
+    # it then times broker 0's session out, computing the fencing from that uncommitted state: the partition
+    # leadership it takes away exists only in its own log
+    (c, x), s = next(((c, x), t) for (c, x), t in A.session_timeout(s, ctx) if c == 0)
+    fencing = mlog.own_log(s.ml, 0)[-1]
+    assert any(r[0] == PART and r[2] == NO_LEADER for r in fencing.records)
+    assert s.ml.log == mlog.committed(s.ml)  # the quorum's log never saw any of it
+    assert s.brokers[0].pending is not None  # still waiting: the zombie holds the entry
+    # renounce reverts both writes; the broker's request fails (NOT_CONTROLLER) and it will retry
+    t = next(t for (c,), t in A.renounce(s, ctx) if c == 0)
+    assert mlog.own_log(t.ml, 0) == t.ml.log and t.ml.local == () and t.zombie_reverted
+    assert t.brokers[0].pending is None and t.brokers[0].proc == FENCED
+    standby = SPEC.property_named("StandbyHoldsOnlyCommitted")
+    assert standby is not None and standby.pred(t, ctx)  # type: ignore[union-attr]
+    # the mutation renounce-keeps-uncommitted keeps them in memory, and the property catches it
+    mutated = CONTROLLER.context(ctx.b, [A.V_NO_REVERT])
+    u = next(t for (c,), t in A.renounce(s, mutated) if c == 0)
+    assert not u.ml.active[0] and len(mlog.own_log(u.ml, 0)) == 3
+    assert not standby.pred(u, mutated)  # type: ignore[union-attr]
+
+
+def test_leader_writes_to_the_quorum_log() -> None:
     s = _registered_broker_state()
     s = next(iter(A.commit(s, CTX)))
     s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and e == 2)
-    assert mlog.is_zombie(s.ml, 0)
-    t, written = A.propose(s, 0, K_REGISTER, [reg_record(1, 1)], CTX)
-    assert not written and t.ml.log == s.ml.log and t.zombie_fenced and not t.ml.active[0]
     t, written = A.propose(s, 1, K_REGISTER, [reg_record(1, 1)], CTX)
-    assert written and t.ml.log[-1].epoch == 2 and t.ml.log[-1].by == 1
+    assert written and t.ml.log[-1].epoch == 2 and t.ml.log[-1].by == 1 and t.ml.local == s.ml.local
 
 
 def test_request_whose_entry_is_truncated_fails_and_the_broker_retries() -> None:
     s = _registered_broker_state()  # registration written by controller 0, not committed
     s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and k == 0)  # new leader drops it
-    assert s.ml.log == () and s.brokers[0].pending is None and s.brokers[0].epoch == -1
+    # the deposed controller 0 still holds it and the request waits on it (deferredEventQueue) until it renounces
+    assert s.ml.log == () and s.brokers[0].pending is not None
+    s = next(t for (c,), t in A.renounce(s, CTX) if c == 0)
+    assert s.brokers[0].pending is None and s.brokers[0].epoch == -1
 
 
 def test_broker_applies_only_committed_entries() -> None:

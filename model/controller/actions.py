@@ -5,9 +5,10 @@ image (every entry it has written or replayed) and propose one batch; broker act
 and the KIP-500 broker states.
 
 To keep the state space CI-small, a broker's RPC is delivered to and handled by a controller in the same step it is
-sent.  Which controller is a parameter: any node that believes it is active, so a deposed controller that has not
-renounced yet may get it (as a request sent before the failover and delivered late would); brokers therefore need
-not track which controller they believe in.  What stays asynchronous is what matters for the protocol: the reply,
+sent.  Which controller is a parameter: any node that believes it is active in an epoch no older than the broker
+knows (``Broker.known``), so a deposed controller that has not renounced yet may get it (as a request sent before
+the failover and delivered late would).  A deposed controller handles it on its own log (C4 in FIDELITY.md).
+What stays asynchronous is what matters for the protocol: the reply,
 which waits until the request's records are committed and fails if a failover truncates them, and the lag between
 what a broker has applied and what the controller has written (so a leader's AlterPartition may carry stale
 epochs, and a broker may not yet have caught up with its own registration).  A heartbeat sent by a previous
@@ -24,6 +25,7 @@ import attrs
 
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.brokers import handle_heartbeat, handle_registration, session_expired
+from kraftcheck.model.controller.heartbeats import active_brokers_caught_up
 from kraftcheck.model.controller.image import Image, image_of
 from kraftcheck.model.controller.partitions import STALE_EPOCH_ERRORS, alter_partition
 from kraftcheck.model.controller.state import (
@@ -60,14 +62,19 @@ V_FENCED_LEADER = "fenced-leader-kept"
 V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
 V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
 V_STALE_OFFSET = "heartbeat-stale-offset"  # liveness mutation: the heartbeat offset never passes the registration
+V_NO_REVERT = "renounce-keeps-uncommitted"
+V_READ_AT_ONCE = "read-reply-at-once"
+V_IGNORE_REPLICA_EPOCH = "alter-partition-ignores-replica-epoch"
+V_IGNORE_LOWEST_ACTIVE = "shutdown-ignores-lowest-active-offset"
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
 
-def controller_image(s: State, b: Bounds) -> Image:
-    """The controller's in-memory image: the whole log, uncommitted entries included (QuorumController replays
-    its own writes at once).  A deposed controller is given the same view; its proposals are refused anyway."""
-    return image_of(s.ml.log, b.brokers, b.partitions)
+def controller_image(s: State, b: Bounds, c: int | None = None) -> Image:
+    """Controller ``c``'s in-memory image: its whole log, uncommitted entries included (QuorumController replays
+    its own writes at once, ControllerWriteEvent.run).  For a deposed controller that has not renounced, that is
+    its own log, with what it appended since it was deposed; ``c=None`` gives the quorum leader's log."""
+    return image_of(s.ml.log if c is None else mlog.own_log(s.ml, c), b.brokers, b.partitions)
 
 
 def applied_image(s: State, br: Broker, b: Bounds) -> Image:
@@ -82,16 +89,19 @@ def _with(s: State, x: int, br: Broker) -> State:
 
 
 def propose(s: State, c: int, kind: str, records: list[Record], ctx: Context[Bounds]) -> tuple[State, bool]:
-    """Controller ``c`` writes one batch tagged with its epoch; the quorum's epoch check may refuse it.
-    Returns (next state, written)."""
+    """Controller ``c`` writes one batch tagged with its epoch and replays it at once.  A deposed controller whose
+    Raft client still believes it leads appends to its own log (QuorumController.ControllerWriteEvent.run:
+    prepareAppend, replay, schedulePreparedAppend; 3.9); the entry never reaches the quorum.  Under the mutation
+    ``quorum-skips-epoch-check`` it goes into the quorum's log instead.  Returns (next state, written)."""
     ml = s.ml
     entry = Entry(mlog.proposal_epoch(ml, c), c, kind, tuple(records))
+    if mlog.is_zombie(ml, c) and not ctx.on(V_NO_EPOCH_CHECK):
+        if deposed_writes(ml, c) >= ctx.b.max_deposed_writes:
+            return s, False  # (bound max_deposed_writes) the run is cut off there
+        local = mlog.append_local(ml, c, entry, ctx.b.max_log)
+        return (s, False) if local is None else (with_state(s, ml=local), True)
     nxt, refused = mlog.append(ml, entry, ctx.b.max_log, check_epoch=not ctx.on(V_NO_EPOCH_CHECK))
-    if refused:
-        # the append fails with NotLeaderException and the controller renounces (QuorumController.renounce)
-        ml2 = mlog.renounce(ml, c)
-        return with_state(s, ml=ml2 if ml2 is not None else ml, zombie_fenced=True), False
-    if nxt is None:
+    if refused or nxt is None:
         return s, False  # the log is at its bound: the write is cut off
     return with_state(s, ml=nxt), True
 
@@ -113,8 +123,15 @@ def apply_reply(br: Broker, p: Pending, max_starts: int) -> Broker:
     return br if br.pending is None else with_broker(br, pending=None)
 
 
+def _held(ml: mlog.MetaLog, offset: int, epoch: int) -> bool:
+    """Some deposed controller still holds the entry (``offset``, ``epoch``) in its own log: a request waiting on
+    it waits until that controller renounces (deferredEventQueue.failAll in QuorumController.renounce)."""
+    return any(log is not None and offset < len(log) and log[offset].epoch == epoch for log in ml.local)
+
+
 def settle(s: State, b: Bounds) -> State:
-    """Deliver every reply whose entry is now committed, and fail every request whose entry was truncated."""
+    """Deliver every reply whose entry is now committed, and fail every request whose entry was truncated (and is
+    not held by a deposed controller that has yet to renounce)."""
     ml = s.ml
     brokers = s.brokers
     for x, br in enumerate(brokers):
@@ -123,7 +140,7 @@ def settle(s: State, b: Bounds) -> State:
             continue
         if p.offset < ml.hw and ml.log[p.offset].epoch == p.epoch:
             brokers = set_at(brokers, x, apply_reply(br, p, b.max_starts))
-        elif p.offset >= len(ml.log) or ml.log[p.offset].epoch != p.epoch:
+        elif (p.offset >= len(ml.log) or ml.log[p.offset].epoch != p.epoch) and not _held(ml, p.offset, p.epoch):
             brokers = set_at(brokers, x, with_broker(br, pending=None))
     return s if brokers is s.brokers else with_state(s, brokers=brokers)
 
@@ -134,16 +151,34 @@ def settle(s: State, b: Bounds) -> State:
 def elect(s: State, ctx: Context[Bounds]) -> Succ:
     """KIP-595 election; the winner becomes the active controller in the new epoch (QuorumController.claim).
     Requests waiting on truncated entries fail."""
-    for c, e, k, ml in mlog.elections(s.ml, ctx.b.max_epoch, reuse_epoch=ctx.on(V_REUSE_EPOCH)):
+    # under quorum-skips-epoch-check a deposed controller's writes go to the quorum's log, so it keeps no log of its own
+    for c, e, k, ml in mlog.elections(s.ml, ctx.b.max_epoch, reuse_epoch=ctx.on(V_REUSE_EPOCH),
+                                      keep_local=not ctx.on(V_NO_EPOCH_CHECK)):
         yield (c, e, k), settle(with_state(s, ml=ml), ctx.b)
 
 
 def renounce(s: State, ctx: Context[Bounds]) -> Succ:
-    """A deposed controller learns of the new epoch and renounces (QuorumController.handleLeaderChange)."""
+    """A deposed controller learns of the new epoch and renounces (QuorumController.handleLeaderChange ->
+    renounce): it reverts what it wrote since it was deposed, and the requests waiting on those writes fail
+    (deferredEventQueue.failAll, NOT_CONTROLLER).  Under ``renounce-keeps-uncommitted`` it keeps them in memory."""
     for c in range(ctx.b.controllers):
-        ml = mlog.renounce(s.ml, c)
+        ml = mlog.renounce(s.ml, c, revert=not ctx.on(V_NO_REVERT))
         if ml is not None:
-            yield (c,), with_state(s, ml=ml)
+            reverted = s.zombie_reverted or _wrote_uncommitted(s.ml, c)
+            yield (c,), settle(with_state(s, ml=ml, zombie_reverted=reverted), ctx.b)
+
+
+def _wrote_uncommitted(ml: mlog.MetaLog, c: int) -> bool:
+    """Controller ``c``'s own log holds an entry it wrote that the quorum's log does not hold."""
+    return deposed_writes(ml, c) > 0
+
+
+def deposed_writes(ml: mlog.MetaLog, c: int) -> int:
+    """How many entries controller ``c`` holds in its own log that the quorum's log does not: what it wrote since
+    it was deposed (0 for a controller that follows the quorum's log)."""
+    if not ml.local or ml.local[c] is None:
+        return 0
+    return sum(1 for i, e in enumerate(ml.local[c]) if e.by == c and (i >= len(ml.log) or ml.log[i] != e))
 
 
 def commit(s: State, ctx: Context[Bounds]) -> Iterator[State]:
@@ -160,12 +195,11 @@ def session_timeout(s: State, ctx: Context[Bounds]) -> Succ:
     registered, always may miss its session; a live broker may, up to ``max_session_expiries`` such faults in the
     log."""
     b = ctx.b
-    budget = sum(1 for e in s.ml.log if e.kind == K_TIMEOUT) < b.max_session_expiries
-    img: Image | None = None
     for c in range(b.controllers):
         if not s.ml.active[c]:
             continue
-        img = img or controller_image(s, b)
+        budget = sum(1 for e in mlog.own_log(s.ml, c) if e.kind == K_TIMEOUT) < b.max_session_expiries
+        img = controller_image(s, b, c)
         for x in range(b.brokers):
             reg, br = img.regs[x], s.brokers[x]
             gone = reg is not None and (br.proc == OFFLINE or reg.inc != br.inc)
@@ -179,24 +213,26 @@ def session_timeout(s: State, ctx: Context[Bounds]) -> Succ:
 
 
 def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = False) -> State:
-    """Controller ``req.to`` handles broker ``x``'s request.  A node that does not believe it is active, or whose
-    write the epoch check refuses, answers NOT_CONTROLLER (the broker retries later).  A request that wrote records
-    is answered once they commit; one that wrote nothing is answered at once (Kafka waits for earlier writes to
-    commit first; answering early only lets the broker act sooner on its own lifecycle state, which no property
-    reads)."""
+    """Controller ``req.to`` handles broker ``x``'s request.  A node that does not believe it is active answers
+    NOT_CONTROLLER (the broker retries later).  A request that wrote records is answered once they commit; one that
+    wrote nothing once the controller's highest pending write commits (at once when nothing is pending), as the
+    deferred event queue does; the mutation ``read-reply-at-once`` answers it at once."""
     b = ctx.b
     c = req.to
     if not s.ml.active[c]:
         return s
-    img = controller_image(s, b)
+    img = controller_image(s, b, c)
     reply = ""
     if req.kind == RQ_REGISTER:
         records, kind = handle_registration(img, x, req.inc)
     elif req.kind == RQ_HEARTBEAT:
+        caught_up = ctx.on(V_IGNORE_LOWEST_ACTIVE) or active_brokers_caught_up(s, b, c, x)
         records, kind, reply = handle_heartbeat(img, x, req, keep_fenced_leader=ctx.on(V_FENCED_LEADER),
-                                                ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH))
+                                                ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH),
+                                                caught_up=caught_up)
     else:
-        rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE))
+        rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE),
+                                    ignore_replica_epoch=ctx.on(V_IGNORE_REPLICA_EPOCH))
         records = None if rec is None else [rec]
         if rec is not None:
             kind = K_ALTER
@@ -211,30 +247,30 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
         return t  # registration refused: the broker retries
     if stray:
         return t  # nobody waits for the answer to a previous incarnation's request
-    log = t.ml.log
+    log = mlog.own_log(t.ml, c)
     br = t.brokers[x]
     if records is not None:
         p = Pending(req.kind, len(log) - 1, log[-1].epoch, req.broker_epoch, reply)
         return _with(t, x, with_broker(br, pending=p))
-    if not b.replies_at_once:
+    if not ctx.on(V_READ_AT_ONCE):
         # QuorumController.ControllerWriteEvent.run (3.9): an operation that wrote nothing "was actually just a
         # read", done on uncommitted state; it completes when the highest offset pending in the purgatory commits
         w = highest_pending(t.ml, c)
         if w >= 0:
             return _with(t, x, with_broker(br, pending=Pending(req.kind, w, log[w].epoch, req.broker_epoch, reply)))
-    # nothing written (and, when replies_at_once is off, nothing of this controller's pending): answered at once
+    # nothing written and nothing of this controller's pending (or the mutation): answered at once
     return _with(t, x, apply_reply(br, Pending(req.kind, -1, 0, req.broker_epoch, reply), b.max_starts))
 
 
 def highest_pending(ml: mlog.MetaLog, c: int) -> int:
-    """The highest uncommitted offset controller ``c`` wrote in its current epoch (its purgatory's
-    highestPendingOffset), or -1 when it waits on nothing."""
-    epoch = ml.ctrl_epoch[c]
-    for i in range(len(ml.log) - 1, ml.hw - 1, -1):
-        e = ml.log[i]
-        if e.by == c and e.epoch == epoch:
-            return i
-    return -1
+    """The highest offset of controller ``c``'s log not yet committed (its purgatory's highestPendingOffset), or
+    -1 when it waits on nothing.  Entries of earlier epochs the leader kept count too: Kafka's controller claims
+    only once they are committed (C1), so no read of its state is answered before they commit."""
+    mine = mlog.own_log(ml, c)
+    last = len(mine) - 1
+    if last < 0 or (last < ml.hw and ml.log[last] == mine[last]):
+        return -1
+    return last
 
 
 # ---- brokers (BrokerLifecycleManager, KIP-500 broker states) ------------------------------------------------------
@@ -245,9 +281,20 @@ def _idle_broker(br: Broker) -> bool:
     return br.proc != OFFLINE and br.pending is None
 
 
-def _controllers(s: State) -> list[int]:
-    """The nodes a broker's request may reach and be handled by: those that believe they are active."""
-    return [c for c, act in enumerate(s.ml.active) if act]
+def _controllers(s: State, br: Broker | None = None) -> list[int]:
+    """The nodes a broker's request may reach and be handled by: those that believe they are active, in an epoch
+    no older than the newest the broker has learnt (a late request to a deposed controller was sent before)."""
+    known = -1
+    if br is not None:  # what it sent to, and the epoch of the last metadata entry it applied
+        known = max(br.known, s.ml.log[br.applied - 1].epoch if 0 < br.applied <= len(s.ml.log) else 0)
+    return [c for c, act in enumerate(s.ml.active) if act and s.ml.ctrl_epoch[c] >= known]
+
+
+def _sent(t: State, x: int, c: int) -> State:
+    """Broker ``x`` has sent a request to controller ``c``: it knows ``c``'s epoch."""
+    br = t.brokers[x]
+    e = t.ml.ctrl_epoch[c]
+    return t if br.known >= e else _with(t, x, with_broker(br, known=e))
 
 
 def start(s: State, ctx: Context[Bounds]) -> Succ:
@@ -280,7 +327,8 @@ def crash(s: State, ctx: Context[Bounds]) -> Succ:
             continue
         if ctx.b.crash_while_fenced_only and (br.proc != FENCED or br.epoch < 0):
             continue  # (reduction crash_while_fenced_only) a broker crashes only between registering and unfencing
-        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0)
+        dead = with_broker(br, proc=OFFLINE, epoch=-1, pending=None, applied=0, known=0,
+                           prev_epoch=br.epoch if br.epoch >= 0 else br.prev_epoch)
         yield (x, False), _with(s, x, dead)
         if br.epoch >= 0:
             hb = Request(RQ_HEARTBEAT, -1, broker_epoch=br.epoch, offset=br.applied,
@@ -315,17 +363,17 @@ def register(s: State, ctx: Context[Bounds]) -> Succ:
     """A starting broker without a broker epoch sends BrokerRegistration."""
     for x, br in enumerate(s.brokers):
         if br.proc == FENCED and br.epoch < 0 and _idle_broker(br):
-            for c in _controllers(s):
+            for c in _controllers(s, br):
                 t = handle(s, x, Request(RQ_REGISTER, c, inc=br.inc), ctx)
                 if t is not s:
-                    yield (x, c), t
+                    yield (x, c), _sent(t, x, c)
 
 
 def heartbeat(s: State, ctx: Context[Bounds]) -> Succ:
     """BrokerHeartbeat with the broker epoch, the metadata offset applied, and wantShutDown when stopping."""
     for x, br in enumerate(s.brokers):
         if br.epoch >= 0 and _idle_broker(br):
-            for c in _controllers(s):
+            for c in _controllers(s, br):
                 # mutation heartbeat-stale-offset: currentMetadataOffset frozen at registration (BrokerLifecycleManager
                 # sends the loader's latest offset, BrokerHeartbeatRequestData.currentMetadataOffset, Kafka 3.9)
                 offset = min(br.applied, br.epoch) if ctx.on(V_STALE_OFFSET) else br.applied
@@ -333,12 +381,14 @@ def heartbeat(s: State, ctx: Context[Bounds]) -> Succ:
                               want_shutdown=br.proc == STOPPING)
                 t = handle(s, x, req, ctx)
                 if t is not s:
-                    yield (x, c), t
+                    yield (x, c), _sent(t, x, c)
 
 
 def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
     """A partition leader asks to shrink the ISR by a follower or expand it by a replica (AlterPartition), with the
-    leader epoch and partition epoch of the registration it has applied."""
+    leader epoch and partition epoch of the registration it has applied.  KIP-903: each new ISR member carries the
+    broker epoch the leader holds for it from its fetches: the running incarnation's, or (``epoch`` parameter) a
+    restarted replica's previous one, which the leader may still hold (KAFKA-14139); -1 when it holds none."""
     b = ctx.b
     for x, br in enumerate(s.brokers):
         if br.proc != ONLINE or not _idle_broker(br):
@@ -353,13 +403,20 @@ def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
             for r in range(b.brokers):
                 if r == x:
                     continue
-                isr = tuple(m for m in part.isr if m != r) if r in part.isr else tuple(sorted(part.isr + (r,)))
-                for c in _controllers(s):
-                    req = Request(RQ_ALTER, c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
-                                  partition_epoch=part.pe, isr=isr)
-                    t = handle(s, x, req, ctx)
-                    if t is not s:
-                        yield (x, p, isr, c), t
+                adds = r not in part.isr
+                isr = tuple(sorted(part.isr + (r,))) if adds else tuple(m for m in part.isr if m != r)
+                follower = s.brokers[r]
+                choices = [follower.epoch if adds else -1]
+                if adds and follower.prev_epoch >= 0 and follower.prev_epoch != follower.epoch:
+                    choices.append(follower.prev_epoch)
+                for ep in choices:
+                    epochs = tuple(br.epoch if m == x else ep if m == r else -1 for m in isr)
+                    for c in _controllers(s, br):
+                        req = Request(RQ_ALTER, c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
+                                      partition_epoch=part.pe, isr=isr, isr_epochs=epochs)
+                        t = handle(s, x, req, ctx)
+                        if t is not s:
+                            yield (x, p, isr, ep, c), _sent(t, x, c)
 
 
 def begin_shutdown(s: State, ctx: Context[Bounds]) -> Succ:

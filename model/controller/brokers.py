@@ -7,7 +7,9 @@ ReplicationControlManager.processBrokerHeartbeat and BrokerHeartbeatManager.calc
 - FENCED: ``wantShutDown`` -> SHUTDOWN_NOW (no record: the registration is fenced already); otherwise UNFENCED once
   the broker's currentMetadataOffset has reached the offset of its RegisterBrokerRecord;
 - UNFENCED: ``wantShutDown`` -> CONTROLLED_SHUTDOWN while it leads a partition, else SHUTDOWN_NOW;
-- CONTROLLED_SHUTDOWN: SHUTDOWN_NOW once it leads nothing;
+- CONTROLLED_SHUTDOWN: SHUTDOWN_NOW once it leads nothing and its controlled-shutdown offset is at most the lowest
+  metadata offset of the active brokers (``controlledShutdownOffset <= lowestActiveOffset``; the caller decides the
+  second condition, ``caught_up``, from soft state the image does not hold);
 - SHUTDOWN_NOW and a missed session (maybeFenceStaleBrokers) write handleBrokerFenced's records;
 - every heartbeat with a broker epoch other than the registration's is refused (checkBrokerEpoch:
   STALE_BROKER_EPOCH).
@@ -57,14 +59,14 @@ def fence_batch(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Re
 
 
 def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool = False,
-                     ignore_broker_epoch: bool = False) -> tuple[list[Record] | None, str, str]:
+                     ignore_broker_epoch: bool = False, caught_up: bool = True) -> tuple[list[Record] | None, str, str]:
     """ReplicationControlManager.processBrokerHeartbeat: (records or None, batch kind or outcome, the broker state
     the reply carries).  ``ignore_broker_epoch`` is the mutation that skips checkBrokerEpoch."""
     reg = img.regs[b]
     if reg is None or (reg.epoch != req.broker_epoch and not ignore_broker_epoch):
         return None, STALE_BROKER_EPOCH, ""
     if reg.in_cs:  # CONTROLLED_SHUTDOWN
-        if leads_something(img, b):
+        if leads_something(img, b) or not caught_up:  # BrokerHeartbeatManager.calculateNextBrokerState (3.9)
             return None, "CONTROLLED_SHUTDOWN", R_CONTROLLED_SHUTDOWN
         return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
     if reg.fenced:  # FENCED

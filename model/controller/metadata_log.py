@@ -14,7 +14,9 @@ keeps, is:
 - the high watermark only moves forward over entries of the leader's log (KIP-595 high watermark), so the committed
   prefix never changes;
 - a deposed controller keeps believing it is active until it learns of the new epoch
-  (QuorumController.handleLeaderChange -> renounce), and may keep proposing meanwhile.
+  (QuorumController.handleLeaderChange -> renounce), and may keep proposing meanwhile: in the controller model it
+  keeps the log it led as its own (``local``) and appends there (``append_local``), never to the quorum's log;
+  renounce drops it (the revert).
 
 The functions here are pure and generic over the entries they carry; the controller model (model/controller/actions)
 and the abstract stand-alone model ``METALOG`` (used by the refinement test against model/quorum) both use them.
@@ -38,6 +40,9 @@ class MetaLog:
     hw: int  # high watermark: log[:hw] is committed
     ctrl_epoch: tuple[int, ...]  # per controller: the epoch it last claimed or learnt
     active: tuple[bool, ...]  # per controller: believes it is the active controller in ctrl_epoch[c]
+    # per controller, the log a deposed controller holds in memory (the log it led, plus what it appended since it
+    # was deposed), or None when it follows the quorum's log; () when no controller holds one (the usual case)
+    local: tuple[Any, ...] = ()
 
 
 _INTERNED: dict[Any, Any] = {}
@@ -76,13 +81,18 @@ def is_zombie(ml: MetaLog, c: int) -> bool:
     return ml.active[c] and not is_leader(ml, c)
 
 
-def elections(ml: MetaLog, max_epoch: int, reuse_epoch: bool = False) -> Iterator[tuple[int, int, int, MetaLog]]:
+def elections(ml: MetaLog, max_epoch: int, reuse_epoch: bool = False,
+              keep_local: bool = False) -> Iterator[tuple[int, int, int, MetaLog]]:
     """Every election: (new leader, new epoch, entries kept, next).  KIP-595: the winner's epoch is above every
     earlier epoch; its log keeps the committed prefix and any prefix of the uncommitted suffix.
 
-    ``reuse_epoch`` is the mutation in which the new controller takes over the previous epoch instead of a new one.
+    ``keep_local``: the deposed leader keeps the whole log it led as its own (``local``): its Raft client is still
+    in LeaderState for the old epoch until it learns of the new one (KafkaRaftClient, 3.9), so it goes on appending
+    to it and replaying from it.  ``reuse_epoch`` is the mutation in which the new controller takes over the
+    previous epoch instead of a new one.
     """
     nodes = len(ml.active)
+    old = ml.leader if keep_local and ml.leader >= 0 and is_leader(ml, ml.leader) else -1
     if reuse_epoch and ml.epoch > 0:
         epochs: range = range(ml.epoch, ml.epoch + 1)
     else:
@@ -95,16 +105,42 @@ def elections(ml: MetaLog, max_epoch: int, reuse_epoch: bool = False) -> Iterato
                 ce = ml.ctrl_epoch[:c] + (e,) + ml.ctrl_epoch[c + 1:]
                 act = ml.active[:c] + (True,) + ml.active[c + 1:]
                 log = ml.log if k == len(ml.log) else intern(ml.log[:k])
-                yield c, e, k, MetaLog(e, c, log, ml.hw, ce, act)
+                local = ml.local
+                if keep_local and (old >= 0 or (local and local[c] is not None)):
+                    local = _set_local(ml, c, None)
+                    if old >= 0 and old != c:
+                        local = _set_local(MetaLog(e, c, log, ml.hw, ce, act, local), old, ml.log)
+                yield c, e, k, MetaLog(e, c, log, ml.hw, ce, act, local)
 
 
-def renounce(ml: MetaLog, c: int) -> MetaLog | None:
-    """A deposed controller learns the new epoch and steps down (QuorumController.renounce)."""
+def _set_local(ml: MetaLog, c: int, log: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """``ml.local`` with controller ``c``'s own log set to ``log`` (``()`` again once nobody holds one)."""
+    local = ml.local or (None,) * len(ml.active)
+    local = local[:c] + (log,) + local[c + 1:]
+    return () if all(x is None for x in local) else local
+
+
+def own_log(ml: MetaLog, c: int) -> tuple[Any, ...]:
+    """The log controller ``c`` holds in memory: its own if it was deposed and has not reverted it, else the
+    quorum's (an active controller replays every entry it writes; a standby, what the leader replicates)."""
+    if ml.local:
+        mine = ml.local[c]
+        if mine is not None:
+            return mine  # type: ignore[no-any-return]
+    return ml.log
+
+
+def renounce(ml: MetaLog, c: int, revert: bool = True) -> MetaLog | None:
+    """A deposed controller learns the new epoch and steps down (QuorumController.renounce).  It reverts its
+    in-memory state to the last committed offset (``SnapshotRegistry.revertToSnapshot(lastCommittedOffset)`` via
+    ``OffsetControlManager.deactivate``) and from then on follows the new leader's log: its own log is dropped.
+    ``revert=False`` is the mutation that keeps it (renounce without the revert)."""
     if not is_zombie(ml, c):
         return None
     ce = ml.ctrl_epoch[:c] + (ml.epoch,) + ml.ctrl_epoch[c + 1:]
     act = ml.active[:c] + (False,) + ml.active[c + 1:]
-    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw, ce, act)
+    local = ml.local if not revert or not ml.local else _set_local(ml, c, None)
+    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw, ce, act, local)
 
 
 def proposal_epoch(ml: MetaLog, c: int) -> int:
@@ -121,14 +157,26 @@ def append(ml: MetaLog, entry: Any, max_log: int, check_epoch: bool = True) -> t
     if len(ml.log) >= max_log:
         return None, False
     log = intern(ml.log + (intern(entry),))
-    return MetaLog(ml.epoch, ml.leader, log, ml.hw, ml.ctrl_epoch, ml.active), False
+    return MetaLog(ml.epoch, ml.leader, log, ml.hw, ml.ctrl_epoch, ml.active, ml.local), False
+
+
+def append_local(ml: MetaLog, c: int, entry: Any, max_log: int) -> MetaLog | None:
+    """A deposed controller whose Raft client still believes it leads appends ``entry`` to its own log
+    (KafkaRaftClient.prepareAppend raises NotLeaderException only once the client has left LeaderState).  The
+    entry can never be committed: the voters are in a newer epoch and answer its fetches FENCED_LEADER_EPOCH.
+    None when its log is at its bound."""
+    mine = own_log(ml, c)
+    if len(mine) >= max_log:
+        return None
+    log = intern(mine + (intern(entry),))
+    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw, ml.ctrl_epoch, ml.active, _set_local(ml, c, log))
 
 
 def commit(ml: MetaLog) -> MetaLog | None:
     """The high watermark moves over the next entry of the leader's log (KIP-595: replicated on a majority)."""
     if ml.hw >= len(ml.log) or ml.leader < 0:
         return None
-    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw + 1, ml.ctrl_epoch, ml.active)
+    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw + 1, ml.ctrl_epoch, ml.active, ml.local)
 
 
 # ---- the stand-alone abstraction (what model/quorum must refine) -----------------------------------------------------

@@ -12,7 +12,8 @@ epoch and a partition epoch per partition (every broker is a replica, preferred 
   (ReplicationControlManager.handleBrokerFenced / handleBrokerInControlledShutdown -> generateLeaderAndIsrUpdates);
 - unfencing a broker elects leaders for leaderless partitions (handleBrokerUnfenced);
 - AlterPartition is validated against the broker epoch, the leader epoch, the leader and the partition epoch, and
-  every replica added to the ISR must be eligible (ReplicationControlManager.alterPartition, KIP-497, KIP-841).
+  every replica added to the ISR must be eligible, with the broker epoch the leader sent for it matching its
+  registration (ReplicationControlManager.alterPartition, ineligibleReplicasForIsr; KIP-497, KIP-841, KIP-903).
 """
 
 from __future__ import annotations
@@ -88,12 +89,23 @@ def elect_leaderless(img: Image) -> list[Record]:
     return out
 
 
-def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool = False) -> tuple[Record | None, str]:
+def _ineligible(img: Image, r: int, epoch: int, check_epoch: bool) -> bool:
+    """ineligibleReplicasForIsr (3.9): not registered, shutting down or fenced; or (KIP-903) the broker epoch the
+    leader sent is not -1 and not the registration's epoch."""
+    if not is_active(img, r):
+        return True
+    reg = img.regs[r]
+    return check_epoch and epoch != -1 and reg is not None and reg.epoch != epoch
+
+
+def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool = False,
+                    ignore_replica_epoch: bool = False) -> tuple[Record | None, str]:
     """Validate an AlterPartition from broker ``b`` (ReplicationControlManager.alterPartition) and return the
     PartitionChangeRecord to write, or None and the error.
 
     ``trust_request_epoch`` is the mutation that skips the partition-epoch check and builds the new registration
-    from the request's own (possibly stale) view."""
+    from the request's own (possibly stale) view; ``ignore_replica_epoch`` the one that skips KIP-903's broker epoch
+    check of new ISR members (KAFKA-14139)."""
     reg = img.regs[b]
     if reg is None or reg.epoch != req.broker_epoch:
         return None, STALE_BROKER_EPOCH  # ClusterControlManager.checkBrokerEpoch
@@ -106,8 +118,9 @@ def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool 
         return None, INVALID_UPDATE_VERSION
     if b not in req.isr:
         return None, INVALID_REQUEST  # an AlterPartition can't remove the current leader
-    if any(r not in part.isr and not is_active(img, r) for r in req.isr):
-        return None, INELIGIBLE_REPLICA  # KIP-841: only unfenced, not-shutting-down replicas may join the ISR
+    epochs = req.isr_epochs or (-1,) * len(req.isr)
+    if any(r not in part.isr and _ineligible(img, r, e, not ignore_replica_epoch) for r, e in zip(req.isr, epochs)):
+        return None, INELIGIBLE_REPLICA  # KIP-841, KIP-903: only current, unfenced, not-shutting-down replicas
     if trust_request_epoch and req.partition_epoch != part.pe:
         # the mutated controller takes the request's view as the partition's: its ISR, and its epoch plus one
         return part_record(req.partition, b, req.isr, req.leader_epoch, req.partition_epoch + 1), NONE

@@ -26,11 +26,13 @@ class Bounds:
     max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash)
     max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
-    max_shutdowns: int = 1  # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time)
+    # 0 by default: with a failover and a deposed controller acting, a shutdown triples the default check
+    max_shutdowns: int = 0  # controlled shutdowns begun, over all brokers (profiles crash, full and deep have one)
+    # (what it appends once deposed, and what it wrote as leader that the election truncated)
+    max_deposed_writes: int = 1  # entries of its own a deposed controller may hold that the quorum's log does not
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
-    replies_at_once: bool = True  # a request that writes nothing is answered at once, not after pending writes commit
 
 
 # ---- metadata records (tuples) ---------------------------------------------------------------------------------------
@@ -112,6 +114,9 @@ class Request:
     leader_epoch: int = 0  # AlterPartition: leader epoch the leader holds
     partition_epoch: int = 0  # AlterPartition: partition epoch the leader holds
     isr: tuple[int, ...] = ()  # AlterPartition: the proposed ISR
+    # AlterPartition (KIP-903, NewIsrWithEpochs): the broker epoch the leader holds for each member of ``isr``, from
+    # that replica's fetches; -1 = none (the controller skips the check)
+    isr_epochs: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -135,6 +140,13 @@ class Broker:
     applied: int = 0  # metadata offset: how many log entries it has applied (fetched as an observer)
     pending: Pending | None = None  # its outstanding request, handled and waiting for the commit
     stray: Request | None = None  # a heartbeat a previous incarnation sent that is still in the network
+    # the highest controller epoch it has sent a request to: it sends none to an older epoch's controller, nor to
+    # one older than the last metadata entry it applied (RaftControllerNodeProvider follows the quorum leader,
+    # whose epoch only grows; what Fetch responses teach it beyond that is left out, on the side of more sends)
+    known: int = 0
+    # the broker epoch of its previous incarnation (-1: none): a partition leader may still hold it from that
+    # incarnation's fetches after the broker restarted (KAFKA-14139)
+    prev_epoch: int = -1
 
 
 # ---- the whole state -------------------------------------------------------------------------------------------------
@@ -145,14 +157,15 @@ class State:
     ml: Any  # metadata_log.MetaLog (typed Any here to keep state.py free of import cycles)
     brokers: tuple[Broker, ...]
     stale_rejected: bool = False  # history: an AlterPartition was rejected for a stale leader or partition epoch
-    zombie_fenced: bool = False  # history: a deposed controller's proposal was refused by the epoch check
+    zombie_reverted: bool = False  # history: a deposed controller renounced and reverted records it had written
 
 
 KEEP: Any = object()  # "leave this field as it is" (for fields where None is a value)
 
 
 def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epoch: int | None = None,
-                applied: int | None = None, pending: Any = KEEP, stray: Any = KEEP) -> Broker:
+                applied: int | None = None, pending: Any = KEEP, stray: Any = KEEP, known: int | None = None,
+                prev_epoch: int | None = None) -> Broker:
     """``attrs.evolve`` for brokers, without its introspection (it is on the model's hot path)."""
     return Broker(
         br.proc if proc is None else proc,
@@ -161,17 +174,19 @@ def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epo
         br.applied if applied is None else applied,
         br.pending if pending is KEEP else pending,
         br.stray if stray is KEEP else stray,
+        br.known if known is None else known,
+        br.prev_epoch if prev_epoch is None else prev_epoch,
     )
 
 
 def with_state(s: State, ml: Any = None, brokers: tuple[Broker, ...] | None = None,
-               stale_rejected: bool | None = None, zombie_fenced: bool | None = None) -> State:
+               stale_rejected: bool | None = None, zombie_reverted: bool | None = None) -> State:
     """``attrs.evolve`` for states, without its introspection."""
     return State(
         s.ml if ml is None else ml,
         s.brokers if brokers is None else brokers,
         s.stale_rejected if stale_rejected is None else stale_rejected,
-        s.zombie_fenced if zombie_fenced is None else zombie_fenced,
+        s.zombie_reverted if zombie_reverted is None else zombie_reverted,
     )
 
 

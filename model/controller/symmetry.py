@@ -80,18 +80,29 @@ def _broker_text(b: Any) -> str:
     p, st = b.pending, b.stray
     return repr((b.proc, b.inc, b.epoch, b.applied,
                  None if p is None else (p.kind, p.offset, p.epoch, p.broker_epoch, p.reply),
-                 None if st is None else (st.broker_epoch, st.offset, st.want_shutdown)))
+                 None if st is None else (st.broker_epoch, st.offset, st.want_shutdown), b.known, b.prev_epoch))
 
 
 def _head(s: State, cp: tuple[int, ...] | None) -> str:
     ml = s.ml
     if cp is None:
-        return repr((ml.epoch, ml.leader, ml.hw, ml.ctrl_epoch, ml.active, s.stale_rejected, s.zombie_fenced))
+        return repr((ml.epoch, ml.leader, ml.hw, ml.ctrl_epoch, ml.active, s.stale_rejected, s.zombie_reverted))
     leader = cp[ml.leader] if ml.leader >= 0 else -1
     inv = sorted(range(len(cp)), key=cp.__getitem__)  # inv[new id] = old id
     ce = tuple(ml.ctrl_epoch[o] for o in inv)
     act = tuple(ml.active[o] for o in inv)
-    return repr((ml.epoch, leader, ml.hw, ce, act, s.stale_rejected, s.zombie_fenced))
+    return repr((ml.epoch, leader, ml.hw, ce, act, s.stale_rejected, s.zombie_reverted))
+
+
+def _local_text(s: State, cp: tuple[int, ...] | None, bp: tuple[int, ...] | None) -> str:
+    """The deposed controllers' own logs (``MetaLog.local``), in renamed controller order; "" when none is held."""
+    local = s.ml.local
+    if not local:
+        return ""
+    order = range(len(local)) if cp is None else sorted(range(len(cp)), key=cp.__getitem__)
+    nb = len(s.brokers)
+    return "#" + "#".join("-" if local[o] is None else _log_text(local[o], _info(local[o], len(local), nb), cp, bp)
+                          for o in order)
 
 
 def key(s: State, cp: tuple[int, ...] | None = None, bp: tuple[int, ...] | None = None) -> str:
@@ -101,7 +112,8 @@ def key(s: State, cp: tuple[int, ...] | None = None, bp: tuple[int, ...] | None 
     brokers = s.brokers
     if bp is not None:
         brokers = tuple(brokers[o] for o in sorted(range(len(bp)), key=bp.__getitem__))
-    return _head(s, cp) + "|".join(_broker_text(b) for b in brokers) + _log_text(ml.log, info, cp, bp)
+    return (_head(s, cp) + "|".join(_broker_text(b) for b in brokers) + _log_text(ml.log, info, cp, bp)
+            + _local_text(s, cp, bp))
 
 
 def encode(x: Any) -> bytes:
@@ -136,15 +148,16 @@ def canonical(s: State, b: Bounds) -> str:
     cp = _controller_order(s, info)
     head = _head(s, cp)
     if b.brokers != 2:
-        return head + "|".join(_broker_text(x) for x in s.brokers) + _log_text(ml.log, info, cp, None)
+        return (head + "|".join(_broker_text(x) for x in s.brokers) + _log_text(ml.log, info, cp, None)
+                + _local_text(s, cp, None))
     t0, t1 = _broker_text(s.brokers[0]), _broker_text(s.brokers[1])
     k0, k1 = (info.first_broker[0], t0), (info.first_broker[1], t1)
     if k0 < k1:
-        return head + t0 + "|" + t1 + _log_text(ml.log, info, cp, (0, 1))
+        return head + t0 + "|" + t1 + _log_text(ml.log, info, cp, (0, 1)) + _local_text(s, cp, (0, 1))
     if k1 < k0:
-        return head + t1 + "|" + t0 + _log_text(ml.log, info, cp, (1, 0))
-    return min(head + t0 + "|" + t1 + _log_text(ml.log, info, cp, (0, 1)),
-               head + t1 + "|" + t0 + _log_text(ml.log, info, cp, (1, 0)))
+        return head + t1 + "|" + t0 + _log_text(ml.log, info, cp, (1, 0)) + _local_text(s, cp, (1, 0))
+    return min(head + t0 + "|" + t1 + _log_text(ml.log, info, cp, (0, 1)) + _local_text(s, cp, (0, 1)),
+               head + t1 + "|" + t0 + _log_text(ml.log, info, cp, (1, 0)) + _local_text(s, cp, (1, 0)))
 
 
 def brute_canonical(s: State, b: Bounds) -> str:
