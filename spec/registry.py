@@ -14,6 +14,7 @@ KRAFT: dict[str, str] = {
     "quorum": "kraftcheck.spec.quorum:SPEC",
     "controller": "kraftcheck.spec.controller:SPEC",
     "migration": "kraftcheck.spec.migration:SPEC",
+    "features": "kraftcheck.spec.features:SPEC",
 }
 # The small models of examples/ ship inside the package, so they run by name from anywhere: ``mutex`` or, to say
 # that it is an example, ``example:mutex``.

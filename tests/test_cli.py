@@ -174,14 +174,14 @@ def test_malformed_trace_files(tmp_path: Path, content: str, message: str, capsy
     assert err.count("\n") == 1 and message in err
 
 
-def test_check_with_no_model_is_the_three_kraft_models(tmp_path: Path) -> None:
+def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     """The main job checks the KRaft models, not the examples (cut by a limit here: exit 15, never ok)."""
     out = tmp_path / "r.json"
     assert main(["check", "--quiet", "--max-states", "100", "--json", str(out)]) == 15
     runs = [(r["model"], r["manifest"]["profile"]) for r in json.loads(out.read_text())["results"]]
     # the controller also runs its crash profile: a broker restart the default cannot afford (Model.main_profiles)
     assert runs == [("quorum", "default"), ("controller", "default"), ("controller", "crash"),
-                    ("migration", "default")]
+                    ("migration", "default"), ("features", "default")]
 
 
 def test_examples_run_by_name_with_or_without_the_example_prefix(tmp_path: Path) -> None:

@@ -97,14 +97,14 @@ def test_the_installed_package_runs_from_outside_the_checkout(venv: dict[str, An
     assert (doc["model"], doc["verdict"], doc["distinct_states"]) == ("mutex", "ok", here.distinct_states)
 
 
-def test_the_main_job_checks_the_three_kraft_models_from_the_wheel(venv: dict[str, Any]) -> None:
+def test_the_main_job_checks_the_kraft_models_from_the_wheel(venv: dict[str, Any]) -> None:
     """`kraftcheck check` with no model: the KRaft models, and only those (cut short by a limit: it is not proved)."""
     r = _run([str(venv["bin"] / "kraftcheck"), "check", "--quiet", "--max-states", "500", "--json", "main.json"],
              venv["outside"])
     assert r.returncode == 15, r.stdout + r.stderr  # a --max-states limit is never reported as ok
     doc = json.loads((venv["outside"] / "main.json").read_text())
     # the controller runs at its default and crash profiles (Model.main_profiles)
-    assert [x["model"] for x in doc["results"]] == ["quorum", "controller", "controller", "migration"]
+    assert [x["model"] for x in doc["results"]] == ["quorum", "controller", "controller", "migration", "features"]
     assert {x["verdict"] for x in doc["results"]} == {"limit"}
 
 
