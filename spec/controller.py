@@ -11,6 +11,8 @@ from kraftcheck.model.controller.image import Image
 from kraftcheck.model.controller.state import (
     CS,
     FENCE,
+    FINALIZED_MV,
+    K_REGISTER,
     K_SHUTDOWN,
     NO_LEADER,
     OFFLINE,
@@ -18,6 +20,7 @@ from kraftcheck.model.controller.state import (
     UNFENCE,
     Bounds,
     State,
+    supported_mv,
 )
 from kraftcheck.model.core import Context
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
@@ -269,6 +272,27 @@ def committed_never_lost(s: State, step: Step, t: State, ctx: Context[Bounds]) -
     return t.ml.hw >= s.ml.hw and t.ml.log[: s.ml.hw] == s.ml.log[: s.ml.hw]
 
 
+def registration_sent(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a broker's BrokerRegistration reaches a controller"""
+    return step[0] == "register"
+
+
+@action_property(
+    "RegisteredBrokersSupportMetadataVersion",
+    "no RegisterBrokerRecord is written for a broker whose supported metadata.version range excludes the finalized one",
+    "KIP-778 / ClusterControlManager.registerBroker, processRegistrationFeature: 'Unable to register because the "
+    "broker does not support finalized version' (the rule is shared with the features model)",
+    premise=registration_sent,
+)
+def registered_support_mv(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    for e in t.ml.log[len(s.ml.log):] if len(t.ml.log) > len(s.ml.log) else ():
+        if e.kind == K_REGISTER:
+            lo, hi = supported_mv(ctx.b, e.records[0][1])
+            if not lo <= FINALIZED_MV <= hi:
+                return False
+    return True
+
+
 # ---- reachability targets --------------------------------------------------------------------------------------------
 
 
@@ -347,6 +371,7 @@ SPEC = Spec(
         stale_controller_fenced,
         broker_epoch_fencing,
         committed_never_lost,
+        registered_support_mv,
         failover,
         zombie_fenced,
         fenced_then_unfenced,

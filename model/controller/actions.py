@@ -47,6 +47,7 @@ from kraftcheck.model.controller.state import (
     Request,
     State,
     set_at,
+    supported_mv,
     with_broker,
     with_state,
 )
@@ -59,6 +60,7 @@ V_REUSE_EPOCH = "controller-reuses-epoch"
 V_FENCED_LEADER = "fenced-leader-kept"
 V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
 V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
+V_REGISTER_UNCHECKED = "register-without-feature-check"
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
@@ -190,7 +192,7 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     img = controller_image(s, b)
     reply = ""
     if req.kind == RQ_REGISTER:
-        records, kind = handle_registration(img, x, req.inc)
+        records, kind = handle_registration(img, x, req.inc, supported_mv(b, x), not ctx.on(V_REGISTER_UNCHECKED))
     elif req.kind == RQ_HEARTBEAT:
         records, kind, reply = handle_heartbeat(img, x, req, keep_fenced_leader=ctx.on(V_FENCED_LEADER),
                                                 ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH))

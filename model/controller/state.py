@@ -27,10 +27,20 @@ class Bounds:
     max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
     max_shutdowns: int = 1  # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time)
+    old_brokers: int = 0  # brokers (ids 0..old_brokers-1) whose binary supports only metadata.version levels below the
+    #                       finalized one: their BrokerRegistration is refused (UNSUPPORTED_VERSION)
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
     replies_at_once: bool = True  # a request that writes nothing is answered at once, not after pending writes commit
+
+
+FINALIZED_MV = 2  # the cluster's finalized metadata.version level (the features model's abstract levels)
+
+
+def supported_mv(b: Bounds, broker: int) -> tuple[int, int]:
+    """The metadata.version range broker ``broker``'s binary supports (BrokerRegistrationRequest.Features)."""
+    return (1, FINALIZED_MV - 1) if broker < b.old_brokers else (1, FINALIZED_MV)
 
 
 # ---- metadata records (tuples) ---------------------------------------------------------------------------------------
