@@ -12,8 +12,9 @@ the max level only (FeatureZNode V2).  A binary is a number ``k``: it supports e
 ZooKeeper mode (Kafka 3.9 ``KafkaController``, ``FinalizedFeatureChangeListener``, ``ZkMetadataCache``): the
 ``/features`` znode holds ``(status, levels)``, its ZooKeeper version is the features epoch; ``/brokers/ids/<b>`` is
 the broker's ephemeral registration carrying its binary (its supported features); ``/controller`` is the ephemeral
-controller znode.  Each broker keeps a finalized-feature cache ``(epoch, levels)`` and an inbox of ``/features``
-snapshots its listener read and has not applied yet (applied in any order: the stale watch notification).
+controller znode.  Each broker keeps a finalized-feature cache ``(epoch, levels)`` and an inbox of at most one
+``/features`` snapshot its listener read and has not applied yet (a late notification, which may be applied after a
+fresher one: the stale watch notification).
 
 KRaft mode (``FeatureControlManager``, ``QuorumFeatures``, ``ClusterControlManager.registerBroker``): the metadata log
 holds FeatureLevelRecords ``("level", feature, level)`` (level 0 removes the feature) and RegisterBrokerRecords
@@ -78,7 +79,7 @@ class ZBroker:
     binary: int = 1  # supports every feature at levels 1..binary
     gen: int = 0  # its ZooKeeper session is ("b", id, gen)
     cache: tuple[int, Levels] | None = None  # FinalizedFeatureCache: (features epoch, levels), None when cleared
-    inbox: tuple[Snapshot, ...] = ()  # snapshots read by FinalizedFeatureChangeListener, not applied yet
+    inbox: tuple[Snapshot, ...] = ()  # a snapshot read by FinalizedFeatureChangeListener, not applied yet (0 or 1)
     active: bool = False  # KafkaController.isActive
     waiting: int = -1  # an UpdateFeatures it wrote: waitUntilFeatureEpochOrThrow on this epoch (-1 none)
 

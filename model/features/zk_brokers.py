@@ -7,8 +7,9 @@ registering the broker in ``/brokers/ids``; the listener reads ``/features`` on 
 or on a finalized level the binary does not support, and the listener thread then exits the broker (FatalExitError).
 A disabled or absent ``/features`` clears the cache (``clearFeatures``).
 
-Abstraction: a snapshot is read when the watch fires and applied later, and a broker may apply its pending snapshots
-in any order (Kafka reads at processing time, on one thread): this is how the model produces stale notifications.
+Abstraction: a late notification's snapshot is read when the watch fires and applied later, possibly after a fresher
+one (Kafka reads at processing time, on one thread; a late or lagging read stands for any way an old epoch can
+arrive): this is how the model produces stale notifications.
 """
 
 from __future__ import annotations
