@@ -75,7 +75,7 @@ for _name, _doc, _expect in (
 FEATURES.reduction("sync_notifications", "ZooKeeper mode: a /features write is applied by every broker's listener in "
                    "the same step, except one delayed notification (max_delayed); off, each listener reads and applies "
                    "by its own steps, at any time (FinalizedFeatureChangeListener's thread)")
-FEATURES.profile("default", "the Bounds defaults: both modes")
+FEATURES.profile("default", "the Bounds defaults: both modes", states=16_693, seconds=3.2)
 FEATURES.profile("deep", "the reduction off (every listener reads and applies by its own steps, at any time) and "
                  "one broker stop and start in ZooKeeper mode", bounds={"sync_notifications": False, "max_restarts": 1})
 
