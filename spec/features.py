@@ -232,6 +232,24 @@ def no_incompatible_registration(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
     return compatible(t.log[-1][2], kraft_levels(s.log, ctx.b.features))
 
 
+def update_above_bootstrap_mv(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    """a KRaft UpdateFeatures is handled while metadata.version is above its bootstrap level"""
+    if step[0] != "kraft_update":
+        return False
+    mv = kraft_levels(s.log, ctx.b.features)[MV]
+    return mv is not None and mv[1] > 1
+
+
+@action_property("MetadataVersionNeverDowngraded", "no step lowers the finalized metadata.version", "KIP-778 / "
+                 "FeatureControlManager.updateMetadataVersion: 'Refusing to perform the requested downgrade because it "
+                 "might delete metadata information' (every level step here changes metadata)",
+                 premise=update_above_bootstrap_mv)
+def mv_never_downgraded(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    if not isinstance(s, KState):
+        return True
+    return MV not in lowered(kraft_levels(s.log, ctx.b.features), kraft_levels(t.log, ctx.b.features))
+
+
 @invariant("QuorumSupportsFinalized", "every KRaft controller supports every finalized level (it can replay the log)",
            "KIP-778 / FeatureControlManager.reasonNotSupported: an upgrade needs every controller to support the "
            "level; FeatureControlManager.replay throws otherwise", premise=low_controller)
@@ -323,7 +341,8 @@ def disabled_after(s: Any, ctx: Ctx) -> bool:
 
 SPEC = Spec(FEATURES, [
     levels_well_formed, cached_levels_supported, update_compatible, epochs_monotonic, downgrade_allowed,
-    disabled_means_empty, no_auto_finalize, new_cluster_all, no_incompatible_registration, quorum_supports,
+    disabled_means_empty, no_auto_finalize, new_cluster_all, no_incompatible_registration, mv_never_downgraded,
+    quorum_supports,
     registered_support,
     zk_upgrade, zk_downgrade, kraft_upgrade, kraft_downgrade, mv_upgraded, rejected, shut_down, failover_mid_update,
     new_cluster, enabled_without_levels, disabled_after,

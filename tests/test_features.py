@@ -147,3 +147,13 @@ def test_kafka_39_unconditional_write_loses_an_update_after_failover() -> None:
     # not wait), writes its one-item update over every finalized feature
     assert names == ["zk_elect", "zk_expire", "zk_elect", "zk_update"], names
     assert r.trace.states()[3].brokers[r.trace.steps[3].params["broker"]].cache is None
+
+
+def test_a_metadata_version_downgrade_is_a_violation() -> None:
+    """The rule kraft.update enforces (no metadata.version downgrade) has its own property, so that dropping the rule
+    is seen (it survived `kraftcheck mutate features` before the property existed)."""
+    prop = next(p for p in SPEC.properties if p.name == "MetadataVersionNeverDowngraded")
+    s = attrs.evolve(_kraft(), log=(("level", 0, 2),))
+    down = attrs.evolve(s, log=s.log + (("level", 0, 1),))
+    assert not prop.pred(s, ("kraft_update", (0, 1, True)), down, _ctx())
+    assert prop.pred(s, ("kraft_update", (1, 1, False)), attrs.evolve(s, log=s.log + (("level", 1, 1),)), _ctx())
