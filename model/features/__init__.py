@@ -77,7 +77,8 @@ FEATURES.reduction("sync_notifications", "ZooKeeper mode: a /features write is a
                    "by its own steps, at any time (FinalizedFeatureChangeListener's thread)")
 FEATURES.profile("default", "the Bounds defaults: both modes", states=16_693, seconds=3.2)
 FEATURES.profile("deep", "the reduction off (every listener reads and applies by its own steps, at any time) and "
-                 "one broker stop and start in ZooKeeper mode", bounds={"sync_notifications": False, "max_restarts": 1})
+                 "one broker stop and start in ZooKeeper mode", bounds={"sync_notifications": False, "max_restarts": 1},
+                 states=482_106, seconds=125)
 
 
 @FEATURES.bounds_check
