@@ -12,18 +12,26 @@ from kraftcheck.model.controller.image import Image, image_of, leads_something
 from kraftcheck.model.controller.state import (
     CS,
     FENCE,
-    K_SHUTDOWN,
+    FINALIZED_MV,
+    K_REGISTER,
     NO_LEADER,
     OFFLINE,
     PART,
     STOPPING,
-    UNFENCE,
     Bounds,
     State,
+    supported_mv,
 )
 from kraftcheck.model.core import Context
 from kraftcheck.spec.controller_liveness import LIVENESS
-from kraftcheck.spec.core import Spec, action_property, invariant, reachable
+from kraftcheck.spec.controller_targets import (
+    alter_rejected_stale,
+    failover,
+    fenced_then_unfenced,
+    shutdown_moves_leadership,
+    zombie_reverted,
+)
+from kraftcheck.spec.core import Spec, action_property, invariant
 
 Step = tuple[str, tuple[Any, ...]]
 
@@ -405,71 +413,25 @@ def committed_never_lost(s: State, step: Step, t: State, ctx: Context[Bounds]) -
     return t.ml.hw >= s.ml.hw and t.ml.log[: s.ml.hw] == s.ml.log[: s.ml.hw]
 
 
-# ---- reachability targets --------------------------------------------------------------------------------------------
+def registration_sent(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a broker's BrokerRegistration reaches a controller"""
+    return step[0] == "register"
 
 
-def _committed(s: State) -> tuple[Any, ...]:
-    return mlog.committed(s.ml)
-
-
-@reachable(
-    "ControllerFailover",
-    "a second controller epoch takes over and commits a record after the first had committed one",
-    "KIP-631 'Controller failover'; QuorumController.handleLeaderChange",
+@action_property(
+    "RegisteredBrokersSupportMetadataVersion",
+    "no RegisterBrokerRecord is written for a broker whose supported metadata.version range excludes the finalized one",
+    "KIP-778 / ClusterControlManager.registerBroker, processRegistrationFeature: 'Unable to register because the "
+    "broker does not support finalized version' (the rule is shared with the features model)",
+    premise=registration_sent,
 )
-def failover(s: State, ctx: Context[Bounds]) -> bool:
-    epochs = {e.epoch for e in _committed(s)}
-    return len(epochs) >= 2
-
-
-@reachable(
-    "DeposedControllerReverts",
-    "a deposed controller that still believes it is active writes a record to its own log (replaying it into its "
-    "image), and later renounces and reverts it",
-    "QuorumController.ControllerWriteEvent.run (prepareAppend, replay) and renounce (revertToSnapshot), 3.9",
-)
-def zombie_reverted(s: State, ctx: Context[Bounds]) -> bool:
-    return s.zombie_reverted
-
-
-@reachable(
-    "BrokerFencedThenUnfenced",
-    "a broker is fenced and later unfenced again, both committed",
-    "KIP-631 'Fencing' / BrokerHeartbeatManager FENCED -> UNFENCED",
-)
-def fenced_then_unfenced(s: State, ctx: Context[Bounds]) -> bool:
-    fenced: set[int] = set()
-    for e in _committed(s):
-        for r in e.records:
-            if r[0] == FENCE:
-                fenced.add(r[1])
-            elif r[0] == UNFENCE and r[1] in fenced:
-                return True
-    return False
-
-
-@reachable(
-    "ControlledShutdownMovesLeadership",
-    "a controlled shutdown moves a partition leadership to another broker (committed)",
-    "KIP-500 'Stopping'; ReplicationControlManager.handleBrokerInControlledShutdown",
-)
-def shutdown_moves_leadership(s: State, ctx: Context[Bounds]) -> bool:
-    for e in _committed(s):
-        if e.kind != K_SHUTDOWN:
-            continue
-        b = next(r[1] for r in e.records if r[0] == CS)
-        if any(r[0] == PART and r[2] not in (NO_LEADER, b) for r in e.records):
-            return True
-    return False
-
-
-@reachable(
-    "AlterPartitionRejectedStale",
-    "an AlterPartition is rejected because its leader epoch or partition epoch is stale",
-    "KIP-497 AlterPartition (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION); ReplicationControlManager.alterPartition",
-)
-def alter_rejected_stale(s: State, ctx: Context[Bounds]) -> bool:
-    return s.stale_rejected
+def registered_support_mv(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    for e in t.ml.log[len(s.ml.log):] if len(t.ml.log) > len(s.ml.log) else ():
+        if e.kind == K_REGISTER:
+            lo, hi = supported_mv(ctx.b, e.records[0][1])
+            if not lo <= FINALIZED_MV <= hi:
+                return False
+    return True
 
 
 SPEC = Spec(
@@ -488,6 +450,7 @@ SPEC = Spec(
         isr_joins_current_incarnation,
         shutdown_waits_for_active_brokers,
         committed_never_lost,
+        registered_support_mv,
         failover,
         zombie_reverted,
         fenced_then_unfenced,

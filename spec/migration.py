@@ -19,6 +19,7 @@ from kraftcheck.model.migration.state import (
     MIGRATE_ZK_DATA,
     MIGRATION_FINISHED,
     MIGRATION_INELIGIBLE,
+    MIGRATION_MIN_MV_LEVEL,
     MIGRATION_ZNODE,
     OP_MIGRATE,
     OP_ROLLBACK,
@@ -30,11 +31,13 @@ from kraftcheck.model.migration.state import (
     ZK_MODE,
     Bounds,
     MigState,
+    finalized_mv,
     image,
     image_value,
     is_active,
     is_compatible,
     pending_meta,
+    view_len,
     zk_writer,
 )
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
@@ -125,6 +128,26 @@ def incompatible_while_rpcs(s: MigState, ctx: Ctx) -> bool:
     """an incompatible broker runs in ZK mode while a KRaft controller sends RPCs to ZK brokers"""
     return any(br.mode == ZK_MODE and not is_compatible(ctx.b, b) for b, br in enumerate(s.brokers)) and any(
         x.up and x.driver in (KRAFT_CONTROLLER_TO_BROKER_COMM, DUAL_WRITE) for x in s.ctrls)
+
+
+def passes_quorum_trigger(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
+    """an active migration driver passes the controller-quorum trigger (WAIT_FOR_CONTROLLER_QUORUM to
+    WAIT_FOR_BROKERS)"""
+    if step[0] != "check_quorum":
+        return False
+    c = step[1][0]
+    return s.ctrls[c].driver == WAIT_FOR_CONTROLLER_QUORUM and t.ctrls[c].driver == WAIT_FOR_BROKERS
+
+
+@action_property("MigrationNeedsMetadataVersion",
+                 "a migration driver passes the controller-quorum trigger only when the finalized metadata.version "
+                 "it reads is at least IBP_3_4_IV0",
+                 "KIP-866 'Migration triggers'; QuorumFeatures.reasonAllControllersZkMigrationNotReady ('The "
+                 "metadata.version too low'), MetadataVersion.isMigrationSupported", premise=passes_quorum_trigger)
+def migration_needs_mv(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
+    if not passes_quorum_trigger(s, step, t, ctx):
+        return True
+    return finalized_mv(ctx.b, s.log, view_len(s.log, s.ctrls[step[1][0]].epoch)) >= MIGRATION_MIN_MV_LEVEL
 
 
 # ---- controller epochs -------------------------------------------------------------------------------------------
@@ -330,7 +353,7 @@ def reenabled(s: MigState, ctx: Ctx) -> bool:
 
 
 SPEC = Spec(MIGRATION, [
-    zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
+    migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
     zk_prefix, migration_atomic, no_writes_after_finalize, rollback_safe, lag_bounded, incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,

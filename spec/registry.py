@@ -15,6 +15,7 @@ KRAFT: dict[str, str] = {
     "controller": "kraftcheck.spec.controller:SPEC",
     "migration": "kraftcheck.spec.migration:SPEC",
     "reassign": "kraftcheck.spec.reassign:SPEC",
+    "features": "kraftcheck.spec.features:SPEC",
 }
 # The small models of examples/ ship inside the package, so they run by name from anywhere: ``mutex`` or, to say
 # that it is an example, ``example:mutex``.

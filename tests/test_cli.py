@@ -25,7 +25,7 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         assert set(m) >= {"name", "bounds", "variants", "properties", "profiles", "reductions"}
         assert "default" in m["profiles"]
         for v in m["variants"]:
-            assert set(v) >= {"name", "kind", "expect", "needs", "equivalent"}
+            assert set(v) >= {"name", "kind", "expect", "needs", "requires", "equivalent"}
             # a mutation names the property it breaks, or says why none can (an equivalent mutant)
             assert (v["kind"] == "mutation") == (v["expect"] is not None or v["equivalent"] is not None)
         for p in m["properties"]:
@@ -37,6 +37,7 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
             "kind": "mutation",
             "expect": "MutualExclusion",
             "needs": {},
+            "requires": [],
             "equivalent": None,
             "doc": "a process enters without yielding the turn",
         }
@@ -182,7 +183,8 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     # the controller also runs its crash profile: a broker restart the default cannot afford (Model.main_profiles);
     # reassign its faults profile (controller and broker crashes)
     assert runs == [("quorum", "default"), ("controller", "default"), ("controller", "crash"),
-                    ("migration", "default"), ("reassign", "default"), ("reassign", "faults")]
+                    ("migration", "default"), ("reassign", "default"), ("reassign", "faults"),
+                    ("features", "default")]
 
 
 def test_examples_run_by_name_with_or_without_the_example_prefix(tmp_path: Path) -> None:

@@ -198,7 +198,7 @@ def test_malformed_and_stale_equivalents(tmp_path: Path, capsys: pytest.CaptureF
     assert "stale" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("model", ["quorum", "controller", "migration", "reassign"])
+@pytest.mark.parametrize("model", ["quorum", "controller", "migration", "reassign", "features"])
 def test_kraft_models_mutants_compile(model: str) -> None:
     from kraftcheck.checker.mutate.generate import compile_mutant, select
 

@@ -105,7 +105,7 @@ def test_the_main_job_checks_the_kraft_models_from_the_wheel(venv: dict[str, Any
     doc = json.loads((venv["outside"] / "main.json").read_text())
     # the controller runs at its default and crash profiles, reassign at default and faults (Model.main_profiles)
     assert [x["model"] for x in doc["results"]] == ["quorum", "controller", "controller", "migration", "reassign",
-                                                    "reassign"]
+                                                    "reassign", "features"]
     assert {x["verdict"] for x in doc["results"]} == {"limit"}
 
 

@@ -103,6 +103,10 @@ CONTROLLER.variant(A.V_STALE_OFFSET, "a broker's heartbeats carry the metadata o
                    "never reaches its RegisterBrokerRecord and is never unfenced (liveness)", kind="mutation",
                    expect="RegisteredBrokerUnfenced")
 
+CONTROLLER.variant(A.V_REGISTER_UNCHECKED, "the controller registers a broker whose supported metadata.version range "
+                   "excludes the finalized one (ClusterControlManager.registerBroker without the feature check)",
+                   kind="mutation", expect="RegisteredBrokersSupportMetadataVersion", bounds={"old_brokers": 1})
+
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
 CONTROLLER.reduction("restartable_crashes_only", "a broker crashes only if it has a start (and a cluster restart) "
                      "left; off, a broker may also crash for good, its registration staying unfenced until "

@@ -49,6 +49,7 @@ from kraftcheck.model.controller.state import (
     Request,
     State,
     set_at,
+    supported_mv,
     with_broker,
     with_state,
 )
@@ -66,6 +67,7 @@ V_NO_REVERT = "renounce-keeps-uncommitted"
 V_READ_AT_ONCE = "read-reply-at-once"
 V_IGNORE_REPLICA_EPOCH = "alter-partition-ignores-replica-epoch"
 V_IGNORE_LOWEST_ACTIVE = "shutdown-ignores-lowest-active-offset"
+V_REGISTER_UNCHECKED = "register-without-feature-check"
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
@@ -224,7 +226,7 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     img = controller_image(s, b, c)
     reply = ""
     if req.kind == RQ_REGISTER:
-        records, kind = handle_registration(img, x, req.inc)
+        records, kind = handle_registration(img, x, req.inc, supported_mv(b, x), not ctx.on(V_REGISTER_UNCHECKED))
     elif req.kind == RQ_HEARTBEAT:
         caught_up = ctx.on(V_IGNORE_LOWEST_ACTIVE) or active_brokers_caught_up(s, b, c, x)
         records, kind, reply = handle_heartbeat(img, x, req, keep_fenced_leader=ctx.on(V_FENCED_LEADER),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from kraftcheck.model.controller.image import Image, apply_record, leads_something
 from kraftcheck.model.controller.partitions import STALE_BROKER_EPOCH, elect_leaderless, remove_broker
 from kraftcheck.model.controller.state import (
+    FINALIZED_MV,
     K_REGISTER,
     K_SHUTDOWN,
     K_SHUTDOWN_NOW,
@@ -36,18 +37,25 @@ from kraftcheck.model.controller.state import (
     reg_record,
     unfence_record,
 )
+from kraftcheck.model.features.levels import registration_refusal
 
 DUPLICATE_BROKER_REGISTRATION = "DUPLICATE_BROKER_REGISTRATION"
+UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
 Outcome = tuple[list[Record] | None, str]
 
 
-def handle_registration(img: Image, b: int, inc: int) -> Outcome:
+def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, int] = (FINALIZED_MV, FINALIZED_MV),
+                        check_features: bool = True) -> Outcome:
     """ClusterControlManager.registerBroker: a new incarnation may not take over a registration that is still live
-    (approximated as: still unfenced); otherwise a RegisterBrokerRecord (fenced) is written, and the broker epoch is
-    the offset it lands at (QuorumController passes the next write offset)."""
+    (approximated as: still unfenced); a broker whose supported metadata.version range does not contain the
+    finalized one is refused (processRegistrationFeature, shared with the features model; ``check_features`` off is
+    the mutation that skips it); otherwise a RegisterBrokerRecord (fenced) is written, and the broker epoch is the
+    offset it lands at (QuorumController passes the next write offset)."""
     cur = img.regs[b]
     if cur is not None and cur.inc != inc and not cur.fenced:
         return None, DUPLICATE_BROKER_REGISTRATION
+    if check_features and registration_refusal((supported_mv,), (FINALIZED_MV,)) is not None:
+        return None, UNSUPPORTED_VERSION
     return [reg_record(b, inc)], K_REGISTER
 
 

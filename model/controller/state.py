@@ -30,9 +30,19 @@ class Bounds:
     max_shutdowns: int = 0  # controlled shutdowns begun, over all brokers (profiles crash, full and deep have one)
     # (what it appends once deposed, and what it wrote as leader that the election truncated)
     max_deposed_writes: int = 1  # entries of its own a deposed controller may hold that the quorum's log does not
+    old_brokers: int = 0  # brokers (ids 0..old_brokers-1) whose binary supports only metadata.version levels below the
+    #                       finalized one: their BrokerRegistration is refused (UNSUPPORTED_VERSION)
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
+
+
+FINALIZED_MV = 2  # the cluster's finalized metadata.version level (the features model's abstract levels)
+
+
+def supported_mv(b: Bounds, broker: int) -> tuple[int, int]:
+    """The metadata.version range broker ``broker``'s binary supports (BrokerRegistrationRequest.Features)."""
+    return (1, FINALIZED_MV - 1) if broker < b.old_brokers else (1, FINALIZED_MV)
 
 
 # ---- metadata records (tuples) ---------------------------------------------------------------------------------------

@@ -83,6 +83,9 @@ MIGRATION.variant("ephemeral-claim", "the KRaft leader claims /controller with a
                   kind="mutation", expect="NoZkControllerAfterTakeover")
 MIGRATION.variant("no-lag-bound", "KRaft writes do not wait for ZooKeeper to catch up",
                   kind="mutation", expect="DualWriteLagBounded")
+MIGRATION.variant("migration-below-mv", "the migration starts whatever the finalized metadata.version (the quorum is "
+                  "formatted at 3.3-IV3, below IBP_3_4_IV0)", kind="mutation", expect="MigrationNeedsMetadataVersion",
+                  bounds={"old_metadata_version": True})
 MIGRATION.variant("kip-rollback-deletes-epoch", "the rollback deletes /controller_epoch as well as /controller (the "
                   "KIP's text)", kind="mutation", expect="ZkControllerEpochMonotonic")
 MIGRATION.variant("brokers-check-loops", "the driver, finding every ZK broker registered, goes back to "

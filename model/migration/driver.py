@@ -24,6 +24,7 @@ from kraftcheck.model.migration.state import (
     MIGRATION,
     MIGRATION_FINISHED,
     MIGRATION_INELIGIBLE,
+    MIGRATION_MIN_MV_LEVEL,
     POST_MIGRATION,
     PRE_MIGRATION,
     WAIT_FOR_BROKERS,
@@ -31,6 +32,7 @@ from kraftcheck.model.migration.state import (
     ZK_MIGRATION,
     Bounds,
     MigState,
+    finalized_mv,
     image,
     is_active,
     set_ctrl,
@@ -61,9 +63,11 @@ def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
             continue  # (a deposed driver waiting here does nothing until it learns of the new leader)
         mig = image(s.log, view_len(s.log, x.epoch)).mig
         if mig == PRE_MIGRATION:
-            # KIP-866 "Migration triggers" 5 / QuorumFeatures.reasonAllControllersZkMigrationNotReady: every voter
-            # answers ApiVersions with ZkMigrationReady (it is up and has the migration config)
-            if all(y.up and y.mig for y in s.ctrls):
+            # KIP-866 "Migration triggers" 5 / QuorumFeatures.reasonAllControllersZkMigrationNotReady: the finalized
+            # metadata.version supports the migration ('The metadata.version too low'; the migration-below-mv
+            # mutation skips it), and every voter answers ApiVersions with ZkMigrationReady (up, migration config on)
+            mv_ok = finalized_mv(ctx.b, s.log, view_len(s.log, x.epoch)) >= MIGRATION_MIN_MV_LEVEL
+            if (mv_ok or ctx.on("migration-below-mv")) and all(y.up and y.mig for y in s.ctrls):
                 yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=WAIT_FOR_BROKERS)))
         elif mig == MIGRATION:
             # WaitForControllerQuorumEvent: a migration already in progress goes straight to the takeover

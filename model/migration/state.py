@@ -49,6 +49,7 @@ class Bounds:
     max_zk_writes: int = 1  # metadata writes by a ZK-mode controller
     max_client_writes: int = 2  # metadata changes committed through the KRaft controller
     max_lag: int = 1  # ZooKeeper write-behind bound: committed records not yet in ZooKeeper (KIP-866 dual write)
+    old_metadata_version: bool = False  # the quorum was formatted at metadata.version 3.3-IV3 (below IBP_3_4_IV0)
     # reductions (declared with MIGRATION.reduction in __init__, each doc there; on = the behaviour is left out to
     # keep the default check small; the ``deep`` profile switches them off)
     zk_resign_at_once: bool = True  # a ZK controller whose /controller_epoch version is stale resigns at once
@@ -67,6 +68,9 @@ class Bounds:
 
 BRIDGE_MV = "3.4-IV0"  # the metadata.version this KIP adds; the quorum and the compatible brokers run it
 OLD_MV = "3.3-IV3"  # an incompatible broker's IBP
+# metadata.version feature levels (MetadataVersion.featureLevel): IBP_3_4_IV0 is the minimum for the migration
+MIGRATION_MIN_MV_LEVEL = 8  # MetadataVersion.IBP_3_4_IV0 (isMigrationSupported)
+OLD_MV_LEVEL = 7  # MetadataVersion.IBP_3_3_IV3
 
 # MigrationDriverState (Kafka's KRaftMigrationDriver; UNINITIALIZED is folded into INACTIVE)
 INACTIVE = "INACTIVE"
@@ -285,6 +289,18 @@ def image(log: tuple[tuple[Any, ...], ...], upto: int | None = None) -> Image:
         else:
             apply(r)
     return Image(tuple(sorted(data.items())), mig, frozenset(registered), copied, txn is not None)
+
+
+def finalized_mv(b: Bounds, log: tuple[tuple[Any, ...], ...], upto: int | None = None) -> int:
+    """The finalized metadata.version level a reader of ``log[:upto]`` sees (FeatureControlManager.metadataVersion):
+    the bootstrap level the quorum was formatted with (bootstrap.checkpoint), then any FeatureLevelRecord for
+    metadata.version, ``(epoch, "feat", level)`` (the features model checks how they are written; none is written
+    here: metadata.version changes are refused while a migration is in progress, updateMetadataVersion)."""
+    mv = OLD_MV_LEVEL if b.old_metadata_version else MIGRATION_MIN_MV_LEVEL
+    for r in log[:upto]:
+        if r[1] == "feat":
+            mv = r[2]
+    return mv
 
 
 def image_value(img: Image, path: str) -> int | None:

@@ -1,0 +1,145 @@
+"""Feature versioning (KIP-584, seed 002; KIP-778 metadata.version): ``FEATURES``, checked by ``spec/features.py``.
+
+One model, two modes, so that one check covers both (each initial state is one mode's cluster):
+
+- ``state``: bounds, the ZooKeeper-mode and KRaft-mode records, levels, the log's finalized features;
+- ``levels``: the UpdateFeatures item validation both modes share, and the registration check (also used by the
+  controller model's registration);
+- ``zk_controller``: ZooKeeper mode's controller: election with maybeSetupFeatureVersioning (new cluster, enable,
+  disable), UpdateFeatures against its own cache and the live brokers, the wait for its cache, the IBP change;
+- ``zk_brokers``: ZooKeeper mode's brokers: start with the finalized-feature check, stop, binary upgrade, session
+  expiry of the controller (failover), the listener's reads and (possibly stale) notifications;
+- ``kraft``: KRaft mode: FeatureLevelRecords, metadata.version upgrade, registration check, QuorumFeatures,
+  controller failover and binary upgrades.
+
+Bounds (``--set``): see ``state.Bounds``.  Defaults: both modes, 2 features with levels 1-3, 2 brokers whose binaries
+support up to 2 and 3, at most 2 UpdateFeatures, 1 failover, 1 binary upgrade, 1 late notification and 1 IBP change
+in ZooKeeper mode (no broker stop), 2 KRaft controllers (binaries 3 and 2).  The reduction ``sync_notifications``
+(on by default) applies each /features write at every listener in the step that makes it, except the one late
+notification; the ``deep`` profile turns it off and adds a broker stop and start.  No symmetry: brokers differ by
+their binaries; session generations are left out of the encoding (``state.encode``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context, Model
+from kraftcheck.model.features import kraft, zk_brokers, zk_controller
+from kraftcheck.model.features.state import (
+    Bounds,
+    KBroker,
+    KState,
+    KUsed,
+    ZBroker,
+    ZkState,
+    ZUsed,
+    broker_binary,
+    broker_path,
+    ctrl_binary,
+    encode,
+    session,
+)
+
+FEATURES: Model[Any, Bounds] = Model("features", Bounds, doc="Feature versioning (KIP-584, KIP-778): finalized "
+                                     "levels in ZooKeeper and KRaft, metadata.version, registration checks",
+                                     encode=encode)
+
+# ---- mutations: each names the property that catches it (and the mode it needs) ---------------------------------
+for _name, _doc, _expect in (
+    ("zk-skip-broker-check", "a ZooKeeper-mode UpdateFeatures does not check the live brokers' supported ranges",
+     "UpdateCompatibleWithLiveBrokers"),
+    ("kraft-skip-broker-check", "a KRaft UpdateFeatures does not check the registered brokers' supported ranges",
+     "RegisteredBrokersSupportFinalized"),
+    ("ignore-allow-downgrade", "UpdateFeatures lowers a level without allow_downgrade",
+     "DowngradeOnlyWithAllowDowngrade"),
+    ("unconditional-write", "the controller writes /features with no expected version (ZkVersion.MatchAnyVersion, "
+     "as KafkaZkClient.updateFeatureZNode does in Kafka 3.9)", "DowngradeOnlyWithAllowDowngrade"),
+    ("enable-finalizes-all", "enabling versioning on an existing cluster finalizes every supported feature at once",
+     "NoAutoFinalize"),
+    ("disable-keeps-levels", "disabling versioning keeps the finalized levels in /features", "DisabledMeansEmpty"),
+    ("stale-apply", "a broker's cache applies a notification older than its epoch", "FeatureEpochsMonotonic"),
+    ("level-below-one", "a ZooKeeper-mode UpdateFeatures level below 1 without allow_downgrade is written as a level",
+     "LevelsWellFormed"),
+    ("listener-skips-check", "a broker accepts finalized levels its binary does not support (start and listener)",
+     "CachedLevelsSupported"),
+    ("register-without-check", "the KRaft controller registers a broker without the finalized-feature check",
+     "NoIncompatibleRegistration"),
+    ("local-quorum-check", "a KRaft upgrade checks only the active controller's own supported range",
+     "QuorumSupportsFinalized"),
+):
+    FEATURES.variant(_name, _doc, kind="mutation", expect=_expect)
+
+FEATURES.reduction("sync_notifications", "ZooKeeper mode: a /features write is applied by every broker's listener in "
+                   "the same step, except one delayed notification (max_delayed); off, each listener reads and applies "
+                   "by its own steps, at any time (FinalizedFeatureChangeListener's thread)")
+FEATURES.profile("default", "the Bounds defaults: both modes", states=16_693, seconds=3.2)
+FEATURES.profile("deep", "the reduction off (every listener reads and applies by its own steps, at any time) and "
+                 "one broker stop and start in ZooKeeper mode", bounds={"sync_notifications": False, "max_restarts": 1},
+                 states=482_106, seconds=125)
+
+
+@FEATURES.bounds_check
+def _bounds_ok(b: Bounds) -> str | None:
+    if not (b.zk or b.kraft):
+        return "at least one of zk and kraft must be true"
+    if b.features < 1 or b.brokers < 1 or b.controllers < 1:
+        return "features, brokers and controllers must be at least 1"
+    if not 1 <= b.low_binary <= b.max_level:
+        return "low_binary must lie in 1..max_level"
+    return None
+
+
+@FEATURES.init
+def _start(b: Bounds) -> Iterator[Any]:
+    if b.zk:
+        # every broker up and registered, no controller yet, no /features: a new cluster (IBP >= 2.7) or an existing
+        # one whose binaries were upgraded while its IBP stays below 2.7 (KIP-584 'New cluster' / 'Cluster upgrade')
+        sessions = [session(i, 0) for i in range(b.brokers)]
+        zk = zkm.initial(sessions=sessions,
+                         ephemeral=[(broker_path(i), broker_binary(b, i), session(i, 0)) for i in range(b.brokers)])
+        brokers = tuple(ZBroker(up=True, binary=broker_binary(b, i)) for i in range(b.brokers))
+        for ibp in (True, False):
+            yield ZkState(zk, brokers, ibp, ZUsed())
+    if b.kraft:
+        # a KRaft cluster formatted at metadata.version 1 (bootstrap.checkpoint); brokers not yet started
+        yield KState((), tuple(ctrl_binary(b, c) for c in range(b.controllers)), 0,
+                     tuple(KBroker(binary=broker_binary(b, i)) for i in range(b.brokers)), KUsed())
+
+
+def _only(cls: type, fn: Callable[[Any, Context[Bounds]], Iterable[Any]]) -> Callable[..., Iterator[Any]]:
+    def act(s: Any, ctx: Context[Bounds]) -> Iterator[Any]:
+        if type(s) is cls:
+            yield from fn(s, ctx)
+
+    act.__doc__ = fn.__doc__
+    return act
+
+
+def idle(s: Any, ctx: Context[Bounds]) -> Iterator[Any]:
+    """Every state may stutter: a cluster whose budgets are spent runs on (the bounds end a run, not the protocol)."""
+    yield s
+
+
+for _fn, _name, _params, _cls in (
+    (zk_controller.elect, "zk_elect", ("broker",), ZkState),
+    (zk_controller.update, "zk_update", ("broker", "feature", "level", "allow_downgrade"), ZkState),
+    (zk_controller.set_ibp, "zk_set_ibp", (), ZkState),
+    (zk_brokers.expire, "zk_expire", ("broker",), ZkState),
+    (zk_brokers.notify, "zk_notify", ("broker",), ZkState),
+    (zk_brokers.refresh, "zk_refresh", ("broker",), ZkState),
+    (zk_brokers.apply, "zk_apply", ("broker",), ZkState),
+    (zk_brokers.stop, "zk_stop", ("broker",), ZkState),
+    (zk_brokers.start, "zk_start", ("broker",), ZkState),
+    (zk_brokers.upgrade, "zk_upgrade", ("broker",), ZkState),
+    (kraft.update, "kraft_update", ("feature", "level", "allow_downgrade"), KState),
+    (kraft.register, "kraft_register", ("broker",), KState),
+    (kraft.upgrade, "kraft_upgrade", ("node", "id"), KState),
+    (kraft.failover, "kraft_failover", ("controller",), KState),
+):
+    FEATURES.action(_only(_cls, _fn), params=_params, name=_name)
+FEATURES.action(idle)
+
+__all__ = ["FEATURES", "Bounds", "ZkState", "KState"]

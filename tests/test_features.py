@@ -1,0 +1,159 @@
+"""The feature-versioning model (KIP-584, KIP-778): the default check in both modes, and its rules one by one.
+
+Each mutation is run as a user types it by tests/test_mutation_variants.py (the model is one of the KRaft models);
+here, the rules each mutation breaks are pinned on hand-built states, and the shipped-Kafka finding (an unconditional
+/features write loses an update) is shown with the path the checker finds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from kraftcheck.checker.api import check
+from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.features import FEATURES
+from kraftcheck.model.features.kraft import register, update
+from kraftcheck.model.features.levels import lowered, raised, registration_refusal, requested_levels
+from kraftcheck.model.features.state import (
+    DISABLED,
+    ENABLED,
+    KState,
+    ZkState,
+    kraft_levels,
+)
+from kraftcheck.model.features.state import (
+    FEATURES as FEATURES_ZNODE,
+)
+from kraftcheck.model.features.zk_brokers import start_broker, stop_broker
+from kraftcheck.model.features.zk_controller import setup_versioning
+from kraftcheck.spec.features import SPEC
+
+ISSUE_PROPERTIES = {
+    "LevelsWellFormed", "CachedLevelsSupported", "UpdateCompatibleWithLiveBrokers", "FeatureEpochsMonotonic",
+    "DowngradeOnlyWithAllowDowngrade", "DisabledMeansEmpty", "NoAutoFinalize", "NewClusterFinalizesAll",
+    "NoIncompatibleRegistration",
+}
+ISSUE_TARGETS = {"ZkUpgrade", "ZkDowngrade", "KRaftUpgrade", "KRaftDowngrade", "RejectedIncompatibleBroker",
+                 "IncompatibleBrokerShutDown", "FailoverMidUpdate"}
+
+
+def _ctx(*variants: str) -> Any:
+    return FEATURES.context(FEATURES.default_bounds(), variants)
+
+
+def _zk(ibp: bool = True) -> ZkState:
+    return next(s for s in FEATURES.initial_states(_ctx()) if isinstance(s, ZkState) and s.ibp == ibp)
+
+
+def _kraft() -> KState:
+    return next(s for s in FEATURES.initial_states(_ctx()) if isinstance(s, KState))
+
+
+def test_spec_names_the_issue_properties_and_targets() -> None:
+    assert ISSUE_PROPERTIES <= {p.name for p in SPEC.properties if p.kind in ("invariant", "action")}
+    assert ISSUE_TARGETS <= {p.name for p in SPEC.of_kind("reachable")}
+    assert all(p.source and p.premise is not None for p in SPEC.properties if p.kind in ("invariant", "action"))
+
+
+def test_default_check_passes_in_both_modes_with_every_target_and_premise_reached() -> None:
+    r = check("features")
+    assert (r.verdict, r.exit_code) == ("ok", 0), r.summary()
+    assert r.unreached_targets == [] and r.vacuous_properties == []
+    # the asynchronous listener steps are left to the deep profile (reduction sync_notifications)
+    assert sorted(a for a, n in r.coverage.items() if n == 0) == ["zk_notify", "zk_refresh", "zk_stop"]
+
+
+def test_update_item_validation() -> None:
+    ctx = _ctx()
+    cur = ((1, 2), None)
+    assert requested_levels(cur, 0, 3, False, ctx) == ((1, 3), None)  # upgrade
+    assert requested_levels(cur, 0, 1, False, ctx) is None  # a downgrade needs allow_downgrade
+    assert requested_levels(cur, 0, 1, True, ctx) == ((1, 1), None)
+    assert requested_levels(cur, 0, 3, True, ctx) is None  # allow_downgrade with a higher level
+    assert requested_levels(cur, 0, 2, False, ctx) is None  # the same level
+    assert requested_levels(cur, 0, 0, False, ctx) is None  # a deletion needs allow_downgrade
+    assert requested_levels(cur, 0, 0, True, ctx) == (None, None)
+    assert requested_levels(cur, 1, 0, True, ctx) is None  # deleting a feature that is not finalized
+    assert requested_levels(cur, 0, 1, False, _ctx("ignore-allow-downgrade")) == ((1, 1), None)
+    assert requested_levels(cur, 0, 0, False, _ctx("level-below-one"), zk=True) == ((1, 0), None)
+    assert requested_levels(cur, 0, 0, False, _ctx("level-below-one")) is None  # a KRaft level 0 is a deletion
+    assert lowered(cur, (None, (1, 1))) == (0,) and raised(cur, (None, (1, 1))) == (1,)
+
+
+def test_registration_check() -> None:
+    assert registration_refusal(((1, 2), (1, 3)), (2, 3)) is None
+    assert registration_refusal(((1, 2), (1, 3)), (3, 0)) == 0  # the first uncovered feature
+    assert registration_refusal(((1, 2),), (0,)) is None  # a feature not finalized is covered by any range
+
+
+def test_zk_setup_cases() -> None:
+    ctx = _ctx()
+    new = setup_versioning(attrs.evolve(_zk(), brokers=(attrs.evolve(_zk().brokers[0], active=True),
+                                                        _zk().brokers[1])), 2, ctx)
+    assert zkm.data(new.zk, FEATURES_ZNODE) == (ENABLED, ((1, 2), (1, 2)))  # a new cluster: everything supported
+    old = setup_versioning(_zk(ibp=False), 2, ctx)
+    assert zkm.data(old.zk, FEATURES_ZNODE) == (DISABLED, (None, None))  # IBP < 2.7: disabled, empty
+    enabled = setup_versioning(attrs.evolve(old, ibp=True, brokers=new.brokers), 3, ctx)
+    assert zkm.data(enabled.zk, FEATURES_ZNODE) == (ENABLED, (None, None))  # enabling finalizes nothing
+    assert zkm.data(setup_versioning(attrs.evolve(old, ibp=True, brokers=new.brokers), 3,
+                                     _ctx("enable-finalizes-all")).zk, FEATURES_ZNODE) == (ENABLED, ((1, 3), (1, 3)))
+    disabled = setup_versioning(attrs.evolve(new, ibp=False), 2, ctx)
+    assert zkm.data(disabled.zk, FEATURES_ZNODE) == (DISABLED, (None, None))
+    kept = setup_versioning(attrs.evolve(new, ibp=False), 2, _ctx("disable-keeps-levels"))
+    assert zkm.data(kept.zk, FEATURES_ZNODE) == (DISABLED, ((1, 2), (1, 2)))
+
+
+def test_an_incompatible_broker_does_not_start() -> None:
+    s = _zk()
+    zk, _ = zkm.create(s.zk, FEATURES_ZNODE, (ENABLED, ((1, 3), None)))
+    s = stop_broker(attrs.evolve(s, zk=zk), 0)
+    refused = start_broker(s, 0, 2, _ctx())  # binary 2 cannot run level 3
+    assert not refused.brokers[0].up and refused.refused_start
+    assert not zkm.exists(refused.zk, "/brokers/ids/0")
+    assert start_broker(s, 0, 3, _ctx()).brokers[0].cache == (0, ((1, 3), None))
+    assert start_broker(s, 0, 2, _ctx("listener-skips-check")).brokers[0].up
+
+
+def test_kraft_upgrade_needs_every_controller_and_registration_is_checked() -> None:
+    ctx = _ctx()
+    s = _kraft()
+    assert s.ctrls == (3, 2)
+    # metadata.version (feature 0) can go to 2 but not to 3: controller 1 supports up to 2 (QuorumFeatures)
+    mv_levels = {(f, lv) for (f, lv, _), _t in update(s, ctx) if f == 0}
+    assert mv_levels == {(0, 2)}
+    assert (0, 3) in {(f, lv) for (f, lv, _), _t in update(s, _ctx("local-quorum-check"))}
+    # metadata.version is never downgraded, even with allow_downgrade (the downgrade would change metadata)
+    up = attrs.evolve(s, log=(("level", 0, 2),))
+    assert not [v for v, _t in update(up, ctx) if v[0] == 0 and v[1] < 2]
+    # broker 0 (binary 2) is refused once metadata.version 3 is finalized
+    high = attrs.evolve(s, log=(("level", 0, 3),))
+    out = dict(register(high, ctx))
+    assert out[(0,)].brokers[0].refused and out[(0,)].log == high.log
+    assert out[(1,)].log[-1] == ("reg", 1, 3)
+    assert dict(register(high, _ctx("register-without-check")))[(0,)].log[-1] == ("reg", 0, 2)
+    assert kraft_levels((("level", 1, 2), ("level", 1, 0)), 2) == ((1, 1), None)
+
+
+def test_kafka_39_unconditional_write_loses_an_update_after_failover() -> None:
+    """KafkaZkClient.updateFeatureZNode writes with ZkVersion.MatchAnyVersion: a new controller whose cache has not
+    applied its predecessor's write validates against the older levels and writes them back."""
+    r = check("features", variants=["unconditional-write"])
+    assert (r.verdict, r.violated_property, r.exit_code) == ("violation", "DowngradeOnlyWithAllowDowngrade", 12)
+    assert r.trace is not None
+    names = [step.action for step in r.trace.steps]
+    # a new cluster's controller creates /features while a notification of it is delayed; the controller fails over;
+    # the broker elected next, whose cache is still empty (enableFeatureVersioning finds /features unchanged and does
+    # not wait), writes its one-item update over every finalized feature
+    assert names == ["zk_elect", "zk_expire", "zk_elect", "zk_update"], names
+    assert r.trace.states()[3].brokers[r.trace.steps[3].params["broker"]].cache is None
+
+
+def test_a_metadata_version_downgrade_is_a_violation() -> None:
+    """The rule kraft.update enforces (no metadata.version downgrade) has its own property, so that dropping the rule
+    is seen (it survived `kraftcheck mutate features` before the property existed)."""
+    prop = next(p for p in SPEC.properties if p.name == "MetadataVersionNeverDowngraded")
+    s = attrs.evolve(_kraft(), log=(("level", 0, 2),))
+    down = attrs.evolve(s, log=s.log + (("level", 0, 1),))
+    assert not prop.pred(s, ("kraft_update", (0, 1, True)), down, _ctx())
+    assert prop.pred(s, ("kraft_update", (1, 1, False)), attrs.evolve(s, log=s.log + (("level", 1, 1),)), _ctx())
