@@ -66,11 +66,18 @@ MIGRATION: Model[MigState, Bounds] = Model("migration", Bounds, doc="ZooKeeper t
                                             encode=encode)
 
 # ---- variants ----------------------------------------------------------------------------------------------------
-MIGRATION.variant("kafka-epoch-check", "every migration write also checks the /controller_epoch version, as "
-                  "KafkaZkClient.retryMigrationRequestsUntilConnected does (the KIP checks /migration only)")
+MIGRATION.variant("kip-migration-check-only", "the KIP-866 text's fencing: the claim updates /migration "
+                  "conditionally inside its multi and migration writes check /migration only (Kafka 3.9 also checks "
+                  "/controller_epoch in every migration write and writes /migration unconditionally after the claim)")
+MIGRATION.variant("no-controller-epoch-check", "migration writes do not check the /controller_epoch version (3.9's "
+                  "KafkaZkClient.retryMigrationRequestsUntilConnected does): a deposed driver whose /migration version "
+                  "is current between the new leader's claim and its /migration write is not fenced",
+                  kind="mutation", expect="SingleZkWriterPerEpoch")
 MIGRATION.variant("no-epoch-bump", "a new KRaft leader claims /controller without bumping /controller_epoch",
                   kind="mutation", expect="KRaftEpochExceedsZkEpoch")
-MIGRATION.variant("no-migration-check", "dual writes update /migration without checking its version",
+MIGRATION.variant("no-migration-check", "the KIP's design (kip-migration-check-only) with migration writes that update "
+                  "/migration without checking its version: the one fence the KIP relies on is gone (in 3.9 the "
+                  "/controller_epoch check fences the metadata znodes without it)",
                   kind="mutation", expect="SingleZkWriterPerEpoch")
 MIGRATION.variant("copy-outside-txn", "the initial copy is written without a metadata transaction",
                   kind="mutation", expect="MigrationAtomic")
@@ -102,13 +109,22 @@ for _bound, _doc in (
      "at any time"),
     ("no_zk_writes_in_rollback", "ZK-mode controllers write nothing once a rollback has started; off, a ZK controller "
      "elected after the rollback writes as KafkaController does"),
-    ("rollback_from_steady_only", "a rollback starts only from a quiet steady state (an active dual-writing leader "
-     "every running controller follows, before any reconfiguration); off, at any point before the controllers leave "
-     "migration mode (KIP-866 'Reversal to ZK')"),
+    ("rollback_from_steady_only", "a rollback starts only from a quiet steady state (an active dual-writing leader, "
+     "not stalled, that every running controller follows, before any reconfiguration); off, at any point before the "
+     "controllers leave migration mode (KIP-866 'Reversal to ZK')"),
     ("reconfig_for_finalize_only", "zookeeper.metadata.migration.enable is flipped only as the finalization's rolling "
      "restart (and re-enabled after it); off, an operator may flip it on any controller at any time"),
     ("topic_writes_only", "client metadata changes write the topic znode only; off, also its dynamic config "
      "(AlterConfigs), dual-written by KRaftMigrationZkWriter"),
+    ("claim_write_at_once", "a driver that still leads its KRaft epoch makes the unconditional /migration write in "
+     "the claim's step; a deposed one (the case KAFKA-16171/KAFKA-16667 are about) makes it in a later step; off, "
+     "always in a later step (KRaftMigrationDriver.BecomeZkControllerEvent: two ZooKeeper operations)"),
+    ("offset_write_at_once", "a driver that still leads its KRaft epoch records a delta's offset in /migration in "
+     "the step of the delta's write (a deposed one, in a later step); off, always in a later step "
+     "(KRaftMigrationDriver.MetadataChangeEvent: the delta's multis, then setMigrationRecoveryState)"),
+    ("lost_answer_when_steady", "an applied write's answer is lost (ConnectionLoss) only to the active leader "
+     "dual-writing in a quiet state (every running controller follows its epoch, no rollback or reconfiguration "
+     "yet), on the workload's last metadata change; off, to any driver's dual write"),
 ):
     MIGRATION.reduction(_bound, _doc)
 
@@ -153,12 +169,16 @@ MIGRATION.action(params=B)(brokers.broker_join)
 MIGRATION.action(params=C)(driver.check_quorum)
 MIGRATION.action(params=C)(driver.check_brokers)
 MIGRATION.action(params=C)(takeover.claim)
+MIGRATION.action(params=C)(takeover.claim_migration)
 MIGRATION.action(params=C)(copy.copy_begin)
 MIGRATION.action(params=C)(copy.copy_batch)
 MIGRATION.action(params=C)(copy.copy_commit)
+MIGRATION.action(params=C)(copy.copy_record)
 MIGRATION.action(params=C)(dual_write.sync_to_zk)
 MIGRATION.action(params=C)(dual_write.send_rpcs)
 MIGRATION.action(params=C)(dual_write.dual_write)
+MIGRATION.action(params=C)(dual_write.dual_write_offset)
+MIGRATION.action(params=C)(dual_write.lost_answer)
 MIGRATION.action(params=("c", "path"))(dual_write.client_write)
 MIGRATION.action(params=B)(brokers.roll_to_kraft)
 MIGRATION.action(finalize.reconfigure, params=C)
@@ -212,10 +232,13 @@ def view(s: Any) -> Any:
         lead = None
         if x.zk is not None:
             lead = {"zk_controller_epoch": x.zk.zk_epoch, "controller_epoch_version": x.zk.epoch_version,
-                    "expects_migration_version": x.zk.mig_version, "written_up_to": x.zk.written}
+                    "expects_migration_version": x.zk.mig_version, "recorded_offset": x.zk.written,
+                    "image_written_up_to": x.zk.applied}
+        read = None if x.read is None else {"migration_version": x.read[0], "offset": x.read[1]}
         seen = view_len(s.log, x.epoch)
         ctrls.append({"up": x.up, "migration_enabled": x.mig, "epoch": x.epoch, "driver": x.driver,
-                      "zk_state": lead, "copy_step": x.copy, "sees_records": seen, "stale": seen < len(s.log)})
+                      "zk_state": lead, "migration_read": read,
+                      "copy_step": x.copy, "sees_records": seen, "stale": seen < len(s.log)})
     brokers_view = []
     for br in s.brokers:
         zkc = None if br.ctrl is None else {"zk_controller_epoch": br.ctrl[0], "controller_epoch_version": br.ctrl[1]}
@@ -238,7 +261,8 @@ MIGRATION.view = view
 
 # sequence diagrams: ZooKeeper, the KRaft controllers and the ZK brokers; reads and writes of znodes are calls
 _ZK_CALLS = {**{a: ("b", "ZooKeeper") for a in ("zk_elect", "zk_write")},
-             **{a: ("c", "ZooKeeper") for a in ("claim", "copy_batch", "sync_to_zk", "dual_write")}}
+             **{a: ("c", "ZooKeeper") for a in ("check_quorum", "claim", "claim_migration", "copy_batch", "copy_record",
+                                             "sync_to_zk", "dual_write", "dual_write_offset", "lost_answer")}}
 MIGRATION.diagram = Diagram(
     nodes=lambda v: (["ZooKeeper"] + [f"controller {i}" for i in range(len(v["controllers"]))]
                      + [f"broker {i}" for i in range(len(v["brokers"]))]),
