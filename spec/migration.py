@@ -39,6 +39,7 @@ from kraftcheck.model.migration.state import (
     is_compatible,
     migration_names_holder,
     pending_meta,
+    view_len,
     zk_writer,
 )
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
@@ -222,14 +223,38 @@ def migration_atomic(s: MigState, ctx: Ctx) -> bool:
     return not img.copied or img.mig != PRE_MIGRATION
 
 
+def _sees_finalization(s: MigState, c: int) -> bool:
+    """Controller ``c`` has seen the final ZkMigrationRecord (its view of the log includes it)."""
+    post = next((i for i, r in enumerate(s.log) if r[1] == "mig" and r[2] == POST_MIGRATION), None)
+    return post is not None and view_len(s.log, s.ctrls[c].epoch) > post
+
+
 @action_property("NoZkWritesAfterFinalize",
-                 "once the final ZkMigrationRecord is committed, no controller writes to ZooKeeper",
+                 "once the final ZkMigrationRecord is committed, no controller that has seen it writes to ZooKeeper "
+                 "(Kafka 3.9 does not stop a deposed driver that has not: see the target ZkWritableAfterFinalize)",
                  "KIP-866 'Finalizing the migration': the controller 'writes a ZkMigrationRecord to the log and no "
                  "longer writes to ZK'", premise=configured_after_finalize)
 def no_writes_after_finalize(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
     if image(s.log).mig != POST_MIGRATION or step[0].startswith("rollback") or s.op == OP_ROLLED_BACK:
         return True
+    writer = zk_writer(s, step)
+    if writer is None and step[0] in ("claim", "check_quorum"):
+        writer = ("kraft", step[1][0], s.ctrls[step[1][0]].epoch)
+    if writer is not None and writer[0] == "kraft" and not _sees_finalization(s, writer[1]):
+        return True  # a deposed driver that has not heard of the finalizing leader yet
     return _controlled(s) == _controlled(t)
+
+
+@reachable("ZkWritableAfterFinalize",
+           "after finalization a deposed driver that has not seen the final record still holds current ZooKeeper "
+           "versions, so its writes would land (the finalizing controller never claims ZooKeeper)",
+           "ActivationRecordsGenerator.recordsForNonEmptyLog (3.9): finalization is a log record only")
+def zk_writable_after_finalize(s: MigState, ctx: Ctx) -> bool:
+    if image(s.log).mig != POST_MIGRATION:
+        return False
+    ev, mv = zkm.version(s.zk, CONTROLLER_EPOCH), zkm.version(s.zk, MIGRATION_ZNODE)
+    return any(x.up and x.zk is not None and x.zk.epoch_version == ev and x.zk.mig_version == mv
+               and not _sees_finalization(s, c) for c, x in enumerate(s.ctrls))
 
 
 @action_property("RollbackSafe",
@@ -334,8 +359,9 @@ def incompatible_seen(s: MigState, ctx: Ctx) -> bool:
 
 
 @reachable("MisconfiguredLeaderElected",
-           "a controller without the migration config leads while the migration is under way (it must resign)",
-           "KIP-866 'Misconfigurations'")
+           "a controller without the migration config leads while the migration is under way and some voter still "
+           "has it (3.9 finalizes as it activates; the KIP's text has it resign)",
+           "ActivationRecordsGenerator.recordsForNonEmptyLog (3.9); KIP-866 'Misconfigurations'")
 def misconfigured_leader(s: MigState, ctx: Ctx) -> bool:
     return (s.leader >= 0 and is_active(s, s.leader) and not s.ctrls[s.leader].mig
             and image(s.log).mig == MIGRATING and any(x.mig for x in s.ctrls))
@@ -409,7 +435,7 @@ SPEC = Spec(MIGRATION, [
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
     misconfigured_leader, reenabled, copy_not_recorded, migration_changed_before_claim_write, stale_claim_overwrite,
-    lost_answer_wedges,
+    lost_answer_wedges, zk_writable_after_finalize,
 ])
 
 __all__ = ["SPEC", "MIGRATION"]

@@ -44,7 +44,7 @@ class Bounds:
     controllers: int = 2  # KRaft voters, ids 0..controllers-1
     max_epoch: int = 3  # highest KRaft leader epoch (bounds elections)
     max_crashes: int = 1  # controller crashes (each followed by a restart when the operator recovers it)
-    max_reconfigs: int = 3  # operator restarts of a controller with zookeeper.metadata.migration.enable flipped
+    max_reconfigs: int = 2  # operator restarts of a controller with zookeeper.metadata.migration.enable flipped
     max_expiries: int = 1  # ZooKeeper session expiries
     max_outages: int = 1  # periods of ZooKeeper unavailability
     max_zk_writes: int = 1  # metadata writes by a ZK-mode controller
