@@ -30,8 +30,8 @@ def test_unbounded_proves_single_zk_writer_per_epoch(unbounded: ProveResult) -> 
     assert {c.name for c in goal.conjuncts} >= {"ZkControllerFenced", "KRaftControllerFenced"}
 
 
-def test_the_kafka_epoch_check_variant_is_proved_too() -> None:
-    assert prove("migration", variants=["kafka-epoch-check"], nodes=2).verdict == "proved"
+def test_the_kip_design_variant_is_proved_too() -> None:
+    assert prove("migration", variants=["kip-migration-check-only"], nodes=2).verdict == "proved"
 
 
 def test_unchecked_migration_writes_give_a_counterexample_to_induction() -> None:
@@ -48,7 +48,8 @@ def test_unchecked_migration_writes_give_a_counterexample_to_induction() -> None
 
 
 @settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(st.data(), st.sampled_from([(), ("kafka-epoch-check",), ("no-epoch-bump",), ("no-migration-check",)]))
+@given(st.data(), st.sampled_from([(), ("kip-migration-check-only",), ("no-controller-epoch-check",),
+                                   ("no-epoch-bump",), ("no-migration-check",)]))
 def test_model_steps_are_symbolic_steps_and_properties_agree(data: st.DataObject, variants: tuple[str, ...]) -> None:
     ctx = MODEL.context(MODEL.default_bounds(), variants)
     steps = walk(ENCODING, ctx, lambda n: data.draw(st.integers(0, n - 1)), 40, SPEC, lemmas=not variants)

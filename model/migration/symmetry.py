@@ -20,8 +20,10 @@ from kraftcheck.model.migration.state import (
     METADATA,
     MIGRATION_ZNODE,
     OP_MIGRATE,
+    ZK_MIGRATION,
     Bounds,
     MigState,
+    is_active,
 )
 from kraftcheck.model.zookeeper import Zk
 
@@ -145,8 +147,12 @@ def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
         if b.no_zk_writes_in_rollback and (s.op != OP_MIGRATE or all(br.ctrl is None for br in s.brokers)):
             zk_writes = -1
     crashes = u.crashes
-    if b.crash_in_copy_only and any(r[1] == "end" or r[1] == "mig" for r in s.log):
-        crashes = -1  # restricted crashes hit the copy only, and the copy is over (exact for every variant)
+    if (b.crash_in_copy_only and any(r[1] == "end" or r[1] == "mig" for r in s.log)
+            and not (s.leader >= 0 and s.ctrls[s.leader].driver == ZK_MIGRATION and is_active(s, s.leader))):
+        # restricted crashes hit the active copier only, and the copy is over, its /migration record included (exact
+        # for every variant: no driver becomes an active copier again on a log holding the copy's records; a deposed
+        # one in ZK_MIGRATION never becomes active without a new election, which resets its driver)
+        crashes = -1
     brokers = tuple((br.mode, None if br.ctrl is None else (br.ctrl[0] - base, rel(br.ctrl[1], ep_v)))
                     for br in s.brokers)
     rest = (brokers, s.kepoch, log, (crashes, u.reconfigs, expiries, u.outages, zk_writes, u.client_writes,
