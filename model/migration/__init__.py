@@ -91,7 +91,8 @@ MIGRATION.variant("copy-outside-txn", "the initial copy is written without a met
 MIGRATION.variant("kip-finalize-after-quorum", "the KIP-866 text's finalization: only once every voter runs without "
                   "zookeeper.metadata.migration.enable and every broker in KRaft mode, and a leader without the "
                   "config resigns mid-migration (3.9 finalizes when the first controller without the config "
-                  "activates on a MIGRATION log, ActivationRecordsGenerator)")
+                  "activates on a MIGRATION log, ActivationRecordsGenerator); it needs three restarts (both voters "
+                  "disabled, one re-enabled)", bounds={"max_reconfigs": 3})
 MIGRATION.variant("registration-mv-unchecked", "a ZK broker's registration is accepted whatever its metadata.version",
                   kind="mutation", expect="IncompatibleBrokerIsolated")
 MIGRATION.variant("ephemeral-claim", "the KRaft leader claims /controller with an ephemeral znode, as a ZK broker does",
