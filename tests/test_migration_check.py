@@ -51,6 +51,7 @@ def test_default_check_passes_and_reaches_every_target() -> None:
     assert r.verdict == "ok", r.summary()
     assert r.unreached_targets == [] and r.vacuous_properties == []  # every premise reached too
     assert r.exit_code == 0
+    assert r.distinct_states == MIGRATION.profiles["default"].states  # the figure the profile's doc records
     # every action of the model is exercised at the default bounds, but the KIP-text-only ones
     assert [a for a, n in r.coverage.items() if n == 0] == KIP_ONLY_ACTIONS
 
