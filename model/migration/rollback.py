@@ -47,6 +47,11 @@ def rollback_begin(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     # KIP-866 "Reversal to ZK": possible before the controllers are taken out of migration mode
     if s.op != OP_MIGRATE or not s.taken_over or s.all_off:
         return
+    # ... and never after the final ZkMigrationRecord (the metric says MigrationFinished): with 3.9's finalization
+    # (one controller restarted without the config and elected finalizes) that can come before every controller
+    # left migration mode; a rollback then would lose every change committed since, which ZooKeeper never gets
+    if log_state(s) == POST_MIGRATION:
+        return
     # (reduction rollback_from_steady_only) the operator starts from a steady state (an active dual-writing
     # leader, every running controller aware of its epoch) before the finalization's controller restarts; off, at
     # any point before the controllers leave migration mode (KIP-866 "Reversal to ZK")
