@@ -9,9 +9,11 @@ from kraftcheck.model.core import Context
 from kraftcheck.model.migration import MIGRATION
 from kraftcheck.model.migration.driver import metric_state
 from kraftcheck.model.migration.state import (
+    BECOME_CONTROLLER,
     CONTROLLER,
     CONTROLLER_EPOCH,
     DUAL_WRITE,
+    INACTIVE,
     KRAFT_CONTROLLER_MIGRATION_ACTIVE,
     KRAFT_CONTROLLER_TO_BROKER_COMM,
     KRAFT_MODE,
@@ -31,11 +33,13 @@ from kraftcheck.model.migration.state import (
     ZK_MODE,
     Bounds,
     MigState,
+    epoch_holder,
     finalized_mv,
     image,
     image_value,
     is_active,
     is_compatible,
+    migration_names_holder,
     pending_meta,
     view_len,
     zk_writer,
@@ -55,8 +59,17 @@ def _controlled(s: MigState) -> tuple[Any, ...]:
     return tuple(zkm.get(s.zk, p) for p in CONTROLLED)
 
 
-def _data_and_migration(s: MigState) -> tuple[Any, ...]:
-    return tuple(zkm.get(s.zk, p) for p in METADATA + (MIGRATION_ZNODE,))
+def _metadata(s: MigState) -> tuple[Any, ...]:
+    return tuple(zkm.get(s.zk, p) for p in METADATA)
+
+
+def _holder_driver(s: MigState) -> Any:
+    """The KRaft driver whose cached /controller_epoch version is current, past its full sync (its image is in
+    ZooKeeper), or None."""
+    c = epoch_holder(s)
+    if c < 0 or s.ctrls[c].driver not in (KRAFT_CONTROLLER_TO_BROKER_COMM, DUAL_WRITE):
+        return None
+    return s.ctrls[c].zk
 
 
 # ---- premises: the situation in which each safety property could fail (spec/core.py) ---------------------------
@@ -75,13 +88,13 @@ def kraft_claims(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
 
 def stale_writer_present(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
     """a deposed or stale controller is in a position to write to ZooKeeper: a ZK-mode controller whose
-    /controller_epoch version is stale, or a KRaft driver holding ZooKeeper leadership whose cached /migration version
-    is stale"""
+    /controller_epoch version is stale, or a KRaft driver holding ZooKeeper leadership whose cached /controller_epoch
+    or /migration version is stale"""
     ev = zkm.version(s.zk, CONTROLLER_EPOCH)
     if any(br.ctrl is not None and br.ctrl[1] != ev for br in s.brokers):
         return True
     mv = zkm.version(s.zk, MIGRATION_ZNODE)
-    return any(x.up and x.zk is not None and x.zk.mig_version != mv for x in s.ctrls)
+    return any(x.up and x.zk is not None and (x.zk.epoch_version != ev or x.zk.mig_version != mv) for x in s.ctrls)
 
 
 def zk_broker_could_run(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
@@ -92,10 +105,10 @@ def zk_broker_could_run(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
 
 
 def zk_lags_log(s: MigState, ctx: Ctx) -> bool:
-    """during the migration a committed metadata change is not yet in ZooKeeper"""
-    node = zkm.get(s.zk, MIGRATION_ZNODE)
-    return (s.op in (OP_MIGRATE, OP_ROLLBACK) and node is not None and image(s.log).mig == MIGRATING
-            and pending_meta(s.log, node.data[2]) > 0)
+    """during the migration a committed metadata change is not yet in ZooKeeper's writes of the holder's driver"""
+    lead = _holder_driver(s)
+    return (s.op in (OP_MIGRATE, OP_ROLLBACK) and lead is not None and image(s.log).mig == MIGRATING
+            and pending_meta(s.log, lead.applied) > 0)
 
 
 def copy_under_way(s: MigState, ctx: Ctx) -> bool:
@@ -112,16 +125,23 @@ def shutdown_with_pending(s: MigState, step: Step, t: MigState, ctx: Ctx) -> boo
     """the quorum shuts down for a rollback while a committed metadata change is not yet in ZooKeeper"""
     if step[0] != "quorum_shutdown":
         return False
-    node = zkm.get(s.zk, MIGRATION_ZNODE)
-    return node is not None and pending_meta(s.log, node.data[2]) > 0
+    img = image(s.log)
+    return any((v := image_value(img, p)) is not None and zkm.data(s.zk, p) != v for p in METADATA)
+
+
+def _dual_writer(s: MigState) -> Any:
+    """The active controller's driver when it dual-writes, or None."""
+    c = s.leader
+    if s.op not in (OP_MIGRATE, OP_ROLLBACK) or c < 0 or not is_active(s, c) or s.ctrls[c].driver != DUAL_WRITE:
+        return None
+    return s.ctrls[c].zk
 
 
 def lag_at_bound(s: MigState, ctx: Ctx) -> bool:
-    """during the migration ZooKeeper lags the committed log by max_lag metadata changes (one more would break the
-    bound)"""
-    node = zkm.get(s.zk, MIGRATION_ZNODE)
-    return (s.op in (OP_MIGRATE, OP_ROLLBACK) and node is not None and image(s.log).mig == MIGRATING
-            and pending_meta(s.log, node.data[2]) >= ctx.b.max_lag)
+    """the active controller dual-writes while ZooKeeper lags the committed log by max_lag metadata changes (one
+    more would break the bound)"""
+    lead = _dual_writer(s)
+    return lead is not None and pending_meta(s.log, lead.applied) >= ctx.b.max_lag
 
 
 def incompatible_while_rpcs(s: MigState, ctx: Ctx) -> bool:
@@ -174,13 +194,16 @@ def kraft_epoch_exceeds(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
 
 
 @action_property("SingleZkWriterPerEpoch",
-                 "every successful controller write to ZooKeeper is made by the holder of the current "
-                 "/controller_epoch",
-                 "KIP-866 'Controller leadership' and '/migration znode': conditional multi-ops fence older ZK "
-                 "and KRaft controllers", premise=stale_writer_present)
+                 "every successful controller write to the metadata znodes is made by the holder of the current "
+                 "/controller_epoch (writes of /migration alone are not metadata: Kafka 3.9 lets a deposed KRaft "
+                 "driver make them: see the targets MigrationChangedBeforeClaimWrite and "
+                 "StaleClaimOverwritesMigration)",
+                 "KIP-866 'Controller leadership' and '/migration znode'; KafkaZkClient"
+                 ".retryMigrationRequestsUntilConnected (3.9): conditional multi-ops fence older ZK and KRaft "
+                 "controllers", premise=stale_writer_present)
 def single_writer(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
     writer = zk_writer(s, step)
-    if writer is None or _data_and_migration(s) == _data_and_migration(t):
+    if writer is None or _metadata(s) == _metadata(t):
         return True
     return writer == t.holder
 
@@ -197,16 +220,18 @@ def no_zk_controller(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
 
 
 @invariant("ZkIsPrefixOfLog",
-           "once the copy is in ZooKeeper's books, the metadata znodes equal the committed log applied up to the "
-           "/migration offset",
-           "KIP-866 'Dual metadata writes' and '/migration znode' (kraft_metadata_offset)", premise=zk_lags_log)
+           "while the KRaft driver holding /controller_epoch is past its full sync, the metadata znodes equal the "
+           "committed log applied up to what that driver has written (a prefix of the log)",
+           "KIP-866 'Dual metadata writes'; KRaftMigrationDriver.MetadataChangeEvent (3.9; the /migration offset "
+           "itself may lag or, after a deposed driver's write, regress: it is not what ZooKeeper holds)",
+           premise=zk_lags_log)
 def zk_prefix(s: MigState, ctx: Ctx) -> bool:
     if s.op not in (OP_MIGRATE, OP_ROLLBACK):
         return True  # the quorum is gone: ZooKeeper is the source of truth again
-    node = zkm.get(s.zk, MIGRATION_ZNODE)
-    if node is None or node.data[2] == 0:
+    lead = _holder_driver(s)
+    if lead is None:
         return True
-    img = image(s.log, node.data[2])
+    img = image(s.log, lead.applied)
     if img.mig == PRE_MIGRATION:
         return True
     return all(zkm.data(s.zk, p) == image_value(img, p) for p in METADATA)
@@ -221,14 +246,38 @@ def migration_atomic(s: MigState, ctx: Ctx) -> bool:
     return not img.copied or img.mig != PRE_MIGRATION
 
 
+def _sees_finalization(s: MigState, c: int) -> bool:
+    """Controller ``c`` has seen the final ZkMigrationRecord (its view of the log includes it)."""
+    post = next((i for i, r in enumerate(s.log) if r[1] == "mig" and r[2] == POST_MIGRATION), None)
+    return post is not None and view_len(s.log, s.ctrls[c].epoch) > post
+
+
 @action_property("NoZkWritesAfterFinalize",
-                 "once the final ZkMigrationRecord is committed, no controller writes to ZooKeeper",
+                 "once the final ZkMigrationRecord is committed, no controller that has seen it writes to ZooKeeper "
+                 "(Kafka 3.9 does not stop a deposed driver that has not: see the target ZkWritableAfterFinalize)",
                  "KIP-866 'Finalizing the migration': the controller 'writes a ZkMigrationRecord to the log and no "
                  "longer writes to ZK'", premise=configured_after_finalize)
 def no_writes_after_finalize(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
     if image(s.log).mig != POST_MIGRATION or step[0].startswith("rollback") or s.op == OP_ROLLED_BACK:
         return True
+    writer = zk_writer(s, step)
+    if writer is None and step[0] in ("claim", "check_quorum"):
+        writer = ("kraft", step[1][0], s.ctrls[step[1][0]].epoch)
+    if writer is not None and writer[0] == "kraft" and not _sees_finalization(s, writer[1]):
+        return True  # a deposed driver that has not heard of the finalizing leader yet
     return _controlled(s) == _controlled(t)
+
+
+@reachable("ZkWritableAfterFinalize",
+           "after finalization a deposed driver that has not seen the final record still holds current ZooKeeper "
+           "versions, so its writes would land (the finalizing controller never claims ZooKeeper)",
+           "ActivationRecordsGenerator.recordsForNonEmptyLog (3.9): finalization is a log record only")
+def zk_writable_after_finalize(s: MigState, ctx: Ctx) -> bool:
+    if image(s.log).mig != POST_MIGRATION:
+        return False
+    ev, mv = zkm.version(s.zk, CONTROLLER_EPOCH), zkm.version(s.zk, MIGRATION_ZNODE)
+    return any(x.up and x.zk is not None and x.zk.epoch_version == ev and x.zk.mig_version == mv
+               and not _sees_finalization(s, c) for c, x in enumerate(s.ctrls))
 
 
 @action_property("RollbackSafe",
@@ -243,15 +292,12 @@ def rollback_safe(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
 
 
 @invariant("DualWriteLagBounded",
-           "during the migration, at most max_lag committed metadata changes are missing from ZooKeeper",
+           "while the active controller dual-writes, at most max_lag committed metadata changes are missing from "
+           "its ZooKeeper writes",
            "KIP-866 'Dual metadata writes': a bound on the records not yet written to ZooKeeper", premise=lag_at_bound)
 def lag_bounded(s: MigState, ctx: Ctx) -> bool:
-    if s.op not in (OP_MIGRATE, OP_ROLLBACK) or image(s.log).mig != MIGRATING:
-        return True
-    node = zkm.get(s.zk, MIGRATION_ZNODE)
-    if node is None:
-        return True
-    return pending_meta(s.log, node.data[2]) <= ctx.b.max_lag
+    lead = _dual_writer(s)
+    return lead is None or pending_meta(s.log, lead.applied) <= ctx.b.max_lag
 
 
 @invariant("IncompatibleBrokerIsolated",
@@ -336,8 +382,9 @@ def incompatible_seen(s: MigState, ctx: Ctx) -> bool:
 
 
 @reachable("MisconfiguredLeaderElected",
-           "a controller without the migration config leads while the migration is under way (it must resign)",
-           "KIP-866 'Misconfigurations'")
+           "a controller without the migration config leads while the migration is under way and some voter still "
+           "has it (3.9 finalizes as it activates; the KIP's text has it resign)",
+           "ActivationRecordsGenerator.recordsForNonEmptyLog (3.9); KIP-866 'Misconfigurations'")
 def misconfigured_leader(s: MigState, ctx: Ctx) -> bool:
     return (s.leader >= 0 and is_active(s, s.leader) and not s.ctrls[s.leader].mig
             and image(s.log).mig == MIGRATING and any(x.mig for x in s.ctrls))
@@ -352,12 +399,66 @@ def reenabled(s: MigState, ctx: Ctx) -> bool:
             and s.ctrls[s.leader].mig and s.ctrls[s.leader].driver == "INACTIVE")
 
 
+@reachable("CopyCommittedButNotRecorded",
+           "a failover between the copy's commit and its /migration offset write: the new leader's driver finds the "
+           "log in MIGRATION, /migration saying 'not done', and goes INACTIVE (a dead end until the next failover)",
+           "KRaftMigrationDriver.WaitForControllerQuorumEvent (3.9): 'KRaft controller indicates an active migration, "
+           "but the ZK state does not.'")
+def copy_not_recorded(s: MigState, ctx: Ctx) -> bool:
+    c = s.leader
+    node = zkm.get(s.zk, MIGRATION_ZNODE)
+    # (an active controller with the config is INACTIVE on a MIGRATION log only after WaitForControllerQuorumEvent)
+    return (c >= 0 and is_active(s, c) and s.ctrls[c].mig and s.ctrls[c].driver == INACTIVE
+            and image(s.log).mig == MIGRATING and node is not None and node.data[2] == 0)
+
+
+def _holder_state(s: MigState) -> Any:
+    """The KRaft controller holding /controller_epoch, with its cached ZooKeeper state (None if none)."""
+    c = epoch_holder(s)
+    return None if c < 0 else s.ctrls[c]
+
+
+@reachable("MigrationChangedBeforeClaimWrite",
+           "between the new leader's read of /migration (on becoming active) and its own post-claim write, another "
+           "controller changed /migration: the cached version is stale, which the unconditional write repairs",
+           "KRaftMigrationDriver.BecomeZkControllerEvent (3.9): 'the previous controller could have modified the "
+           "/migration ZNode' (KAFKA-16171, KAFKA-16667)")
+def migration_changed_before_claim_write(s: MigState, ctx: Ctx) -> bool:
+    x = _holder_state(s)
+    return (x is not None and x.driver == BECOME_CONTROLLER and x.zk is not None
+            and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE))
+
+
+@reachable("StaleClaimOverwritesMigration",
+           "a deposed driver's unconditional post-claim /migration write lands after the holder's own: the holder's "
+           "cached /migration version is stale and every later write of its fails (the migration stalls until a "
+           "failover)",
+           "KRaftMigrationDriver.BecomeZkControllerEvent (3.9): the claim and the unconditional /migration write are "
+           "two operations of one event, with no leadership check between them")
+def stale_claim_overwrite(s: MigState, ctx: Ctx) -> bool:
+    x = _holder_state(s)
+    return (x is not None and x.driver != BECOME_CONTROLLER and x.zk is not None
+            and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE) and not migration_names_holder(s))
+
+
+@reachable("LostAnswerWedgesDriver",
+           "a dual write applied by ZooKeeper whose answer was lost is re-sent and fails with BadVersion on "
+           "/migration: the holder's cached /migration version is stale, and every later write of its fails",
+           "KafkaZkClient.retryRequestsUntilConnected (re-sends on CONNECTIONLOSS) and "
+           "retryMigrationRequestsUntilConnected ('another KRaft controller is making writes to ZooKeeper')")
+def lost_answer_wedges(s: MigState, ctx: Ctx) -> bool:
+    x = _holder_state(s)
+    return (x is not None and x.driver == DUAL_WRITE and x.zk is not None
+            and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE) and migration_names_holder(s))
+
+
 SPEC = Spec(MIGRATION, [
     migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
     zk_prefix, migration_atomic, no_writes_after_finalize, rollback_safe, lag_bounded, incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
-    misconfigured_leader, reenabled,
+    misconfigured_leader, reenabled, copy_not_recorded, migration_changed_before_claim_write, stale_claim_overwrite,
+    lost_answer_wedges, zk_writable_after_finalize,
     *LIVENESS,  # spec/migration_liveness.py
 ])
 

@@ -31,6 +31,7 @@ from kraftcheck.model.quorum.state import (
 )
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 from kraftcheck.spec.quorum_liveness import LIVENESS
+from kraftcheck.spec.quorum_shape import state_shape
 
 
 # ---- premises: the situation in which each safety property could fail (spec/core.py); an exhaustive run that never
@@ -467,6 +468,7 @@ SPEC = Spec(
     QUORUM,
     [
         election_safety,
+        state_shape,  # spec/quorum_shape.py
         log_matching,
         leader_completeness,
         committed_never_lost,

@@ -160,7 +160,7 @@ def test_a_lasso_loop_is_marked(browser: Any, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("model", "variants", "nodes", "calls"), [
     ("controller", ["fenced-leader-kept"], ["controller 0", "controller 1", "metadata log", "broker 0", "broker 1"], 3),
-    ("migration", ["no-migration-check"], ["ZooKeeper", "controller 0", "controller 1", "broker 0", "broker 1"], 5),
+    ("migration", ["no-migration-check"], ["ZooKeeper", "controller 0", "controller 1", "broker 0", "broker 1"], 9),
     ("mutex", ["no-turn"], ["process 0", "process 1"], 0),
     ("philosophers", [], ["philosopher 0", "philosopher 1", "philosopher 2"], 0),
 ])

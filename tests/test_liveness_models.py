@@ -66,3 +66,19 @@ def test_controller_log_bound_is_a_cut_not_a_stuck_broker() -> None:
     r = check("controller", bounds=bounds)
     assert r.manifest["liveness"]["properties"]["RegisteredBrokerUnfenced"].startswith("holds")
     assert r.manifest["liveness"]["cut_states"] > 0
+
+
+def test_kafka_39_migration_stalls_the_strict_dual_write_property() -> None:
+    """A finding, kept demonstrable: on Kafka 3.9's rules a failover between committing the initial copy and recording
+    it in /migration leaves the new active driver INACTIVE for good (WaitForControllerQuorumEvent: "KRaft controller
+    indicates an active migration, but the ZK state does not"), so 'the driver eventually reaches DUAL_WRITE' fails.
+    The default property DualWriteReached names this stall as its escape; the strict one finds the lasso."""
+    from kraftcheck.model.migration.state import stalled
+    from kraftcheck.spec.migration import SPEC as MIGRATION_SPEC
+    from kraftcheck.spec.migration_liveness import STRICT_DUAL_WRITE
+
+    spec = Spec(MIGRATION, [*MIGRATION_SPEC.properties, STRICT_DUAL_WRITE])
+    r = check(spec)
+    assert (r.verdict, r.violated_property) == ("liveness", "DualWriteReachedStrict"), r.summary()
+    assert r.manifest["liveness"]["properties"]["DualWriteReached"].startswith("holds")
+    assert r.trace is not None and stalled(r.trace.states()[-1])

@@ -17,7 +17,7 @@ UNREDUCED = {r: False for r in MIGRATION.reductions}
 
 
 def test_reductions_are_declared_switches_the_deep_profile_turns_off() -> None:
-    assert len(MIGRATION.reductions) == 10
+    assert len(MIGRATION.reductions) == 13
     deep = MIGRATION.profile_bounds("deep")
     assert all(deep[r] is False for r in MIGRATION.reductions)
     assert MIGRATION.active_reductions(MIGRATION.default_bounds()) == list(MIGRATION.reductions)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration import MIGRATION
@@ -36,6 +38,7 @@ from kraftcheck.model.migration.state import (
 )
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
 from kraftcheck.model.migration.symmetry import canonical_key, rename_controllers
+from kraftcheck.spec.migration import SPEC
 
 
 def ctx(*variants: str, **bounds: Any) -> Context[Bounds]:
@@ -66,7 +69,9 @@ def to_claim(c: Context[Bounds] = CTX) -> MigState:
     s = step(start(c), "kraft_elect", c, c=0)
     s = step(s, "register_broker", c, b=0)
     s = step(s, "check_quorum", c, c=0)
-    assert s.ctrls[0].driver == WAIT_FOR_BROKERS
+    # KRaftLeaderEvent: the active driver reads /migration, creating it (empty state) when absent
+    assert s.ctrls[0].driver == WAIT_FOR_BROKERS and s.ctrls[0].read == (0, 0)
+    assert zkm.data(s.zk, MIGRATION_ZNODE) == (-1, -1, 0)
     s = step(s, "check_brokers", c, c=0)
     assert s.ctrls[0].driver == BECOME_CONTROLLER
     return s
@@ -74,7 +79,9 @@ def to_claim(c: Context[Bounds] = CTX) -> MigState:
 
 def to_copied(c: Context[Bounds] = CTX) -> MigState:
     s = step(to_claim(c), "claim", c, c=0)
-    for name in ("copy_begin", "copy_batch", "copy_batch", "copy_commit"):
+    if s.ctrls[0].driver == BECOME_CONTROLLER:  # claim_write_at_once off
+        s = step(s, "claim_migration", c, c=0)
+    for name in ("copy_begin", "copy_batch", "copy_batch", "copy_commit", "copy_record"):
         s = step(s, name, c, c=0)
     return s
 
@@ -123,13 +130,33 @@ def test_claim_bumps_the_epoch_makes_controller_persistent_and_fences_the_zk_con
     assert zkm.data(s.zk, CONTROLLER_EPOCH) == 2
     node = zkm.get(s.zk, CONTROLLER)
     assert node is not None and node.data == ("kraft", 0, 1) and node.owner is None
-    assert zkm.data(s.zk, MIGRATION_ZNODE) == (0, 1, 0)
+    # (claim_write_at_once: a driver still leading makes its unconditional /migration write in the claim's step)
+    assert zkm.data(s.zk, MIGRATION_ZNODE) == (0, 1, 0) and zkm.version(s.zk, MIGRATION_ZNODE) == 1
     assert s.ctrls[0].driver == ZK_MIGRATION and s.ctrls[0].zk is not None and s.ctrls[0].zk.zk_epoch == 2
     assert s.holder == ("kraft", 0, 1) and s.taken_over
     # the ZK controller's writes check the old /controller_epoch version: they can no longer succeed
     assert s.brokers[0].ctrl is None and succ(s, "zk_write") == []
     # and no ZK broker can win /controller: it exists and is persistent
     assert succ(s, "zk_elect") == []
+
+
+def test_the_claim_leaves_migration_alone_and_a_separate_write_sets_it_unconditionally() -> None:
+    # KafkaZkClient.tryRegisterKRaftControllerAsActiveController does not touch /migration; then
+    # BecomeZkControllerEvent writes it with version -1 (KAFKA-16171/KAFKA-16667)
+    c = ctx(claim_write_at_once=False)
+    s = to_claim(c)
+    s = step(s, "claim", c, c=0)
+    assert zkm.data(s.zk, MIGRATION_ZNODE) == (-1, -1, 0) and s.ctrls[0].driver == BECOME_CONTROLLER
+    zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (7, 7, 0), 0)  # someone else writes /migration meanwhile
+    assert code == zkm.OK
+    s = step(attrs.evolve(s, zk=zk), "claim_migration", c, c=0)
+    assert zkm.data(s.zk, MIGRATION_ZNODE) == (0, 1, 0) and s.ctrls[0].zk is not None
+    assert s.ctrls[0].zk.mig_version == zkm.version(s.zk, MIGRATION_ZNODE) == 2  # current again
+    assert s.ctrls[0].driver == ZK_MIGRATION  # the offset it read (0) says the copy is not done
+    # the KIP's text: the claim multi updates /migration conditionally on the version read in the same step
+    k = ctx("kip-migration-check-only")
+    t = step(to_claim(k), "claim", k, c=0)
+    assert zkm.data(t.zk, MIGRATION_ZNODE) == (0, 1, 0) and t.ctrls[0].driver == ZK_MIGRATION
 
 
 def test_no_epoch_bump_mutation_leaves_the_zk_controller_able_to_write() -> None:
@@ -164,8 +191,25 @@ def test_copy_is_one_transaction_visible_only_when_committed() -> None:
     s = step(s, "copy_commit", c=0)
     img = image(s.log)
     assert img.copied and img.mig == MIGRATING and not img.open_txn
-    assert zkm.data(s.zk, MIGRATION_ZNODE)[2] == len(s.log) and s.ctrls[0].driver == SYNC_KRAFT_TO_ZK
     assert metric_state(s) == "KRaftControllerMigrationActive"
+    # MigrateMetadataEvent: the offset goes to /migration in a separate conditional write
+    assert zkm.data(s.zk, MIGRATION_ZNODE)[2] == 0 and s.ctrls[0].driver == ZK_MIGRATION
+    s = step(s, "copy_record", c=0)
+    assert zkm.data(s.zk, MIGRATION_ZNODE)[2] == len(s.log) and s.ctrls[0].driver == SYNC_KRAFT_TO_ZK
+
+
+def test_a_failover_before_the_copy_is_recorded_sends_the_next_driver_inactive() -> None:
+    s = step(to_claim(), "claim", c=0)
+    for name in ("copy_begin", "copy_batch", "copy_batch", "copy_commit"):
+        s = step(s, name, c=0)
+    s = step(step(s, "crash", c=0), "recover", c=0)  # between the commit and copy_record
+    s = step(s, "kraft_elect", c=1)
+    s = step(s, "check_quorum", c=1)
+    # WaitForControllerQuorumEvent: "KRaft controller indicates an active migration, but the ZK state does not."
+    assert image(s.log).mig == MIGRATING and zkm.data(s.zk, MIGRATION_ZNODE)[2] == 0
+    assert s.ctrls[1].driver == INACTIVE and s.leader == 1
+    assert SPEC.property_named("CopyCommittedButNotRecorded").pred(s, CTX)
+    assert list(MIGRATION.action_named("idle").successors(attrs.evolve(s, kepoch=3), CTX))  # stalled, no failover
 
 
 def test_crash_during_copy_makes_the_next_leader_abort_and_copy_again() -> None:
@@ -182,7 +226,7 @@ def test_crash_during_copy_makes_the_next_leader_abort_and_copy_again() -> None:
     s = step(s, "check_brokers", c=1)
     s = step(s, "claim", c=1)
     assert s.ctrls[1].driver == ZK_MIGRATION
-    for name in ("copy_begin", "copy_batch", "copy_batch", "copy_commit"):
+    for name in ("copy_begin", "copy_batch", "copy_batch", "copy_commit", "copy_record"):
         s = step(s, name, c=1)
     assert image(s.log).mig == MIGRATING and [r[1] for r in s.log].count("copy") == 3
 
@@ -196,18 +240,36 @@ def test_soft_start_refuses_metadata_changes_until_the_copy_is_committed() -> No
 # ---- dual writes -----------------------------------------------------------------------------------------------
 
 
-def test_dual_write_is_one_multi_with_a_conditional_migration_update_and_the_lag_is_bounded() -> None:
-    s = to_dual_write()
+def test_dual_write_is_a_multi_per_znode_then_a_separate_offset_write_and_the_lag_is_bounded() -> None:
+    c = ctx(offset_write_at_once=False)
+    s = to_dual_write(c)
     assert s.ctrls[0].driver == DUAL_WRITE and s.rpc_to == {0}
-    s = step(s, "client_write", c=0)
+    s = step(s, "client_write", c, c=0)
     # max_lag = 1: one change not yet in ZooKeeper blocks the next one
-    assert succ(s, "client_write") == []
+    assert succ(s, "client_write", c) == []
     before = zkm.version(s.zk, MIGRATION_ZNODE)
     assert before is not None
-    s = step(s, "dual_write", c=0)
+    s = step(s, "dual_write", c, c=0)
+    # [Check /controller_epoch, SetData /migration (the driver's state, old offset), SetData topic]
     assert zkm.data(s.zk, TOPIC) == image_value(image(s.log), TOPIC)
-    assert zkm.data(s.zk, MIGRATION_ZNODE)[2] == len(s.log) and zkm.version(s.zk, MIGRATION_ZNODE) == before + 1
-    assert len(succ(s, "client_write", c=0)) == 1
+    assert zkm.data(s.zk, MIGRATION_ZNODE)[2] < len(s.log) and zkm.version(s.zk, MIGRATION_ZNODE) == before + 1
+    s = step(s, "dual_write_offset", c, c=0)  # "Updated ZK migration state after delta"
+    assert zkm.data(s.zk, MIGRATION_ZNODE)[2] == len(s.log) and zkm.version(s.zk, MIGRATION_ZNODE) == before + 2
+    assert len(succ(s, "client_write", c, c=0)) == 1
+    # (offset_write_at_once, the default: both writes in one step for a driver still leading)
+    t = step(step(to_dual_write(), "client_write", c=0), "dual_write", c=0)
+    assert zkm.data(t.zk, MIGRATION_ZNODE)[2] == len(t.log) and zkm.version(t.zk, MIGRATION_ZNODE) == before + 2
+
+
+def test_a_lost_answer_leaves_the_driver_with_a_stale_migration_version() -> None:
+    c = ctx(lost_answer_when_steady=False)
+    s = step(to_dual_write(c), "client_write", c, c=0)
+    t = step(s, "lost_answer", c, c=0)
+    # applied by ZooKeeper, the re-sent multi failed: the topic is written, the cached /migration version is stale
+    assert zkm.data(t.zk, TOPIC) == image_value(image(t.log), TOPIC)
+    x = t.ctrls[0].zk
+    assert x is not None and x.mig_version != zkm.version(t.zk, MIGRATION_ZNODE)
+    assert succ(t, "dual_write_offset", c, c=0) == [] and SPEC.property_named("LostAnswerWedgesDriver").pred(t, c)
 
 
 def test_zookeeper_outage_blocks_dual_writes_until_it_is_back() -> None:
@@ -218,21 +280,28 @@ def test_zookeeper_outage_blocks_dual_writes_until_it_is_back() -> None:
     assert len(succ(s, "dual_write", c=0)) == 1
 
 
-def test_a_deposed_controller_fails_the_migration_check_after_the_new_leader_claims() -> None:
+def test_a_deposed_controller_is_fenced_by_the_epoch_check_in_the_claim_window() -> None:
     def scenario(c: Context[Bounds]) -> MigState:
         s = step(to_dual_write(c), "client_write", c, c=0)
         s = step(s, "kraft_elect", c, c=1)  # controller 0 keeps dual-writing in its stale view
         s = step(s, "check_quorum", c, c=1)
         return step(s, "claim", c, c=1)
 
+    # 3.9: after the claim and the unconditional /migration write, both checks fail
     s = scenario(CTX)
     assert s.ctrls[0].driver == DUAL_WRITE and s.ctrls[0].epoch == 1
-    assert succ(s, "dual_write", c=0) == []  # BadVersion on /migration
+    assert succ(s, "dual_write", c=0) == []
+    # between the claim and controller 1's /migration write, controller 0's /migration version is still current:
+    # only the /controller_epoch check fences it
+    w = ctx(claim_write_at_once=False)
+    assert succ(scenario(w), "dual_write", w, c=0) == []
+    n = ctx("no-controller-epoch-check", claim_write_at_once=False)
+    assert len(succ(scenario(n), "dual_write", n, c=0)) == 1
+    # the KIP's design: the claim's conditional /migration update fences it; without that check nothing does
+    k = ctx("kip-migration-check-only")
+    assert succ(scenario(k), "dual_write", k, c=0) == []
     m = ctx("no-migration-check")
     assert len(succ(scenario(m), "dual_write", m, c=0)) == 1
-    # Kafka's extra /controller_epoch check fences it even without the /migration check
-    k = ctx("no-migration-check", "kafka-epoch-check")
-    assert succ(scenario(k), "dual_write", k, c=0) == []
 
 
 def test_new_leader_resyncs_everything_before_dual_writing() -> None:
@@ -271,31 +340,35 @@ def test_brokers_roll_to_kraft_only_after_the_copy() -> None:
 # ---- finalization and rollback ---------------------------------------------------------------------------------
 
 
-def test_finalization_waits_for_every_controller_to_disable_migration() -> None:
+def test_the_first_controller_activating_without_the_config_finalizes() -> None:
     s = step(to_dual_write(), "roll_to_kraft", b=0)
     s = step(s, "reconfigure", c=1)
     s = step(s, "kraft_elect", c=1)
-    assert not s.ctrls[1].mig
-    assert succ(s, "finalize") == []  # controller 0 still has the config
-    s = step(s, "resign_misconfigured", c=1)  # KIP-866 "Misconfigurations": it gives up leadership
-    assert s.leader == -1
-    m = ctx("finalize-without-quorum")
-    t = step(step(step(to_dual_write(m), "roll_to_kraft", m, b=0), "reconfigure", m, c=1), "kraft_elect", m, c=1)
-    assert len(succ(t, "finalize", m)) == 1
+    assert not s.ctrls[1].mig and s.ctrls[0].mig
+    # ActivationRecordsGenerator (3.9): POST_MIGRATION although controller 0 still has the config; nothing resigns
+    assert succ(s, "resign_misconfigured") == []
+    t = step(s, "finalize", c=1)
+    assert image(t.log).mig == POST_MIGRATION
+    # the deposed controller 0 has not seen it and its ZooKeeper versions are current: its writes could land
+    assert SPEC.property_named("ZkWritableAfterFinalize").pred(t, CTX)
+    # the KIP's text: no finalization while a voter has the config, and the misconfigured leader resigns
+    k = ctx("kip-finalize-after-quorum")
+    u = step(step(step(to_dual_write(k), "roll_to_kraft", k, b=0), "reconfigure", k, c=1), "kraft_elect", k, c=1)
+    assert succ(u, "finalize", k) == []
+    assert step(u, "resign_misconfigured", k, c=1).leader == -1
 
 
 def test_finalized_migration_is_not_restarted_by_a_reenabled_controller() -> None:
     s = step(to_dual_write(), "roll_to_kraft", b=0)
     s = step(s, "reconfigure", c=1)
-    s = step(s, "reconfigure", c=0)  # the leader restarts: leadership lost
     s = step(s, "kraft_elect", c=1)
     s = step(s, "finalize", c=1)
     assert image(s.log).mig == POST_MIGRATION and metric_state(s) == "MigrationFinished"
-    s = step(s, "reconfigure", c=0)  # re-enabled after the finish
-    s = step(s, "kraft_elect", c=0)
-    assert s.ctrls[0].mig and s.ctrls[0].driver == WAIT_FOR_CONTROLLER_QUORUM
-    s = step(s, "check_quorum", c=0)
-    assert s.ctrls[0].driver == INACTIVE
+    s = step(s, "reconfigure", c=1)  # re-enabled after the finish (its leadership is lost)
+    s = step(s, "kraft_elect", c=1)
+    assert s.ctrls[1].mig and s.ctrls[1].driver == WAIT_FOR_CONTROLLER_QUORUM
+    s = step(s, "check_quorum", c=1)
+    assert s.ctrls[1].driver == INACTIVE
 
 
 def test_rollback_flushes_pending_writes_then_zk_elects_a_controller_again() -> None:

@@ -10,29 +10,36 @@ What is modelled, one concern per module:
   guarded by the /controller_epoch version, session expiry;
 - ``kraft``: the KRaft quorum abstracted (elections with epochs, learning of a new leader, crash and restart);
 - ``driver``: the MigrationDriverState machine up to the takeover and the four ZkMigrationState metric states;
-- ``takeover``: a new KRaft leader claims /controller (persistent, isKRaft), /controller_epoch and /migration;
+- ``takeover``: a new KRaft leader claims /controller (persistent, isKRaft) and /controller_epoch, then writes
+  /migration unconditionally (Kafka 3.9; the KIP's conditional update inside the claim is a variant);
 - ``copy``: the initial copy as one metadata transaction ended by the ZkMigrationRecord, aborted and redone on
-  failover;
-- ``dual_write``: the full sync, dual writes of committed records (one multi with a conditional /migration update),
-  the write-behind bound, RPCs with KRaftControllerId, the soft start;
+  failover, and its offset recorded in /migration by a separate write;
+- ``dual_write``: Kafka 3.9's write path: one multi ``[Check /controller_epoch, SetData /migration, op]`` per znode
+  for the full sync and for each delta, the delta's separate /migration offset write, answers lost to
+  ConnectionLoss; the write-behind bound, RPCs with KRaftControllerId, the soft start;
 - ``brokers``: registration with ZkMigrationReady (metadata.version checked), the incompatible broker, the rolling
   restart into KRaft mode;
 - ``rollback`` and ``finalize``: the two ways out.
 
 Failure modes are actions: controller crash (during the copy or any time), KRaft failover (an election that deposes
-a live leader, which acts as a zombie until it learns), ZooKeeper session expiry and unavailability, an incompatible
-broker, a misconfigured controller elected mid-migration (resigns), migration re-enabled after it finished.
+a live leader, which acts as a zombie until it learns), ZooKeeper session expiry and unavailability, a lost answer
+to an applied write, an incompatible broker, a controller without the migration config elected mid-migration (it
+finalizes, as 3.9 does), migration re-enabled after it finished.  The defaults follow Kafka 3.9 (branch 3.9,
+KRaftMigrationDriver, KafkaZkClient, ActivationRecordsGenerator); the KIP-866 text is the feature variants
+``kip-migration-check-only`` and ``kip-finalize-after-quorum``.
 
 Bounds (``--set name=value``): see ``state.Bounds``.  The defaults are CI-small: one compatible ZK broker, one
-incompatible broker, two controllers, three KRaft epochs, one controller crash, three reconfigurations, one session
-expiry, one ZooKeeper outage, one ZK-mode write, two client writes, write-behind bound 1.
+incompatible broker, two controllers, three KRaft epochs, one controller crash, two reconfigurations, one session
+expiry, one ZooKeeper outage, one ZK-mode write, two client writes, one lost answer, write-behind bound 1.
 
 Reductions (``MIGRATION.reductions``, each a boolean bound, on = behaviour left out): faults strike in windows where
 they matter (crashes during the copy, outages and the incompatible broker during dual write, broker session expiries
 before the takeover, rollback from a steady dual-writing state, reconfigurations for the finalization, no ZK-mode
-writes once a rollback started), ZK-mode controllers with a stale epoch resign at once, inert deposed controllers
-learn of a new epoch at once, and clients write the topic znode only.  Each is declared below with what it removes;
-``--profile deep`` switches every one of them off and models what Kafka 3.9 does there.
+writes once a rollback started, lost answers to a steady leader), ZK-mode controllers with a stale epoch resign at
+once, inert deposed controllers learn of a new epoch at once, clients write the topic znode only, and a driver that
+still leads its epoch makes its post-claim and post-delta /migration writes in the step of the claim or delta.
+Each is declared below with what it removes; ``--profile deep`` switches every one of them off and models what
+Kafka 3.9 does there.
 
 The search is reduced exactly (``symmetry.canonical_key``: controller symmetry plus normalisations of details no rule
 reads; tests/test_migration_check.py compares it with an unreduced exploration).  Measured figures are in the
@@ -67,16 +74,26 @@ MIGRATION: Model[MigState, Bounds] = Model("migration", Bounds, doc="ZooKeeper t
                                             encode=encode)
 
 # ---- variants ----------------------------------------------------------------------------------------------------
-MIGRATION.variant("kafka-epoch-check", "every migration write also checks the /controller_epoch version, as "
-                  "KafkaZkClient.retryMigrationRequestsUntilConnected does (the KIP checks /migration only)")
+MIGRATION.variant("kip-migration-check-only", "the KIP-866 text's fencing: the claim updates /migration "
+                  "conditionally inside its multi and migration writes check /migration only (Kafka 3.9 also checks "
+                  "/controller_epoch in every migration write and writes /migration unconditionally after the claim)")
+MIGRATION.variant("no-controller-epoch-check", "migration writes do not check the /controller_epoch version (3.9's "
+                  "KafkaZkClient.retryMigrationRequestsUntilConnected does): a deposed driver whose /migration version "
+                  "is current between the new leader's claim and its /migration write is not fenced",
+                  kind="mutation", expect="SingleZkWriterPerEpoch")
 MIGRATION.variant("no-epoch-bump", "a new KRaft leader claims /controller without bumping /controller_epoch",
                   kind="mutation", expect="KRaftEpochExceedsZkEpoch")
-MIGRATION.variant("no-migration-check", "dual writes update /migration without checking its version",
+MIGRATION.variant("no-migration-check", "the KIP's design (kip-migration-check-only) with migration writes that update "
+                  "/migration without checking its version: the one fence the KIP relies on is gone (in 3.9 the "
+                  "/controller_epoch check fences the metadata znodes without it)",
                   kind="mutation", expect="SingleZkWriterPerEpoch")
 MIGRATION.variant("copy-outside-txn", "the initial copy is written without a metadata transaction",
                   kind="mutation", expect="MigrationAtomic")
-MIGRATION.variant("finalize-without-quorum", "the active controller finalizes once it alone has migration disabled",
-                  kind="mutation", expect="NoZkWritesAfterFinalize")
+MIGRATION.variant("kip-finalize-after-quorum", "the KIP-866 text's finalization: only once every voter runs without "
+                  "zookeeper.metadata.migration.enable and every broker in KRaft mode, and a leader without the "
+                  "config resigns mid-migration (3.9 finalizes when the first controller without the config "
+                  "activates on a MIGRATION log, ActivationRecordsGenerator); it needs three restarts (both voters "
+                  "disabled, one re-enabled)", bounds={"max_reconfigs": 3})
 MIGRATION.variant("registration-mv-unchecked", "a ZK broker's registration is accepted whatever its metadata.version",
                   kind="mutation", expect="IncompatibleBrokerIsolated")
 MIGRATION.variant("ephemeral-claim", "the KRaft leader claims /controller with an ephemeral znode, as a ZK broker does",
@@ -109,19 +126,33 @@ for _bound, _doc in (
      "at any time"),
     ("no_zk_writes_in_rollback", "ZK-mode controllers write nothing once a rollback has started; off, a ZK controller "
      "elected after the rollback writes as KafkaController does"),
-    ("rollback_from_steady_only", "a rollback starts only from a quiet steady state (an active dual-writing leader "
-     "every running controller follows, before any reconfiguration); off, at any point before the controllers leave "
-     "migration mode (KIP-866 'Reversal to ZK')"),
+    ("rollback_from_steady_only", "a rollback starts only from a quiet steady state (an active dual-writing leader, "
+     "not stalled, that every running controller follows, before any reconfiguration); off, at any point before the "
+     "controllers leave migration mode (KIP-866 'Reversal to ZK')"),
     ("reconfig_for_finalize_only", "zookeeper.metadata.migration.enable is flipped only as the finalization's rolling "
      "restart (and re-enabled after it); off, an operator may flip it on any controller at any time"),
     ("topic_writes_only", "client metadata changes write the topic znode only; off, also its dynamic config "
      "(AlterConfigs), dual-written by KRaftMigrationZkWriter"),
+    ("claim_write_at_once", "a driver that still leads its KRaft epoch makes the unconditional /migration write in "
+     "the claim's step; a deposed one (the case KAFKA-16171/KAFKA-16667 are about) makes it in a later step; off, "
+     "always in a later step (KRaftMigrationDriver.BecomeZkControllerEvent: two ZooKeeper operations)"),
+    ("offset_write_at_once", "a driver that still leads its KRaft epoch records a delta's offset in /migration in "
+     "the step of the delta's write (a deposed one, in a later step); off, always in a later step "
+     "(KRaftMigrationDriver.MetadataChangeEvent: the delta's multis, then setMigrationRecoveryState)"),
+    ("lost_answer_when_steady", "an applied write's answer is lost (ConnectionLoss) only to the active leader "
+     "dual-writing in a quiet state (every running controller follows its epoch, no rollback or reconfiguration "
+     "yet), on the workload's last metadata change; off, to any driver's dual write"),
 ):
     MIGRATION.reduction(_bound, _doc)
 
-MIGRATION.profile("default", "the Bounds defaults, every reduction on")
-MIGRATION.profile("deep", "every reduction off (faults at any time, Kafka 3.9's resignation and learning), at a "
-                  "smaller workload so that it stays exhaustive: one client write, two reconfigurations",
+# measured with Kafka 3.9's write path (issue 15): default ok, 83,063 states, depth 38, 21-25 s CPU on a shared
+# two-core machine (41,891 states and 10.8 s before issue 15); deep not measured to completion (stopped after 11 min
+# at a fraction of a core: issue 14's attempt already stopped at 2,607,419 states, depth 23, after 858 s of CPU)
+MIGRATION.profile("default", "the Bounds defaults, every reduction on (83,063 states, depth 38, about 21-25 s CPU)",
+                  states=83_063, seconds=23.0)
+MIGRATION.profile("deep", "every reduction off (faults at any time, Kafka 3.9's resignation and learning, every "
+                  "/migration write in a step of its own, lost answers to any dual write), at a smaller workload: one "
+                  "client write, two reconfigurations (not measured to completion: over 2.6 million states)",
                   bounds={**{r: False for r in MIGRATION.reductions}, "max_client_writes": 1, "max_reconfigs": 2})
 
 
@@ -160,12 +191,16 @@ MIGRATION.action(params=B)(brokers.broker_join)
 MIGRATION.action(params=C)(driver.check_quorum)
 MIGRATION.action(params=C)(driver.check_brokers)
 MIGRATION.action(params=C)(takeover.claim)
+MIGRATION.action(params=C)(takeover.claim_migration)
 MIGRATION.action(params=C)(copy.copy_begin)
 MIGRATION.action(params=C)(copy.copy_batch)
 MIGRATION.action(params=C)(copy.copy_commit)
+MIGRATION.action(params=C)(copy.copy_record)
 MIGRATION.action(params=C)(dual_write.sync_to_zk)
 MIGRATION.action(params=C)(dual_write.send_rpcs)
 MIGRATION.action(params=C)(dual_write.dual_write)
+MIGRATION.action(params=C)(dual_write.dual_write_offset)
+MIGRATION.action(params=C)(dual_write.lost_answer)
 MIGRATION.action(params=("c", "path"))(dual_write.client_write)
 MIGRATION.action(params=B)(brokers.roll_to_kraft)
 MIGRATION.action(finalize.reconfigure, params=C)
@@ -220,10 +255,13 @@ def view(s: Any) -> Any:
         lead = None
         if x.zk is not None:
             lead = {"zk_controller_epoch": x.zk.zk_epoch, "controller_epoch_version": x.zk.epoch_version,
-                    "expects_migration_version": x.zk.mig_version, "written_up_to": x.zk.written}
+                    "expects_migration_version": x.zk.mig_version, "recorded_offset": x.zk.written,
+                    "image_written_up_to": x.zk.applied}
+        read = None if x.read is None else {"migration_version": x.read[0], "offset": x.read[1]}
         seen = view_len(s.log, x.epoch)
         ctrls.append({"up": x.up, "migration_enabled": x.mig, "epoch": x.epoch, "driver": x.driver,
-                      "zk_state": lead, "copy_step": x.copy, "sees_records": seen, "stale": seen < len(s.log)})
+                      "zk_state": lead, "migration_read": read,
+                      "copy_step": x.copy, "sees_records": seen, "stale": seen < len(s.log)})
     brokers_view = []
     for br in s.brokers:
         zkc = None if br.ctrl is None else {"zk_controller_epoch": br.ctrl[0], "controller_epoch_version": br.ctrl[1]}
@@ -246,7 +284,8 @@ MIGRATION.view = view
 
 # sequence diagrams: ZooKeeper, the KRaft controllers and the ZK brokers; reads and writes of znodes are calls
 _ZK_CALLS = {**{a: ("b", "ZooKeeper") for a in ("zk_elect", "zk_write")},
-             **{a: ("c", "ZooKeeper") for a in ("claim", "copy_batch", "sync_to_zk", "dual_write")}}
+             **{a: ("c", "ZooKeeper") for a in ("check_quorum", "claim", "claim_migration", "copy_batch", "copy_record",
+                                             "sync_to_zk", "dual_write", "dual_write_offset", "lost_answer")}}
 MIGRATION.diagram = Diagram(
     nodes=lambda v: (["ZooKeeper"] + [f"controller {i}" for i in range(len(v["controllers"]))]
                      + [f"broker {i}" for i in range(len(v["brokers"]))]),

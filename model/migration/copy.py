@@ -2,8 +2,10 @@
 
 The copy is one metadata transaction: BeginTransactionRecord, one batch per metadata znode read from ZooKeeper, then
 the ZkMigrationRecord (MIGRATION) and EndTransactionRecord; the driver then records the copy's end offset in
-/migration.  If the leader fails mid-copy, the next leader aborts the open transaction when it activates
-(kraft.kraft_elect) and copies again.  Kafka: KRaftMigrationDriver.MigrateMetadataEvent, ZkRecordConsumer
+/migration in a separate conditional write (``copy_record``): a failover between the two leaves a log in MIGRATION
+with /migration saying "not done", and the next leader's driver goes INACTIVE (driver.check_quorum).
+If the leader fails mid-copy, the next leader aborts the open transaction when it activates (kraft.kraft_elect) and
+copies again.  Kafka: KRaftMigrationDriver.MigrateMetadataEvent, ZkRecordConsumer
 (beginMigration / acceptBatch / completeMigration), ZkMigrationClient.readAllMetadata.
 
 Only the active leader appends; until the copy is committed the controller refuses every RPC except Raft,
@@ -28,6 +30,7 @@ from kraftcheck.model.migration.state import (
     MigState,
     append,
     is_active,
+    migration_version,
     set_ctrl,
     znode_version,
 )
@@ -63,20 +66,32 @@ def copy_batch(s: MigState, ctx: Context[Bounds]) -> Succ:
 
 
 def copy_commit(s: MigState, ctx: Context[Bounds]) -> Succ:
-    """The copy ends with the ZkMigrationRecord; the driver records the copy's end offset in /migration."""
-    if not s.zk.available:
-        return
+    """The copy ends with the ZkMigrationRecord, committed in the log (ZkRecordConsumer.completeMigration)."""
     for c in _copiers(s, 1 + len(METADATA)):
         x = s.ctrls[c]
         assert x.zk is not None
         # ZkRecordConsumer.completeMigration: ZkMigrationRecord(MIGRATION) then EndTransactionRecord
         tail = (("mig", MIGRATION),) if ctx.on("copy-outside-txn") else (("mig", MIGRATION), ("end",))
         log = append(s, *tail)
-        # MigrateMetadataEvent: setMigrationRecoveryState, a conditional update of /migration
-        version = zkm.ANY_VERSION if ctx.on("no-migration-check") else x.zk.mig_version
-        zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (c, x.epoch, len(log)), version)
-        if code != zkm.OK:
+        # the driver's image now holds the copy (read from ZooKeeper, so ZooKeeper already holds it)
+        lead = attrs.evolve(x.zk, applied=len(log))
+        yield (c,), attrs.evolve(s, log=log, ctrls=set_ctrl(s, c, attrs.evolve(x, zk=lead, copy=x.copy + 1)))
+
+
+def copy_record(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """The driver records the copy's end offset in /migration, then goes to SYNC_KRAFT_TO_ZK."""
+    if not s.zk.available:
+        return
+    for c, x in enumerate(s.ctrls):
+        # the same MigrateMetadataEvent as the commit: no new leadership check (a deposed driver writes too)
+        if not x.up or x.driver != ZK_MIGRATION or x.copy != 2 + len(METADATA) or x.zk is None:
             continue
-        lead = attrs.evolve(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE), written=len(log))
-        yield (c,), attrs.evolve(s, log=log, zk=zk,
-                                 ctrls=set_ctrl(s, c, attrs.evolve(x, driver=SYNC_KRAFT_TO_ZK, zk=lead, copy=0)))
+        # MigrateMetadataEvent: setMigrationRecoveryState(withKRaftMetadataOffsetAndEpoch(...)), a SetData of
+        # /migration conditional on its cached version, not guarded by /controller_epoch (updateMigrationState)
+        offset = x.zk.applied
+        zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (c, x.epoch, offset), migration_version(ctx, x.zk))
+        if code != zkm.OK:
+            continue  # BadVersion: "another KRaft controller" (a non-fatal fault); the driver stays until it learns
+        lead = attrs.evolve(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE), written=offset)
+        ctrl = attrs.evolve(x, driver=SYNC_KRAFT_TO_ZK, zk=lead, copy=0)
+        yield (c,), attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, ctrl))

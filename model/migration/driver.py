@@ -25,6 +25,7 @@ from kraftcheck.model.migration.state import (
     MIGRATION_FINISHED,
     MIGRATION_INELIGIBLE,
     MIGRATION_MIN_MV_LEVEL,
+    MIGRATION_ZNODE,
     POST_MIGRATION,
     PRE_MIGRATION,
     WAIT_FOR_BROKERS,
@@ -56,25 +57,55 @@ def metric_state(s: MigState) -> str:
     return MIGRATION_INELIGIBLE
 
 
+def read_migration(s: MigState, c: int) -> tuple[MigState, tuple[int, int]] | None:
+    """KRaftLeaderEvent (3.9): the new active driver reads /migration, creating it when absent
+    (KafkaZkClient.getOrCreateMigrationState, with the empty state: no controller, no offset); None while ZooKeeper
+    is unavailable (the read is retried)."""
+    node = zkm.get(s.zk, MIGRATION_ZNODE)
+    if node is not None:
+        return s, (node.version, node.data[2])
+    zk, code = zkm.create(s.zk, MIGRATION_ZNODE, (-1, -1, 0))
+    if code != zkm.OK:
+        return None
+    return attrs.evolve(s, zk=zk), (0, 0)
+
+
 def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
-    """WAIT_FOR_CONTROLLER_QUORUM: the driver reads the log's migration state and the quorum's readiness."""
+    """WAIT_FOR_CONTROLLER_QUORUM: the driver, having read /migration on becoming active, reads the log's migration
+    state and the quorum's readiness."""
     for c, x in enumerate(s.ctrls):
         if x.driver != WAIT_FOR_CONTROLLER_QUORUM or not is_active(s, c):
             continue  # (a deposed driver waiting here does nothing until it learns of the new leader)
         mig = image(s.log, view_len(s.log, x.epoch)).mig
-        if mig == PRE_MIGRATION:
+        if mig == PRE_MIGRATION and not all(y.up and y.mig for y in s.ctrls):
+            continue  # KIP-866 "Migration triggers" 5: every voter answers ApiVersions with ZkMigrationReady
+        if mig == PRE_MIGRATION and not (
+                finalized_mv(ctx.b, s.log, view_len(s.log, x.epoch)) >= MIGRATION_MIN_MV_LEVEL
+                or ctx.on("migration-below-mv")):
             # KIP-866 "Migration triggers" 5 / QuorumFeatures.reasonAllControllersZkMigrationNotReady: the finalized
             # metadata.version supports the migration ('The metadata.version too low'; the migration-below-mv
-            # mutation skips it), and every voter answers ApiVersions with ZkMigrationReady (up, migration config on)
-            mv_ok = finalized_mv(ctx.b, s.log, view_len(s.log, x.epoch)) >= MIGRATION_MIN_MV_LEVEL
-            if (mv_ok or ctx.on("migration-below-mv")) and all(y.up and y.mig for y in s.ctrls):
-                yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=WAIT_FOR_BROKERS)))
-        elif mig == MIGRATION:
-            # WaitForControllerQuorumEvent: a migration already in progress goes straight to the takeover
-            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=BECOME_CONTROLLER)))
-        else:
-            # KIP-866 "Misconfigurations": migration re-enabled after it finished must not start again
+            # mutation skips it)
+            continue
+        if mig not in (PRE_MIGRATION, MIGRATION):
+            # WaitForControllerQuorumEvent, POST_MIGRATION: migration re-enabled after it finished must not start again
             yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=INACTIVE)))
+            continue
+        got = read_migration(s, c)
+        if got is None:
+            continue
+        t, read = got
+        if mig == PRE_MIGRATION:
+            # QuorumFeatures.reasonAllControllersZkMigrationNotReady: the quorum is ready; on to the brokers
+            nxt = WAIT_FOR_BROKERS
+        elif read[1] > 0:
+            # WaitForControllerQuorumEvent, MIGRATION: /migration says the copy is done; straight to the takeover
+            nxt = BECOME_CONTROLLER
+        else:
+            # WaitForControllerQuorumEvent (3.9): "KRaft controller indicates an active migration, but the ZK state
+            # does not." -> INACTIVE, until the next leader change (the copy committed, its offset never recorded)
+            nxt = INACTIVE
+        yield (c,), attrs.evolve(t, ctrls=set_ctrl(t, c, attrs.evolve(x, driver=nxt, read=None if nxt == INACTIVE
+                                                                       else read)))
 
 
 def check_brokers(s: MigState, ctx: Context[Bounds]) -> Succ:

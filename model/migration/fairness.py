@@ -1,8 +1,9 @@
 """Fairness of the migration model: what the migration driver and the cluster do eventually once faults stop.
 
 * every step of the migration driver is weakly fair (KRaftMigrationDriver polls its state machine and retries a
-  failed ZooKeeper operation, "will retry"): check_quorum, check_brokers, claim, the copy (copy_begin, copy_batch,
-  copy_commit), sync_to_zk, send_rpcs and dual_write;
+  failed ZooKeeper operation, "will retry"): check_quorum, check_brokers, claim and its separate /migration write
+  (claim_migration), the copy (copy_begin, copy_batch, copy_commit) and its /migration offset write (copy_record),
+  sync_to_zk, send_rpcs, dual_write and its /migration offset write (dual_write_offset);
 * a controller learns of a newer leader, a crashed controller is restarted, ZooKeeper comes back after an outage, a
   ZK broker registers with the KRaft quorum, and the active controller writes the final ZkMigrationRecord once it
   may: weakly fair;
@@ -36,8 +37,8 @@ def beyond_max_epoch(s: MigState, ctx: Any) -> bool:
     return s.kepoch >= ctx.b.max_epoch and no_active_controller(s)
 
 
-_DRIVER = ("check_quorum", "check_brokers", "claim", "copy_begin", "copy_batch", "copy_commit", "sync_to_zk",
-           "send_rpcs", "dual_write")
+_DRIVER = ("check_quorum", "check_brokers", "claim", "claim_migration", "copy_begin", "copy_batch", "copy_commit",
+           "copy_record", "sync_to_zk", "send_rpcs", "dual_write", "dual_write_offset")
 
 FAIRNESS: tuple[Fairness, ...] = (
     *(weak(a, (a,), doc=f"the migration driver's {a} step (KRaftMigrationDriver retries)") for a in _DRIVER),

@@ -17,6 +17,7 @@ from kraftcheck.model.migration.state import (
     MigState,
     is_active,
     log_state,
+    stalled,
 )
 
 
@@ -39,7 +40,7 @@ def zk_restore(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
 
 def idle(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     """A finished run stutters, so that it is no deadlock: the migration finalized, the rollback done, or no
-    leader left to elect within the max_epoch bound."""
-    stuck = s.kepoch >= ctx.b.max_epoch and not (s.leader >= 0 and is_active(s, s.leader))
+    leader left to elect within the max_epoch bound, or a stalled driver (``stalled``) and no failover left."""
+    stuck = s.kepoch >= ctx.b.max_epoch and not (s.leader >= 0 and is_active(s, s.leader) and not stalled(s))
     if s.op == OP_ROLLED_BACK or log_state(s) == POST_MIGRATION or stuck:
         yield s

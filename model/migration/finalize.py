@@ -1,13 +1,17 @@
 """Taking the controllers out of migration mode, misconfigured controllers, finalization (KIP-866 "Finalizing the
 migration" and "Misconfigurations").
 
-The operator restarts each controller with ``zookeeper.metadata.migration.enable`` changed.  An active controller
-without the config, elected while a migration is under way and some voter still has it, gives up leadership.  Once
-every voter runs without it (the quorum signals it in ApiVersions) and every broker runs in KRaft mode, the active
-controller writes the final ZkMigrationRecord and stops writing to ZooKeeper; a controller restarted with the config
-after that replays the record and does not start a migration again (driver.check_quorum).
-Kafka: ActivationRecordsGenerator (POST_MIGRATION when a controller without the config activates on a log in
-MIGRATION with no ZK broker left), QuorumFeatures.
+The operator restarts each controller with ``zookeeper.metadata.migration.enable`` changed.  Kafka 3.9 (the
+default): the first controller that becomes active without the config on a log in MIGRATION finalizes, with no
+quorum-wide and no broker check (ActivationRecordsGenerator.recordsForNonEmptyLog); on a log in PRE_MIGRATION it
+stays active in pre-migration mode with no driver (the migration waits for another leader); nothing resigns.  A
+deposed driver that has not heard of the finalizing leader can still write to ZooKeeper (the finalizer never claims
+it).  A controller restarted with the config after finalization replays the record and does not start a migration
+again (driver.check_quorum).
+
+The KIP's text (feature ``kip-finalize-after-quorum``): finalization waits until every voter runs without the config
+(signalled in ApiVersions) and every broker runs in KRaft mode, and a leader without the config elected while the
+quorum still migrates resigns.
 """
 
 from __future__ import annotations
@@ -61,7 +65,10 @@ def reconfigure(s: MigState, ctx: Context[Bounds]) -> Succ:
 
 
 def resign_misconfigured(s: MigState, ctx: Context[Bounds]) -> Succ:
-    """An active controller without the migration config gives up leadership while a migration is under way."""
+    """(KIP text, ``kip-finalize-after-quorum``) an active controller without the migration config gives up
+    leadership while a migration is under way."""
+    if not ctx.on("kip-finalize-after-quorum"):
+        return  # 3.9 never resigns for it: ActivationRecordsGenerator finalizes on MIGRATION, stays on PRE_MIGRATION
     c = s.leader
     if c < 0 or not is_active(s, c) or s.ctrls[c].mig:
         return
@@ -76,11 +83,15 @@ def finalize(s: MigState, ctx: Context[Bounds]) -> Succ:
     c = s.leader
     if c < 0 or not is_active(s, c) or s.ctrls[c].mig or log_state(s) != MIGRATION:
         return
-    # KIP-866 "Finalizing the migration": not before every voter signals that migration is disabled (the
-    # finalize-without-quorum mutation looks only at itself)
-    if not ctx.on("finalize-without-quorum") and any(y.mig for y in s.ctrls):
-        return
-    # ActivationRecordsGenerator: no finalization while a broker is still registered as a ZK broker
-    if any(br.mode != KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b)):
-        return
+    if ctx.on("kip-finalize-after-quorum"):
+        # KIP-866 "Finalizing the migration": not before every voter signals that migration is disabled, and every
+        # broker runs in KRaft mode
+        if any(y.mig for y in s.ctrls):
+            return
+        if any(br.mode != KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b)):
+            return
+    # ActivationRecordsGenerator.recordsForNonEmptyLog (3.9), case MIGRATION with the config off: "Completing the ZK
+    # migration since this controller was configured with 'zookeeper.metadata.migration.enable' set to 'false'":
+    # POST_MIGRATION among its activation records, with no quorum or broker check (the activation, a step of its own
+    # here: nothing else of this controller can happen before it)
     yield (c,), attrs.evolve(s, log=append(s, ("mig", POST_MIGRATION)))

@@ -13,6 +13,7 @@ import attrs
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
     INACTIVE,
+    METADATA,
     OP_MIGRATE,
     OP_ROLLBACK,
     WAIT_FOR_BROKERS,
@@ -53,8 +54,13 @@ def kraft_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
         yield (c,), attrs.evolve(s, ctrls=ctrls, leader=c, kepoch=e, log=log)
 
 
-# a deposed driver in one of these states cannot write to ZooKeeper or append to the log
+# a deposed driver in one of these states cannot write to ZooKeeper or append to the log (a copier whose copy is
+# committed still writes its offset to /migration: copy.copy_record)
 INERT = (INACTIVE, WAIT_FOR_CONTROLLER_QUORUM, WAIT_FOR_BROKERS, ZK_MIGRATION)
+
+
+def inert(x: Ctrl) -> bool:
+    return x.driver in INERT and not (x.driver == ZK_MIGRATION and x.copy == 2 + len(METADATA))
 
 
 def inert_learn(ctrls: tuple[Ctrl, ...], leader: int, e: int) -> tuple[Ctrl, ...]:
@@ -64,7 +70,7 @@ def inert_learn(ctrls: tuple[Ctrl, ...], leader: int, e: int) -> tuple[Ctrl, ...
     reduction off every controller learns through ``learn_leader`` (KRaftMigrationDriver.KRaftLeaderEvent as the
     Raft listener delivers handleLeaderChange, 3.9)."""
     return tuple(
-        Ctrl(x.up, x.mig, e, INACTIVE) if i != leader and x.epoch < e and (not x.up or x.driver in INERT) else x
+        Ctrl(x.up, x.mig, e, INACTIVE) if i != leader and x.epoch < e and (not x.up or inert(x)) else x
         for i, x in enumerate(ctrls))
 
 

@@ -17,12 +17,13 @@ import attrs
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.brokers import register_zk_broker
-from kraftcheck.model.migration.dual_write import zk_batch
+from kraftcheck.model.migration.dual_write import migration_multi, record_offset
 from kraftcheck.model.migration.state import (
     CONTROLLER,
     CONTROLLER_EPOCH,
     DUAL_WRITE,
     KRAFT_MODE,
+    MIGRATION_ZNODE,
     OP_MIGRATE,
     OP_QUORUM_DOWN,
     OP_ROLLBACK,
@@ -34,6 +35,8 @@ from kraftcheck.model.migration.state import (
     is_active,
     is_compatible,
     log_state,
+    stalled,
+    znode_version,
 )
 
 Succ = Iterator[tuple[tuple[int], MigState]]
@@ -44,11 +47,16 @@ def rollback_begin(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     # KIP-866 "Reversal to ZK": possible before the controllers are taken out of migration mode
     if s.op != OP_MIGRATE or not s.taken_over or s.all_off:
         return
+    # ... and never after the final ZkMigrationRecord (the metric says MigrationFinished): with 3.9's finalization
+    # (one controller restarted without the config and elected finalizes) that can come before every controller
+    # left migration mode; a rollback then would lose every change committed since, which ZooKeeper never gets
+    if log_state(s) == POST_MIGRATION:
+        return
     # (reduction rollback_from_steady_only) the operator starts from a steady state (an active dual-writing
     # leader, every running controller aware of its epoch) before the finalization's controller restarts; off, at
     # any point before the controllers leave migration mode (KIP-866 "Reversal to ZK")
     steady = (s.leader >= 0 and is_active(s, s.leader) and s.ctrls[s.leader].driver == DUAL_WRITE
-              and all(x.epoch == s.kepoch for x in s.ctrls if x.up) and s.used.reconfigs == 0)
+              and all(x.epoch == s.kepoch for x in s.ctrls if x.up) and s.used.reconfigs == 0 and not stalled(s))
     if not ctx.b.rollback_from_steady_only or steady:
         yield attrs.evolve(s, op=OP_ROLLBACK)
 
@@ -78,9 +86,16 @@ def quorum_shutdown(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
             return
         lead = s.ctrls[c].zk
         assert lead is not None
-        writes = [(r[2], r[3]) for r in s.log[lead.written:] if r[1] == "meta"]
-        if writes:
-            zk, code = zk_batch(s, c, lead, writes, len(s.log), ctx)
+        # the pending deltas, each a migration multi (dual_write), then the offset (dual_write_offset)
+        epoch = s.ctrls[c].epoch
+        pending = [r for r in s.log[lead.applied:] if r[1] == "meta"]
+        for r in pending:
+            zk, code = migration_multi(zk, c, epoch, lead, r[2], r[3], ctx)
+            if code != zkm.OK:
+                return
+            lead = attrs.evolve(lead, mig_version=znode_version(zk, MIGRATION_ZNODE))
+        if pending or lead.applied > lead.written:
+            zk, code = record_offset(zk, c, epoch, lead, len(s.log), ctx)
             if code != zkm.OK:
                 return
     # the quorum is decommissioned: its controllers, its log and their budgets play no further part (the next

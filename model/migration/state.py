@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from kraftcheck.model import zookeeper as zkm
+from kraftcheck.model.core import Context
 from kraftcheck.model.zookeeper import Zk
 
 # ---- bounds ------------------------------------------------------------------------------------------------------
@@ -43,13 +44,14 @@ class Bounds:
     controllers: int = 2  # KRaft voters, ids 0..controllers-1
     max_epoch: int = 3  # highest KRaft leader epoch (bounds elections)
     max_crashes: int = 1  # controller crashes (each followed by a restart when the operator recovers it)
-    max_reconfigs: int = 3  # operator restarts of a controller with zookeeper.metadata.migration.enable flipped
+    max_reconfigs: int = 2  # operator restarts of a controller with zookeeper.metadata.migration.enable flipped
     max_expiries: int = 1  # ZooKeeper session expiries
     max_outages: int = 1  # periods of ZooKeeper unavailability
     max_zk_writes: int = 1  # metadata writes by a ZK-mode controller
     max_client_writes: int = 2  # metadata changes committed through the KRaft controller
     max_lag: int = 1  # ZooKeeper write-behind bound: committed records not yet in ZooKeeper (KIP-866 dual write)
     old_metadata_version: bool = False  # the quorum was formatted at metadata.version 3.3-IV3 (below IBP_3_4_IV0)
+    max_lost_answers: int = 1  # migration writes applied by ZooKeeper whose answer is lost (ConnectionLoss, re-sent)
     # reductions (declared with MIGRATION.reduction in __init__, each doc there; on = the behaviour is left out to
     # keep the default check small; the ``deep`` profile switches them off)
     zk_resign_at_once: bool = True  # a ZK controller whose /controller_epoch version is stale resigns at once
@@ -62,6 +64,9 @@ class Bounds:
     rollback_from_steady_only: bool = True  # a rollback starts only from a quiet dual-writing steady state
     reconfig_for_finalize_only: bool = True  # config flips only as the finalization's restarts (and re-enabling)
     topic_writes_only: bool = True  # client metadata changes write the topic znode only (not its config)
+    claim_write_at_once: bool = True  # a driver still leading makes its post-claim /migration write with the claim
+    offset_write_at_once: bool = True  # a driver records a delta's offset in the step of the delta's write
+    lost_answer_when_steady: bool = True  # answers are lost only to a steady leader, on the last client write
 
 
 # ---- constants ---------------------------------------------------------------------------------------------------
@@ -124,7 +129,8 @@ class ZkLead:
     zk_epoch: int  # the ZK controller epoch it claimed (sent as ControllerEpoch in its RPCs to ZK brokers)
     epoch_version: int  # the /controller_epoch znode version after its claim
     mig_version: int  # the /migration znode version it expects for its next conditional update
-    written: int  # kraftMetadataOffset: log records [0, written) are reflected in ZooKeeper
+    written: int  # kraftMetadataOffset, the offset its state (and its /migration writes) record (0: none)
+    applied: int = 0  # its metadata image: log records [0, applied) have been handed to ZooKeeper writes
 
 
 @attrs.frozen
@@ -135,7 +141,8 @@ class Ctrl:
     mig: bool = True  # zookeeper.metadata.migration.enable (durable config, changed by a restart)
     epoch: int = 0  # the leader epoch it knows (durable: the quorum-state file)
     driver: str = INACTIVE  # MigrationDriverState (volatile)
-    zk: ZkLead | None = None  # volatile
+    zk: ZkLead | None = None  # volatile: set once it has claimed ZooKeeper (the ZK controller epoch is known)
+    read: tuple[int, int] | None = None  # volatile: /migration (version, offset) read when it became active
     copy: int = 0  # progress of the initial copy it runs: 0 none, 1 transaction begun, 1+i after i batches
 
 
@@ -156,6 +163,7 @@ class Used:
     outages: int = 0
     zk_writes: int = 0
     client_writes: int = 0
+    lost_answers: int = 0
 
 
 @attrs.frozen
@@ -337,7 +345,7 @@ def zk_writer(s: MigState, step: tuple[str, tuple[Any, ...]]) -> tuple[Any, ...]
     if name == "zk_write":
         ctrl = s.brokers[params[0]].ctrl
         return ("zk", params[0], ctrl[0] if ctrl else -1)
-    if name in ("copy_commit", "sync_to_zk", "dual_write"):
+    if name in ("claim_migration", "copy_record", "sync_to_zk", "dual_write", "dual_write_offset", "lost_answer"):
         return ("kraft", params[0], s.ctrls[params[0]].epoch)
     if name == "quorum_shutdown" and s.leader >= 0:
         return ("kraft", s.leader, s.ctrls[s.leader].epoch)
@@ -377,3 +385,53 @@ def initial_state(b: Bounds) -> MigState:
         dw_epochs=frozenset(),
         all_off=False,
     )
+
+
+# ---- the shipped write path and the KIP's (variants) -------------------------------------------------------------
+
+
+def kip_design(ctx: Context[Bounds]) -> bool:
+    """The KIP-866 text's fencing instead of Kafka 3.9's: the claim updates /migration conditionally inside its multi
+    (no separate unconditional write) and migration writes check /migration only.  ``no-migration-check`` is a
+    mutation of that design: it removes the one check the KIP relies on (in 3.9 the /controller_epoch check makes the
+    /migration check redundant for the metadata znodes)."""
+    return ctx.on("kip-migration-check-only") or ctx.on("no-migration-check")
+
+
+def epoch_checked(ctx: Context[Bounds]) -> bool:
+    """Migration writes check the /controller_epoch version (KafkaZkClient.retryMigrationRequestsUntilConnected,
+    3.9: ``CheckOp(ControllerEpochZNode.path, migrationState.zkControllerEpochZkVersion())``)."""
+    return not kip_design(ctx) and not ctx.on("no-controller-epoch-check")
+
+
+def migration_version(ctx: Context[Bounds], lead: ZkLead) -> int:
+    """The /migration version a conditional migration write expects (any, under the ``no-migration-check``
+    mutation)."""
+    return zkm.ANY_VERSION if ctx.on("no-migration-check") else lead.mig_version
+
+
+def epoch_holder(s: MigState) -> int:
+    """The KRaft controller whose driver holds the current /controller_epoch version (-1 if none): the one whose
+    writes ZooKeeper accepts."""
+    v = zkm.version(s.zk, CONTROLLER_EPOCH)
+    for c, x in enumerate(s.ctrls):
+        if x.up and x.zk is not None and x.zk.epoch_version == v:
+            return c
+    return -1
+
+
+def migration_names_holder(s: MigState) -> bool:
+    """/migration was last written by the controller that holds /controller_epoch, in its epoch (its post-claim
+    write has landed)."""
+    d = zkm.data(s.zk, MIGRATION_ZNODE)
+    return d is not None and s.holder[0] == "kraft" and (d[0], d[1]) == (s.holder[1], s.holder[2])
+
+
+def stalled(s: MigState) -> bool:
+    """The active controller's driver can make no further progress without a failover, as in Kafka 3.9: it went
+    INACTIVE on a copy /migration does not record (WaitForControllerQuorumEvent), or its cached /migration version is
+    stale, so that every write it makes fails (BadVersion, a non-fatal fault each time)."""
+    x = s.ctrls[s.leader]
+    if x.mig and x.driver == INACTIVE and log_state(s) == MIGRATION:
+        return True
+    return x.zk is not None and x.zk.mig_version != znode_version(s.zk, MIGRATION_ZNODE)

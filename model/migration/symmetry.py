@@ -20,8 +20,10 @@ from kraftcheck.model.migration.state import (
     METADATA,
     MIGRATION_ZNODE,
     OP_MIGRATE,
+    ZK_MIGRATION,
     Bounds,
     MigState,
+    is_active,
 )
 from kraftcheck.model.zookeeper import Zk
 
@@ -33,17 +35,17 @@ def encode(s: MigState | tuple[Any, ...]) -> bytes:
         return repr(s).encode()
     assert isinstance(s, MigState)
     zk = s.zk
-    lead = [None if x.zk is None else (x.zk.zk_epoch, x.zk.epoch_version, x.zk.mig_version, x.zk.written)
-            for x in s.ctrls]
+    lead = [None if x.zk is None else (x.zk.zk_epoch, x.zk.epoch_version, x.zk.mig_version, x.zk.written,
+                                       x.zk.applied) for x in s.ctrls]
     u = s.used
     return repr((
         tuple((p, n.data, n.version, n.owner) for p, n in zk.nodes),
         tuple(sorted(zk.sessions)),
         zk.available,
-        tuple((x.up, x.mig, x.epoch, x.driver, lead[i], x.copy) for i, x in enumerate(s.ctrls)),
+        tuple((x.up, x.mig, x.epoch, x.driver, lead[i], x.copy, x.read) for i, x in enumerate(s.ctrls)),
         tuple((br.mode, br.gen, br.ctrl) for br in s.brokers),
         s.leader, s.kepoch, s.log,
-        (u.crashes, u.reconfigs, u.expiries, u.outages, u.zk_writes, u.client_writes),
+        (u.crashes, u.reconfigs, u.expiries, u.outages, u.zk_writes, u.client_writes, u.lost_answers),
         s.values, s.op, s.holder, s.epoch_hi, s.taken_over, tuple(sorted(s.rpc_to)), tuple(sorted(s.dw_epochs)),
         s.all_off,
     )).encode()
@@ -64,6 +66,8 @@ def rename_controllers(s: MigState, perm: list[int]) -> MigState:
         d = n.data
         if p == CONTROLLER and d[0] == "kraft":
             d = ("kraft", perm[d[1]], d[2])
+        elif p == MIGRATION_ZNODE and d[0] >= 0:
+            d = (perm[d[0]],) + d[1:]
         nodes.append((p, zkm.Znode(d, n.version, owner(n.owner))))
     zk = Zk(tuple(nodes), frozenset(owner(o) for o in s.zk.sessions), s.zk.available)
     holder = ("kraft", perm[s.holder[1]], s.holder[2]) if s.holder[0] == "kraft" else s.holder
@@ -86,7 +90,8 @@ def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
       renumbered in order;
     - ZK controller epochs are only compared with each other and incremented: while /controller_epoch exists they
       are shown relative to the highest epoch ever held;
-    - /migration's controller id and epoch are informational (only its offset is read); a broker has at most one
+    - /migration's controller id and epoch are only compared with the holder of /controller_epoch (is it the
+      holder's own state?): they are shown as that comparison; a broker has at most one
       live session, so session generations only name it; once two epochs reached DUAL_WRITE, which ones is not read;
     - budgets that nothing can spend any more (see below) are not read.
     """
@@ -126,8 +131,9 @@ def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
             ctrl_keys.append((False, x.mig))
             continue
         lead = None if x.zk is None else (x.zk.zk_epoch - base, rel(x.zk.epoch_version, ep_v),
-                                          rel(x.zk.mig_version, mig_v), x.zk.written)
-        ctrl_keys.append((True, x.mig, x.epoch, x.driver, lead, x.copy))
+                                          rel(x.zk.mig_version, mig_v), x.zk.written, x.zk.applied)
+        read = None if x.read is None else (rel(x.read[0], mig_v), x.read[1])
+        ctrl_keys.append((True, x.mig, x.epoch, x.driver, lead, x.copy, read))
     h = s.holder
     u = s.used
     zk_writes, expiries = u.zk_writes, u.expiries
@@ -141,11 +147,16 @@ def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
         if b.no_zk_writes_in_rollback and (s.op != OP_MIGRATE or all(br.ctrl is None for br in s.brokers)):
             zk_writes = -1
     crashes = u.crashes
-    if b.crash_in_copy_only and any(r[1] == "end" or r[1] == "mig" for r in s.log):
-        crashes = -1  # restricted crashes hit the copy only, and the copy is over (exact for every variant)
+    if (b.crash_in_copy_only and any(r[1] == "end" or r[1] == "mig" for r in s.log)
+            and not (s.leader >= 0 and s.ctrls[s.leader].driver == ZK_MIGRATION and is_active(s, s.leader))):
+        # restricted crashes hit the active copier only, and the copy is over, its /migration record included (exact
+        # for every variant: no driver becomes an active copier again on a log holding the copy's records; a deposed
+        # one in ZK_MIGRATION never becomes active without a new election, which resets its driver)
+        crashes = -1
     brokers = tuple((br.mode, None if br.ctrl is None else (br.ctrl[0] - base, rel(br.ctrl[1], ep_v)))
                     for br in s.brokers)
-    rest = (brokers, s.kepoch, log, (crashes, u.reconfigs, expiries, u.outages, zk_writes, u.client_writes), s.op,
+    rest = (brokers, s.kepoch, log, (crashes, u.reconfigs, expiries, u.outages, zk_writes, u.client_writes,
+                                     u.lost_answers), s.op,
             s.epoch_hi - base if ep_val is not None else s.epoch_hi, s.taken_over, tuple(sorted(s.rpc_to)),
             (-1,) if len(s.dw_epochs) >= 2 else tuple(sorted(s.dw_epochs)), s.all_off)
 
@@ -164,7 +175,7 @@ def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
             d: Any = node.data
             v: Any = node.version
             if p == MIGRATION_ZNODE:
-                d, v = d[2], "cur"
+                d, v = (d[2], h[0] == "kraft" and (d[0], d[1]) == (h[1], h[2])), "cur"
             elif p == CONTROLLER_EPOCH:
                 d, v = d - base, "cur"
             elif p == CONTROLLER and d[0] == "kraft":

@@ -1,10 +1,16 @@
 """BECOME_CONTROLLER: a KRaft leader claims /controller and /controller_epoch (KIP-866 "Controller leadership").
 
-One ``multi``, reading what it expects in the same step: bump ``/controller_epoch`` (conditional on the version it
-read), replace ``/controller`` by a persistent znode naming the KRaft controller (``isKRaft``), and record the new
-leader's id and epoch in ``/migration`` (conditional on its version), which fences the previous KRaft leader's dual
-writes.  Kafka: KafkaZkClient.tryRegisterKRaftControllerAsActiveController (which also refuses the claim when
-/controller already names a KRaft controller of the same or a newer epoch) and ZkMigrationClient.
+Kafka 3.9 (the default): ``claim`` is one multi that bumps ``/controller_epoch`` (conditional on the version it
+read) and replaces ``/controller`` by a persistent znode naming the KRaft controller (``isKRaft``)
+(KafkaZkClient.tryRegisterKRaftControllerAsActiveController, which also refuses the claim when /controller already
+names a KRaft controller of the same or a newer epoch).  ``/migration`` is not part of it: the driver then writes
+``/migration`` **unconditionally** in a separate operation (``claim_migration``, KRaftMigrationDriver
+.BecomeZkControllerEvent, KAFKA-16171/KAFKA-16667) with the state it read when it became active, so that its cached
+``/migration`` version is current whatever a deposed controller wrote there in the meantime.  Whether the copy is
+done is read from that state (``kraftMetadataOffset > 0``), not from the log.
+
+The KIP's text (feature ``kip-migration-check-only``): the claim multi also updates ``/migration`` conditionally on
+the version read in the same step, which is what fences the previous KRaft leader there.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from kraftcheck.model.migration.state import (
     CONTROLLER,
     CONTROLLER_EPOCH,
     MIGRATION_ZNODE,
-    PRE_MIGRATION,
     SYNC_KRAFT_TO_ZK,
     ZK_MIGRATION,
     Bounds,
@@ -28,21 +33,27 @@ from kraftcheck.model.migration.state import (
     ZkLead,
     controller_session,
     fenced_zk_controllers_resign,
-    image,
+    is_active,
+    kip_design,
     set_ctrl,
-    view_len,
     znode_version,
 )
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
 
+def _next(offset: int) -> str:
+    # BecomeZkControllerEvent: ZK_MIGRATION if !initialZkMigrationComplete() (kraftMetadataOffset <= 0), else the sync
+    return SYNC_KRAFT_TO_ZK if offset > 0 else ZK_MIGRATION
+
+
 def claim(s: MigState, ctx: Context[Bounds]) -> Succ:
     """The migration driver takes over ZooKeeper's controller role for its KRaft epoch."""
     if not s.zk.available:
         return
+    kip = kip_design(ctx)
     for c, x in enumerate(s.ctrls):
-        if not x.up or x.driver != BECOME_CONTROLLER:
+        if not x.up or x.driver != BECOME_CONTROLLER or x.zk is not None or x.read is None:
             continue
         zk = s.zk
         current = zkm.data(zk, CONTROLLER)
@@ -66,25 +77,47 @@ def claim(s: MigState, ctx: Context[Bounds]) -> Succ:
                 zk, _ = zkm.open_session(zk, owner)
         # KIP-866: /controller becomes persistent, naming the KRaft controller (JSON version 2, isKRaft)
         ops.append(zkm.Create(CONTROLLER, ("kraft", c, x.epoch), owner))
-        mnode = zkm.get(zk, MIGRATION_ZNODE)
-        offset = 0
-        if mnode is None:
-            # ZkMigrationClient.getOrCreateMigrationRecoveryState: the first leader creates /migration
-            ops.append(zkm.Create(MIGRATION_ZNODE, (c, x.epoch, 0)))
-        else:
+        mig_version, offset = x.read
+        if kip:
+            # KIP-866 "/migration znode" (the KIP's text): the claim writes the leader's id and epoch there with a
+            # conditional update, on the version read in this step
+            mnode = zkm.get(zk, MIGRATION_ZNODE)
+            if mnode is None:
+                continue
             offset = mnode.data[2]
-            # KIP-866 /migration: the new leader writes its id and epoch there with a conditional update
             ops.append(zkm.SetData(MIGRATION_ZNODE, (c, x.epoch, offset), mnode.version))
         zk, code = zkm.multi(zk, ops)
         if code != zkm.OK:
             continue
         lead = ZkLead(epoch + 1 if bump else epoch, znode_version(zk, CONTROLLER_EPOCH),
-                      znode_version(zk, MIGRATION_ZNODE), offset)
-        # BecomeZkControllerEvent: on to the copy if the log has no MIGRATION record yet, else to the full sync
-        copied = image(s.log, view_len(s.log, x.epoch)).mig != PRE_MIGRATION
-        nxt = SYNC_KRAFT_TO_ZK if copied else ZK_MIGRATION
+                      znode_version(zk, MIGRATION_ZNODE) if kip else mig_version, offset, offset)
+        # 3.9: the driver stays in BECOME_CONTROLLER until claim_migration; the KIP moves on at once
+        ctrl = attrs.evolve(x, driver=_next(offset) if kip else BECOME_CONTROLLER, zk=lead, copy=0, read=None)
         brokers = fenced_zk_controllers_resign(s.brokers, zk, ctx.b)
-        yield (c,), attrs.evolve(
-            s, zk=zk, brokers=brokers, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=nxt, zk=lead, copy=0)),
-            holder=("kraft", c, x.epoch) if bump else s.holder,
-            epoch_hi=max(s.epoch_hi, lead.zk_epoch), taken_over=True)
+        t = attrs.evolve(s, zk=zk, brokers=brokers, ctrls=set_ctrl(s, c, ctrl),
+                         holder=("kraft", c, x.epoch) if bump else s.holder,
+                         epoch_hi=max(s.epoch_hi, lead.zk_epoch), taken_over=True)
+        if not kip and ctx.b.claim_write_at_once and is_active(s, c):
+            # (reduction claim_write_at_once) a driver still leading its epoch writes /migration in the same step
+            t = _write_migration(t, c)
+        yield (c,), t
+
+
+def _write_migration(s: MigState, c: int) -> MigState:
+    """BecomeZkControllerEvent (3.9, KAFKA-16171/KAFKA-16667): state.withMigrationZkVersion(-1), then
+    setMigrationRecoveryState: an unconditional SetData of /migration, not guarded by /controller_epoch either."""
+    x = s.ctrls[c]
+    assert x.zk is not None
+    zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (c, x.epoch, x.zk.written), zkm.ANY_VERSION)
+    assert code == zkm.OK  # /migration exists (created when the driver became active) and ZooKeeper is available
+    lead = attrs.evolve(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE))
+    return attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=_next(lead.written), zk=lead)))
+
+
+def claim_migration(s: MigState, ctx: Context[Bounds]) -> Succ:
+    """After its claim, the driver writes its state to /migration unconditionally, then starts the copy or the sync."""
+    if not s.zk.available:
+        return
+    for c, x in enumerate(s.ctrls):
+        if x.up and x.driver == BECOME_CONTROLLER and x.zk is not None:
+            yield (c,), _write_migration(s, c)

@@ -14,10 +14,12 @@ Symbols (node c is KRaft controller c, broker b is broker b; versions are ZooKee
 - ``op``: the operator phase.
 
 Steps: ZK-mode election and conditional writes, ``/controller`` vanishing with its session, the KRaft takeover
-(``claim``: bump ``/controller_epoch``, persistent ``/controller``, conditional ``/migration`` update), KRaft writes
-(copy commit, full sync, dual write: one multi with the conditional ``/migration`` update), KRaft elections and
-crashes (``kraft_change``: a controller may lose its ZooKeeper leadership and change epoch, never gain it), the
-rollback.  Variants followed: ``kafka-epoch-check``, ``no-epoch-bump``, ``no-migration-check``.
+(``claim``: bump ``/controller_epoch``, persistent ``/controller``; ``/migration`` in the same step only for a driver
+still leading, or in the KIP's design), KRaft metadata writes (full sync, dual write, a lost answer: Kafka 3.9's
+``[Check /controller_epoch, SetData /migration, op]``), writes of ``/migration`` alone (its creation, the
+unconditional write after the claim, the conditional offset writes), KRaft elections and crashes (``kraft_change``:
+a controller may lose its ZooKeeper leadership and change epoch, never gain it), the rollback.  Variants followed:
+``kip-migration-check-only``, ``no-controller-epoch-check``, ``no-epoch-bump``, ``no-migration-check``.
 """
 
 from __future__ import annotations
@@ -26,26 +28,19 @@ from typing import Any
 
 import z3
 
-from kraftcheck.model import zookeeper as zkm
-from kraftcheck.model.core import Context
 from kraftcheck.model.migration import MIGRATION
 from kraftcheck.model.migration.state import (
-    CONTROLLER,
-    CONTROLLER_EPOCH,
-    MIGRATION_ZNODE,
     OP_MIGRATE,
     OP_QUORUM_DOWN,
     OP_ROLLBACK,
     OP_ROLLED_BACK,
-    MigState,
 )
 from kraftcheck.spec.symbolic import Encoding
+from kraftcheck.spec.symbolic.migration_link import BROKER, abstract, concretize, explain, model_step, nodes
 from kraftcheck.spec.symbolic.states import State as SymState
-from kraftcheck.spec.symbolic.states import Structure, Table
 from kraftcheck.spec.symbolic.system import Env, Goal, Invariant, Params, StepProperty, System, Transition, update
 from kraftcheck.spec.symbolic.vocab import BOOL, INT, NODE, Sym, Vocab
 
-BROKER = "broker"
 CZ = "cz_kind"
 OP = "op_phase"
 OPS = (OP_MIGRATE, OP_ROLLBACK, OP_QUORUM_DOWN, OP_ROLLED_BACK)
@@ -151,14 +146,35 @@ def _expire(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
     return z3.Or(post.cz() == pre.cz(), z3.And(pre.cz() == _cz(env, "zk"), post.cz() == _cz(env, "absent")))
 
 
+def _kip(env: Env) -> bool:
+    """state.kip_design: the KIP's claim shape and /migration-only fencing (``no-migration-check`` mutates it)."""
+    return env.on("kip-migration-check-only") or env.on("no-migration-check")
+
+
+def _epoch_checked(env: Env) -> bool:
+    """state.epoch_checked: migration writes check /controller_epoch (3.9)."""
+    return not _kip(env) and not env.on("no-controller-epoch-check")
+
+
 def _claim(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
     """takeover.claim (KafkaZkClient.tryRegisterKRaftControllerAsActiveController): bump /controller_epoch (not
-    with ``no-epoch-bump``), make /controller a persistent znode naming the KRaft controller, create or update
-    /migration conditionally; refused over a KRaft controller of the same or a newer epoch."""
-    c = p["controller"]
+    with ``no-epoch-bump``), make /controller a persistent znode naming the KRaft controller; refused over a KRaft
+    controller of the same or a newer epoch.  3.9: /migration is not touched, except that a driver still leading
+    makes its unconditional /migration write in the same step (``wrote``, reduction claim_write_at_once); the cached
+    /migration version is the one read earlier (at most the current).  The KIP: /migration created or updated
+    conditionally in the claim's multi."""
+    c, wrote = p["controller"], p["wrote"]
     bump = not env.on("no-epoch-bump")
     inc = 1 if bump else 0
-    new_mv = z3.If(pre.mv() < 0, 0, pre.mv() + 1)
+    if _kip(env):
+        new_mv = z3.If(pre.mv() < 0, 0, pre.mv() + 1)
+        mig = [post.mv() == new_mv,
+               update(env, post, "lead_mv", lambda x: z3.If(x == c, new_mv, pre.lead_mv(x)))]
+    else:
+        mig = [z3.If(wrote,
+                     z3.And(pre.mv() >= 0, post.mv() == pre.mv() + 1, post.lead_mv(c) == pre.mv() + 1),
+                     z3.And(post.mv() == pre.mv(), post.lead_mv(c) <= pre.mv())),
+               env.U.forall([NODE], lambda x: z3.Implies(x != c, post.lead_mv(x) == pre.lead_mv(x)))]
     holder = [
         update(env, post, "holder_zk", lambda x: z3.BoolVal(False)),
         update(env, post, "holder_kraft", lambda x: x == c),
@@ -174,35 +190,68 @@ def _claim(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
         pre.cev() >= 0,
         post.cev() == pre.cev() + inc, post.cval() == pre.cval() + inc,
         post.cz() == _cz(env, "kraft"), post.cz_epoch() == pre.cepoch(c),
-        post.mv() == new_mv,
         update(env, post, "lead", lambda x: z3.Or(x == c, pre.lead(x))),
         update(env, post, "lead_ev", lambda x: z3.If(x == c, pre.cev() + inc, pre.lead_ev(x))),
-        update(env, post, "lead_mv", lambda x: z3.If(x == c, new_mv, pre.lead_mv(x))),
+        *mig,
         _zk_ctrls_may_resign(pre, post, env),
         *holder,
     )
 
 
 def _write_ok(pre: SymState, c: z3.ExprRef, env: Env) -> z3.BoolRef:
-    """dual_write.zk_batch: the multi checks the /migration version the driver expects (any version with
-    ``no-migration-check``) and, with ``kafka-epoch-check``, the /controller_epoch version too."""
+    """dual_write.migration_multi: the multi checks the /controller_epoch version (3.9; not in the KIP's design or
+    under ``no-controller-epoch-check``) and the /migration version the driver expects (any version with
+    ``no-migration-check``)."""
     checks = [pre.lead(c), pre.mv() >= 0]
     if not env.on("no-migration-check"):
         checks.append(pre.lead_mv(c) == pre.mv())
-    if env.on("kafka-epoch-check"):
+    if _epoch_checked(env):
         checks.append(pre.lead_ev(c) == pre.cev())
     return z3.And(checks)
 
 
 def _kraft_write(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
-    """copy.copy_commit, dual_write.sync_to_zk, dual_write.dual_write: one multi with the data writes and the
-    conditional /migration update; the driver caches the new /migration version."""
+    """dual_write.sync_to_zk, dual_write.dual_write: one migration multi (metadata and /migration); a driver still
+    leading records the delta's offset in /migration in the same step (``offset``, reduction offset_write_at_once).
+    The driver caches the new /migration version."""
     c = p["controller"]
+    new = pre.mv() + z3.If(p["offset"], 2, 1)
     return z3.And(
         _write_ok(pre, c, env),
-        post.mv() == pre.mv() + 1,
-        update(env, post, "lead_mv", lambda x: z3.If(x == c, pre.mv() + 1, pre.lead_mv(x))),
+        post.mv() == new,
+        update(env, post, "lead_mv", lambda x: z3.If(x == c, new, pre.lead_mv(x))),
     )
+
+
+def _kraft_write_lost(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """dual_write.lost_answer: the multi is applied, its answer lost; the re-send fails, the cached version stays."""
+    return z3.And(_write_ok(pre, p["controller"], env), post.mv() == pre.mv() + 1)
+
+
+def _mig_write(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """copy.copy_record, dual_write.dual_write_offset (KafkaZkClient.updateMigrationState): /migration alone,
+    conditional on its version (any with ``no-migration-check``), never on /controller_epoch."""
+    c = p["controller"]
+    ok = [pre.lead(c), pre.mv() >= 0]
+    if not env.on("no-migration-check"):
+        ok.append(pre.lead_mv(c) == pre.mv())
+    return z3.And(*ok, post.mv() == pre.mv() + 1,
+                  update(env, post, "lead_mv", lambda x: z3.If(x == c, pre.mv() + 1, pre.lead_mv(x))))
+
+
+def _mig_write_any(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """takeover.claim_migration (BecomeZkControllerEvent, 3.9): /migration written unconditionally (never in the
+    KIP's design, whose claim writes /migration itself)."""
+    c = p["controller"]
+    if _kip(env):
+        return z3.BoolVal(False)
+    return z3.And(pre.lead(c), pre.mv() >= 0, post.mv() == pre.mv() + 1,
+                  update(env, post, "lead_mv", lambda x: z3.If(x == c, pre.mv() + 1, pre.lead_mv(x))))
+
+
+def _mig_create(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
+    """driver.read_migration (KafkaZkClient.getOrCreateMigrationState): a missing /migration is created."""
+    return z3.And(pre.mv() < 0, post.mv() == 0)
 
 
 def _kraft_change(pre: SymState, post: SymState, p: Params, env: Env) -> z3.BoolRef:
@@ -220,7 +269,7 @@ def _quorum_shutdown(pre: SymState, post: SymState, p: Params, env: Env) -> z3.B
     return z3.And(
         pre.op() == _op(env, OP_ROLLBACK),
         post.op() == _op(env, OP_QUORUM_DOWN),
-        z3.If(wrote, z3.And(_write_ok(pre, c, env), post.mv() == pre.mv() + 1), post.mv() == pre.mv()),
+        z3.If(wrote, z3.And(_write_ok(pre, c, env), post.mv() > pre.mv()), post.mv() == pre.mv()),
         update(env, post, "lead", lambda x: z3.BoolVal(False)),
         update(env, post, "cepoch", lambda x: z3.IntVal(0)),
     )
@@ -246,11 +295,18 @@ TRANSITIONS = (
     Transition("zk_write", (("broker", BROKER),), (), _zk_write, "KafkaZkClient: controller epoch version check"),
     Transition("zk_resign", (("broker", BROKER),), ("zctl",), _zk_resign, "KafkaController: Reelect"),
     Transition("expire", (), ("cz",), _expire, "ZooKeeper session expiry: ephemeral znodes vanish"),
-    Transition("claim", (("controller", NODE),), ("cev", "cval", "cz", "cz_epoch", "mv", "holder_zk", "holder_kraft",
-                                                  "holder_epoch") + ZK_FIELDS + LEAD_FIELDS, _claim,
-               "KIP-866 Controller leadership; tryRegisterKRaftControllerAsActiveController"),
-    Transition("kraft_write", (("controller", NODE),), ("mv", "lead_mv"), _kraft_write,
-               "KIP-866 /migration znode: conditional multi"),
+    Transition("claim", (("controller", NODE), ("wrote", BOOL)),
+               ("cev", "cval", "cz", "cz_epoch", "mv", "holder_zk", "holder_kraft", "holder_epoch") + ZK_FIELDS
+               + LEAD_FIELDS, _claim, "KIP-866 Controller leadership; tryRegisterKRaftControllerAsActiveController"),
+    Transition("kraft_write", (("controller", NODE), ("offset", BOOL)), ("mv", "lead_mv"), _kraft_write,
+               "KafkaZkClient.retryMigrationRequestsUntilConnected: [Check /controller_epoch, SetData /migration, op]"),
+    Transition("kraft_write_lost", (("controller", NODE),), ("mv",), _kraft_write_lost,
+               "KafkaZkClient.retryRequestsUntilConnected: an applied multi re-sent after ConnectionLoss"),
+    Transition("mig_write", (("controller", NODE),), ("mv", "lead_mv"), _mig_write,
+               "KafkaZkClient.updateMigrationState: conditional SetData of /migration"),
+    Transition("mig_write_any", (("controller", NODE),), ("mv", "lead_mv"), _mig_write_any,
+               "KRaftMigrationDriver.BecomeZkControllerEvent: unconditional SetData of /migration"),
+    Transition("mig_create", (), ("mv",), _mig_create, "KafkaZkClient.getOrCreateMigrationState"),
     Transition("kraft_change", (), LEAD_FIELDS + ("cepoch",), _kraft_change, "KRaftMigrationDriver: KRaftLeaderEvent"),
     Transition("quorum_shutdown", (("controller", NODE), ("wrote", BOOL)), ("op", "mv", "lead", "cepoch"),
                _quorum_shutdown, "KIP-866 Reversal to ZK"),
@@ -277,7 +333,7 @@ def _holder_is_kraft(s: SymState, c: z3.ExprRef, e: z3.ExprRef, env: Env) -> z3.
 def _single_writer(pre: SymState, post: SymState, t: str, p: Params, env: Env) -> z3.BoolRef:
     if t == "zk_write":
         return _holder_is_zk(post, p["broker"], pre.zctl_epoch(p["broker"]), env)
-    if t == "kraft_write":
+    if t in ("kraft_write", "kraft_write_lost"):
         return _holder_is_kraft(post, p["controller"], pre.cepoch(p["controller"]), env)
     if t == "quorum_shutdown":
         return z3.Implies(p["wrote"], _holder_is_kraft(post, p["controller"], pre.cepoch(p["controller"]), env))
@@ -290,8 +346,9 @@ def _zk_fenced(s: SymState, env: Env) -> z3.BoolRef:
 
 
 def _kraft_fenced(s: SymState, env: Env) -> z3.BoolRef:
+    # 3.9 fences by the /controller_epoch version, the KIP's design by the /migration version
     return env.U.forall([NODE], lambda c: z3.Implies(
-        z3.And(s.lead(c), s.lead_mv(c) == s.mv()),
+        z3.And(s.lead(c), s.lead_ev(c) == s.cev() if _epoch_checked(env) else s.lead_mv(c) == s.mv()),
         z3.And(_holder_is_kraft(s, c, s.cepoch(c), env), s.cz() == _cz(env, "kraft"),
                z3.Or(s.op() == _op(env, OP_MIGRATE), s.op() == _op(env, OP_ROLLBACK)))))
 
@@ -315,9 +372,10 @@ INVARIANTS = (
               "a ZK-mode controller whose /controller_epoch version is current holds /controller_epoch",
               "KafkaZkClient: every controller write checks the /controller_epoch version"),
     Invariant("KRaftControllerFenced", _kraft_fenced,
-              "a KRaft driver whose /migration version is current holds /controller_epoch, /controller names a "
-              "KRaft controller, and the quorum is not shut down",
-              "KIP-866 '/migration znode': conditional updates fence a replaced KRaft controller"),
+              "a KRaft driver whose cached /controller_epoch version (3.9; its /migration version in the KIP's "
+              "design) is current holds /controller_epoch, /controller names a KRaft controller, and the quorum is "
+              "not shut down",
+              "KafkaZkClient.retryMigrationRequestsUntilConnected (3.9); KIP-866 '/migration znode'"),
     Invariant("CachedVersionsNotAhead", _versions_not_ahead, "no writer caches a znode version above the current one",
               "ZooKeeper dataVersion only grows"),
     Invariant("ZkControllerNamesHolder", _zk_holder_exists, "a ZK-owned /controller comes with a ZK holder",
@@ -338,127 +396,6 @@ GOALS = (
 SYSTEM = System("migration", VOCAB, init, TRANSITIONS, INVARIANTS, STEP_PROPERTIES, GOALS)
 
 
-# ---- the link to the executable model ------------------------------------------------------------------------------
-
-
-def nodes(ctx: Context[Any]) -> dict[str, int]:
-    return {NODE: int(ctx.b.controllers), BROKER: int(ctx.b.brokers + ctx.b.incompatible_brokers)}
-
-
-def abstract(s: MigState, ctx: Context[Any], prev: Structure | None = None) -> Structure:
-    zk = s.zk
-    ce = zkm.get(zk, CONTROLLER_EPOCH)
-    mig = zkm.get(zk, MIGRATION_ZNODE)
-    cz = zkm.get(zk, CONTROLLER)
-    kind = "absent" if cz is None else ("kraft" if cz.data[0] == "kraft" else "zk")
-    h = s.holder
-    nb, nc = len(s.brokers), len(s.ctrls)
-
-    def kept(name: str, key: int) -> int:
-        # the fields of an absent record (no ZK controller role, no driver leadership) keep their last value: no
-        # formula reads them, and the frame of a step that drops the record then holds
-        return int(prev[name].get((key,)) or 0) if prev is not None else 0
-
-    return {
-        "cev": Table({(): -1 if ce is None else ce.version}),
-        "cval": Table({(): 0 if ce is None else ce.data}),
-        "mv": Table({(): -1 if mig is None else mig.version}),
-        "cz": Table({(): kind}),
-        "cz_epoch": Table({(): cz.data[2] if kind == "kraft" and cz is not None
-                           else int(prev["cz_epoch"].get(()) or 0) if prev is not None else 0}),
-        "holder_zk": Table({(b,): h[0] == "zk" and h[1] == b for b in range(nb)}, False),
-        "holder_kraft": Table({(c,): h[0] == "kraft" and h[1] == c for c in range(nc)}, False),
-        "holder_epoch": Table({(): h[2]}),
-        "zctl": Table({(b,): br.ctrl is not None for b, br in enumerate(s.brokers)}, False),
-        "zctl_epoch": Table({(b,): br.ctrl[0] if br.ctrl else kept("zctl_epoch", b) for b, br in enumerate(s.brokers)}),
-        "zctl_ver": Table({(b,): br.ctrl[1] if br.ctrl else kept("zctl_ver", b) for b, br in enumerate(s.brokers)}),
-        "lead": Table({(c,): x.zk is not None for c, x in enumerate(s.ctrls)}, False),
-        "lead_ev": Table({(c,): x.zk.epoch_version if x.zk else kept("lead_ev", c) for c, x in enumerate(s.ctrls)}),
-        "lead_mv": Table({(c,): x.zk.mig_version if x.zk else kept("lead_mv", c) for c, x in enumerate(s.ctrls)}),
-        "cepoch": Table({(c,): x.epoch for c, x in enumerate(s.ctrls)}),
-        "op": Table({(): s.op}),
-    }
-
-
-def concretize(st: Structure, n: int, ctx: Context[Any]) -> MigState:
-    """A model state with these tables: the initial state's ZooKeeper with the fencing znodes and roles set."""
-    import attrs
-
-    from kraftcheck.model.migration.state import DUAL_WRITE, Ctrl, ZkLead, initial_state
-
-    def val(name: str, *key: Any) -> Any:
-        return st[name].get(tuple(key))
-
-    nb = max([k[0] for k in st["zctl"].entries] + [0]) + 1
-    b = ctx.b
-    base = initial_state(attrs.evolve(b, controllers=n, brokers=max(1, nb - b.incompatible_brokers)))
-    nodes_: dict[str, zkm.Znode] = dict(base.zk.nodes)
-    cev = int(val("cev") if val("cev") is not None else -1)
-    if cev >= 0:
-        nodes_[CONTROLLER_EPOCH] = zkm.Znode(int(val("cval") or 0), cev)
-    else:
-        nodes_.pop(CONTROLLER_EPOCH, None)
-    mv = int(val("mv") if val("mv") is not None else -1)
-    if mv >= 0:
-        nodes_[MIGRATION_ZNODE] = zkm.Znode((0, 0, 0), mv)
-    kind = val("cz")
-    holder_b = next((k[0] for k, v in st["holder_zk"].entries.items() if v), None)
-    holder_c = next((k[0] for k, v in st["holder_kraft"].entries.items() if v), None)
-    if kind == "absent":
-        nodes_.pop(CONTROLLER, None)
-    elif kind == "kraft":
-        nodes_[CONTROLLER] = zkm.Znode(("kraft", holder_c or 0, int(val("cz_epoch") or 0)))
-    zk = attrs.evolve(base.zk, nodes=tuple(sorted(nodes_.items())))
-    brokers = tuple(attrs.evolve(br, ctrl=(int(val("zctl_epoch", i) or 0), int(val("zctl_ver", i) or 0))
-                                 if val("zctl", i) else None) for i, br in enumerate(base.brokers))
-    ctrls = tuple(Ctrl(True, True, int(val("cepoch", c) or 0), DUAL_WRITE if val("lead", c) else Ctrl().driver,
-                       ZkLead(0, int(val("lead_ev", c) or 0), int(val("lead_mv", c) or 0), 0) if val("lead", c)
-                       else None) for c in range(n))
-    holder = (("kraft", holder_c) if holder_c is not None else ("zk", holder_b or 0)) + (int(val("holder_epoch") or 0),)
-    return attrs.evolve(base, zk=zk, brokers=brokers, ctrls=ctrls, holder=holder, op=val("op") or OP_MIGRATE,
-                        taken_over=kind == "kraft")
-
-
-def model_step(transition: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    if transition in ("zk_elect", "zk_write", "zk_resign"):
-        return transition, {"b": p["broker"]}
-    if transition == "claim":
-        return "claim", {"c": p["controller"]}
-    if transition == "kraft_write":
-        return "dual_write", {"c": p["controller"]}
-    if transition in ("quorum_shutdown", "rollback_begin", "rollback_finish"):
-        return transition, {}
-    if transition == "kraft_change":
-        return "learn_leader", {"c": 0}
-    if transition == "expire":
-        return "session_expire", {"session": ("b", 0, 0)}
-    raise KeyError(transition)
-
-
-def explain(action: str, params: tuple[Any, ...], s: MigState, t: MigState,
-            ctx: Context[Any]) -> list[tuple[str, dict[str, Any]]]:
-    out: list[tuple[str, dict[str, Any]]] = []
-    if action in ("zk_elect", "zk_write", "zk_resign"):
-        out.append((action, {"broker": params[0]}))
-    elif action == "session_expire":
-        out.append(("expire", {}))
-    elif action == "claim":
-        out.append(("claim", {"controller": params[0]}))
-    elif action in ("copy_commit", "sync_to_zk", "dual_write"):
-        out.append(("kraft_write", {"controller": params[0]}))
-    elif action == "quorum_shutdown":
-        wrote = zkm.get(s.zk, MIGRATION_ZNODE) != zkm.get(t.zk, MIGRATION_ZNODE)
-        out.append(("quorum_shutdown", {"controller": max(s.leader, 0), "wrote": wrote}))
-    elif action in ("rollback_begin", "rollback_finish"):
-        out.append((action, {}))
-    if action not in ("zk_elect", "claim"):
-        for b, (x, y) in enumerate(zip(s.brokers, t.brokers)):
-            if x.ctrl is not None and y.ctrl is None:  # e.g. a ZK controller rolled to KRaft mode
-                out.append(("zk_resign", {"broker": b}))
-    out.append(("kraft_change", {}))
-    return out
-
-
 ENCODING = Encoding(
     model=MIGRATION,
     system=SYSTEM,
@@ -467,7 +404,7 @@ ENCODING = Encoding(
     concretize=concretize,
     model_step=model_step,
     explain=explain,
-    variants=("kafka-epoch-check", "no-epoch-bump", "no-migration-check"),
+    variants=("kip-migration-check-only", "no-controller-epoch-check", "no-epoch-bump", "no-migration-check"),
     bounds_for=lambda sizes, ctx: {"controllers": sizes.get(NODE, 1),
                                    "brokers": max(1, sizes.get(BROKER, 1) - int(ctx.b.incompatible_brokers))},
 )
