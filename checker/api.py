@@ -133,17 +133,21 @@ def check(
     if live and liveness and strategy != "bfs":
         raise UsageError(f"liveness properties ({', '.join(live)}) are checked by --strategy bfs only "
                          "(or skip them with --no-liveness)")
+    unjudged = spec.model.liveness_unjudged(ctx.b) if live and liveness and spec.model.liveness_unjudged else None
+    if unjudged:
+        notes = [*notes, f"liveness not judged at these bounds ({', '.join(live)}): {unjudged}"]
     run = Run(spec, ctx, "inprocess", strategy, progress)
     run.deadlock = deadlock
     run.notes = notes
     run.profile = profile
-    if live and liveness:
+    if live and liveness and not unjudged:
         from kraftcheck.checker.liveness.check import check_liveness
 
         return check_liveness(run, visited, max_states, max_depth)
     result = bfs(run, visited, max_states, max_depth) if strategy == "bfs" else dfs(run, max_states, max_depth)
     if live:
-        result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
+        why = f"not judged: {unjudged}" if unjudged else "not checked (--no-liveness)"
+        result.manifest["liveness"] = {"properties": {name: why for name in live}}
     return result
 
 

@@ -158,6 +158,9 @@ class Model(Generic[S, B]):
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.validate_bounds: Callable[[B], str | None] | None = None
         self.fairness: list[Any] = []  # model.fairness.Fairness records, see declare_fairness
+        # bounds -> why liveness cannot be judged at them (a bound artefact its fairness cannot express), or None;
+        # the checker then reports the liveness properties as not judged, with that reason, never as holding
+        self.liveness_unjudged: Callable[[B], str | None] | None = None
         self._init: Callable[[B], Iterable[S]] | None = None
         self.diagram: Any = diagram  # how sequence diagrams read nodes and messages (model.diagram.Diagram)
 
@@ -267,15 +270,17 @@ class Model(Generic[S, B]):
     def derive(self, name: str, doc: str | None = None) -> Model[S, B]:
         """A copy of this model under a new name, to change without touching the original: replace or remove an
         action (``replace_action``, ``remove_action``), add one (``@m.action``), add a variant (``m.variant``) or a
-        profile.  Bounds, initial states, encoding, view, bags, symmetry and diagram hooks are shared.  Traces and
-        results name the derived model.  A replaced action must keep the symmetry the model declares (e.g. treat
-        every voter id alike), or the derived model must drop it with ``m.symmetry = None``."""
+        profile.  Bounds, initial states, encoding, view, bags, symmetry, fairness and diagram hooks are
+        shared.  Traces and results name the derived model.  A replaced action must keep the symmetry the model
+        declares (e.g. treat every voter id alike), or the derived model must drop it with ``m.symmetry = None``."""
         m: Model[S, B] = Model(name, self.bounds_type, self.doc if doc is None else doc, self.encode, self.view,
                                self.bags)
         m.actions = list(self.actions)
         m.variants = dict(self.variants)
         m.profiles = dict(self.profiles)
         m.reductions = dict(self.reductions)
+        m.fairness = list(self.fairness)  # a replaced action keeps its place in the families that name it
+        m.liveness_unjudged = self.liveness_unjudged
         m.symmetry, m.symmetry_encoding = self.symmetry, self.symmetry_encoding
         m.validate_bounds, m._init = self.validate_bounds, self._init
         m.diagram = self.diagram

@@ -62,12 +62,18 @@ def voter_shape_error(i: int, v: Voter, n: int, variants: frozenset[str] | set[s
     return None
 
 
+def premise_role_fields(s: QState, ctx: Ctx) -> bool:
+    """a voter holds a role-only field: a leader's replica ends or an election tally"""
+    return any(v.ends or v.votes for v in s.voters)
+
+
 @invariant(
     "StateShape",
     "every voter's record has its role's shape: the high watermark within the log, log epochs non-decreasing and not "
     "past the voter's epoch, role-only fields (replica ends, election tally, check-quorum window) only in that role",
     "Kafka's raft EpochState classes (UnattachedState, FollowerState, CandidateState, ProspectiveState, LeaderState, "
     "ResignedState) and ReplicatedLog (high watermark <= log end offset); TLA+'s TypeOK",
+    premise=premise_role_fields,
 )
 def state_shape(s: QState, ctx: Ctx) -> bool:
     n, variants = ctx.b.voters, ctx.variants
