@@ -32,6 +32,11 @@ class Bounds:
     # entries of its own a deposed controller may hold that the quorum's log does not (what it appends after it is
     # deposed, and what it wrote as leader that the election truncated) before it renounces
     max_deposed_writes: int = 1
+    # KIP-455 reassignment (model/controller/reassignment.py): AlterPartitionReassignments requests an operator may
+    # send, over the whole run (0 by default: the checks without reassignment keep their counts; profile reassign)
+    max_reassignments: int = 0
+    # replicas of each partition at bootstrap: brokers 0..replication_factor-1 (0 = every broker, the default)
+    replication_factor: int = 0
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
     restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
     crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
@@ -44,8 +49,12 @@ class Bounds:
 # ("cs", broker, broker_epoch)                   BrokerRegistrationChangeRecord(inControlledShutdown=1)
 # ("part", p, leader, isr, leader_epoch, partition_epoch)
 #     PartitionChangeRecord, carrying the resulting registration (as the AlterPartition response does)
+# ("assign", p, leader, isr, leader_epoch, partition_epoch, replicas, adding, removing)
+#     PartitionChangeRecord that also sets Replicas / AddingReplicas / RemovingReplicas (KIP-455, written by a
+#     reassignment, its cancel or its completion); fields 1-5 are those of "part"
 
-REG, UNFENCE, FENCE, CS, PART = "reg", "unfence", "fence", "cs", "part"
+REG, UNFENCE, FENCE, CS, PART, ASSIGN = "reg", "unfence", "fence", "cs", "part", "assign"
+PART_KINDS = (PART, ASSIGN)  # the records that change a partition registration
 NO_LEADER = -1  # LeaderConstants.NO_LEADER
 
 Record = tuple[Any, ...]
@@ -71,6 +80,11 @@ def part_record(p: int, leader: int, isr: tuple[int, ...], le: int, pe: int) -> 
     return (PART, p, leader, isr, le, pe)
 
 
+def assign_record(p: int, leader: int, isr: tuple[int, ...], le: int, pe: int, replicas: tuple[int, ...],
+                  adding: tuple[int, ...], removing: tuple[int, ...]) -> Record:
+    return (ASSIGN, p, leader, isr, le, pe, replicas, adding, removing)
+
+
 # entry kinds: which controller event wrote the batch
 K_REGISTER = "register"  # ClusterControlManager.registerBroker
 K_UNFENCE = "unfence"  # heartbeat: FENCED -> UNFENCED (ReplicationControlManager.handleBrokerUnfenced)
@@ -78,6 +92,8 @@ K_SHUTDOWN = "shutdown"  # heartbeat: UNFENCED -> CONTROLLED_SHUTDOWN (handleBro
 K_SHUTDOWN_NOW = "shutdown-now"  # heartbeat: -> SHUTDOWN_NOW (handleBrokerFenced)
 K_TIMEOUT = "session-timeout"  # ReplicationControlManager.maybeFenceStaleBrokers
 K_ALTER = "alter-partition"  # ReplicationControlManager.alterPartition
+K_REASSIGN = "reassign"  # ReplicationControlManager.alterPartitionReassignments -> changePartitionReassignment
+K_CANCEL = "cancel-reassign"  # alterPartitionReassignments with null replicas -> cancelPartitionReassignment
 
 
 @attrs.frozen(cache_hash=True)
