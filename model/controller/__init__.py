@@ -129,7 +129,8 @@ CONTROLLER.profile("crash", "a broker crash-restart with a stale request in flig
                    bounds={"max_restarts": 1, "max_epoch": 1, "max_shutdowns": 1}, states=82_632, seconds=12)
 CONTROLLER.profile("reassign", "KIP-455 reassignment: two brokers, one partition replicated on broker 0, one "
                    "AlterPartitionReassignments to any broker set (completion with a leader move, or a cancel), "
-                   "a session expiry, one controller epoch (three brokers without broker symmetry ran past 8 CPU minutes)",
+                   "a session expiry, one controller epoch (three brokers, without broker symmetry, ran past 8 CPU "
+                   "minutes)",
                    bounds={**_REASSIGN, "controllers": 1, "max_epoch": 1}, states=85_970, seconds=12)
 CONTROLLER.main_profiles = ("default", "crash", "reassign")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
