@@ -128,7 +128,7 @@ def reassign_written(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bo
     "ReassignmentRecordsTarget",
     "the record an AlterPartitionReassignments writes sets replicas = target + removing, adding = target - current "
     "replicas, removing = current - target (or, when the ISR already covers the target, the target alone)",
-    "KIP-455 'adding_replicas / removing_replicas'; ReplicationControlManager.changePartitionReassignment, "
+    "KIP-455 (AddingReplicas / RemovingReplicas of the partition); ReplicationControlManager.changePartitionReassignment, "
     "PartitionReassignmentReplicas (3.9)",
     premise=reassign_written,
 )
@@ -150,7 +150,7 @@ def records_target(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool
     "CompletionOnlyWhenIsrCoversTarget",
     "a reassignment completes (its adding and removing replicas cleared) only in a change whose ISR holds every "
     "target replica",
-    "KIP-455 'the reassignment completes when all target replicas are in the ISR'; "
+    "KIP-455 (completion once every target replica is in the ISR); "
     "PartitionReassignmentReplicas.maybeCompleteReassignment (3.9)",
     premise=adding_outside_isr,
 )
@@ -162,7 +162,7 @@ def completion_only_when_isr_covers(s: State, ctx: Context[Bounds]) -> bool:
     "CancelRestoresOriginal",
     "a cancel restores the original replicas (replicas - adding), clears adding and removing, and drops the adding "
     "replicas from the ISR",
-    "KIP-455 'cancellation reverts to the original replicas'; ReplicationControlManager.cancelPartitionReassignment, "
+    "KIP-455 (a cancel reverts to the original replicas); ReplicationControlManager.cancelPartitionReassignment, "
     "PartitionReassignmentRevert (3.9)",
     premise=cancel_of_adding,
 )

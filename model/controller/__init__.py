@@ -29,12 +29,16 @@ deferred event queue, read-only requests included).
 
 Bounds (``--set``): controllers, brokers, partitions, max_epoch, max_log (entries = record batches), max_starts,
 max_restarts (broker crash-restarts over all brokers), max_session_expiries, max_shutdowns, max_deposed_writes
-(entries a deposed controller writes to its own log before it renounces), and the reductions below.
+(entries a deposed controller writes to its own log before it renounces), max_reassignments (KIP-455
+AlterPartitionReassignments requests over the run; 0 by default), replication_factor (bootstrap replicas per
+partition; 0 = every broker), and the reductions below.
 
 Faults at the default bounds: controller failover (max_epoch=2, with a deposed controller that keeps acting) and a
 live broker's session expiry (max_session_expiries=1).  A broker crash followed by a restart (max_restarts=1) and a
 controlled shutdown (max_shutdowns=1) are not in the default budget: the main job runs them in the ``crash`` profile
-(one controller epoch); ``full`` has failover and a shutdown together, ``deep`` everything.
+(one controller epoch); ``full`` has failover and a shutdown together, ``deep`` everything.  KIP-455 partition
+reassignment (model/controller/reassignment.py) is off by default and checked by the main job in the ``reassign``
+profile (two brokers, a partition replicated on one, one reassignment, one controller epoch).
 
 Reductions (``CONTROLLER.reductions``, boolean bounds, on = behaviour left out; ``--profile deep`` turns them off):
 ``restartable_crashes_only``, ``crash_while_fenced_only``.  Not switchable (a modelling choice of the abstraction,
@@ -59,7 +63,7 @@ CONTROLLER: Model[State, Bounds] = Model(
     Bounds,
     encode=symmetry.encode,
     doc="KRaft quorum controller (KIP-631): controller epochs and failover, broker registration/heartbeats/fencing, "
-    "controlled shutdown, partition leader/ISR/epochs, AlterPartition",
+    "controlled shutdown, partition leader/ISR/epochs, AlterPartition, KIP-455 partition reassignment",
 )
 
 CONTROLLER.variant(A.V_STALE_PE, "the controller accepts an AlterPartition whose partition epoch is stale and builds "
