@@ -128,7 +128,8 @@ def reassign_written(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bo
     "ReassignmentRecordsTarget",
     "the record an AlterPartitionReassignments writes sets replicas = target + removing, adding = target - current "
     "replicas, removing = current - target (or, when the ISR already covers the target, the target alone)",
-    "KIP-455 (AddingReplicas / RemovingReplicas of the partition); ReplicationControlManager.changePartitionReassignment, "
+    "KIP-455 (AddingReplicas / RemovingReplicas of the partition); "
+    "ReplicationControlManager.changePartitionReassignment, "
     "PartitionReassignmentReplicas (3.9)",
     premise=reassign_written,
 )
