@@ -179,9 +179,10 @@ def test_check_with_no_model_is_the_three_kraft_models(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     assert main(["check", "--quiet", "--max-states", "100", "--json", str(out)]) == 15
     runs = [(r["model"], r["manifest"]["profile"]) for r in json.loads(out.read_text())["results"]]
-    # the controller also runs its crash profile: a broker restart the default cannot afford (Model.main_profiles)
+    # the controller also runs its crash profile (a broker restart the default cannot afford) and its reassign
+    # profile (KIP-455 reassignment, off by default) (Model.main_profiles)
     assert runs == [("quorum", "default"), ("controller", "default"), ("controller", "crash"),
-                    ("migration", "default")]
+                    ("controller", "reassign"), ("migration", "default")]
 
 
 def test_examples_run_by_name_with_or_without_the_example_prefix(tmp_path: Path) -> None:
