@@ -16,7 +16,7 @@ from kraftcheck.model.controller.state import (
     K_REGISTER,
     NO_LEADER,
     OFFLINE,
-    PART,
+    PART_KINDS,
     STOPPING,
     Bounds,
     State,
@@ -24,6 +24,7 @@ from kraftcheck.model.controller.state import (
 )
 from kraftcheck.model.core import Context
 from kraftcheck.spec.controller_liveness import LIVENESS
+from kraftcheck.spec.controller_reassign import PROPERTIES as REASSIGN_PROPERTIES
 from kraftcheck.spec.controller_targets import (
     alter_rejected_stale,
     failover,
@@ -44,7 +45,7 @@ def held_logs(s: State) -> list[tuple[Any, ...]]:
 def held_images(s: State, b: Bounds) -> list[Image]:
     """The images of ``held_logs``: every prefix of each was once a whole held log, so checking these in every
     state checks every image a controller ever replays."""
-    return [image_of(log, b.brokers, b.partitions) for log in held_logs(s)]
+    return [image_of(log, b.brokers, b.partitions, b.replication_factor) for log in held_logs(s)]
 
 # ---- premises: the situation in which each safety property could fail (spec/core.py) -----------------------------
 
@@ -65,7 +66,7 @@ def partition_changed_twice(s: State, ctx: Context[Bounds]) -> bool:
         seen: set[int] = set()
         for e in log:
             for r in e.records:
-                if r[0] == PART:
+                if r[0] in PART_KINDS:
                     if r[1] in seen:
                         return True
                     seen.add(r[1])
@@ -79,7 +80,7 @@ def leader_fenced_or_stopped(s: State, ctx: Context[Bounds]) -> bool:
         for e in log:
             before = set(leaders.values())
             for r in e.records:
-                if r[0] == PART:
+                if r[0] in PART_KINDS:
                     leaders[r[1]] = r[2]
                 elif r[0] in (FENCE, CS) and r[1] in before:
                     return True
@@ -140,7 +141,7 @@ def partition_epoch_monotonic(s: State, ctx: Context[Bounds]) -> bool:
         last: dict[int, tuple[int, int]] = {}
         for e in log:
             for r in e.records:
-                if r[0] == PART:
+                if r[0] in PART_KINDS:
                     p, le, pe = r[1], r[4], r[5]
                     ple, ppe = last.get(p, (0, 0))
                     if pe <= ppe or le < ple:
@@ -248,7 +249,7 @@ def stale_broker_epoch_arrives(s: State, step: Step, t: State, ctx: Context[Boun
 
 
 def _committed_reg(s: State, ctx: Context[Bounds], x: int) -> Any:
-    return image_of(mlog.committed(s.ml), ctx.b.brokers, ctx.b.partitions).regs[x]
+    return image_of(mlog.committed(s.ml), ctx.b.brokers, ctx.b.partitions, ctx.b.replication_factor).regs[x]
 
 
 def stopping_broker_asks_before_fence_commits(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
@@ -457,5 +458,6 @@ SPEC = Spec(
         shutdown_moves_leadership,
         alter_rejected_stale,
         *LIVENESS,  # spec/controller_liveness.py
+        *REASSIGN_PROPERTIES,  # KIP-455 (spec/controller_reassign.py)
     ],
 )

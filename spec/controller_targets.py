@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kraftcheck.model.controller import metadata_log as mlog
-from kraftcheck.model.controller.state import CS, FENCE, K_SHUTDOWN, NO_LEADER, PART, UNFENCE, Bounds, State
+from kraftcheck.model.controller.state import CS, FENCE, K_SHUTDOWN, NO_LEADER, PART_KINDS, UNFENCE, Bounds, State
 from kraftcheck.model.core import Context
 from kraftcheck.spec.core import reachable
 
@@ -64,7 +64,7 @@ def shutdown_moves_leadership(s: State, ctx: Context[Bounds]) -> bool:
         if e.kind != K_SHUTDOWN:
             continue
         b = next(r[1] for r in e.records if r[0] == CS)
-        if any(r[0] == PART and r[2] not in (NO_LEADER, b) for r in e.records):
+        if any(r[0] in PART_KINDS and r[2] not in (NO_LEADER, b) for r in e.records):
             return True
     return False
 

@@ -180,11 +180,11 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     assert main(["check", "--quiet", "--max-states", "100", "--json", str(out)]) == 15
     runs = [(r["model"], r["manifest"]["profile"]) for r in json.loads(out.read_text())["results"]]
-    # the controller also runs its crash profile: a broker restart the default cannot afford (Model.main_profiles);
-    # reassign its faults profile (controller and broker crashes)
+    # the controller also runs its crash profile (a broker restart the default cannot afford) and its reassign
+    # profile (KIP-455 reassignment, off by default); reassign its faults profile (Model.main_profiles)
     assert runs == [("quorum", "default"), ("controller", "default"), ("controller", "crash"),
-                    ("migration", "default"), ("reassign", "default"), ("reassign", "faults"),
-                    ("features", "default")]
+                    ("controller", "reassign"), ("migration", "default"), ("reassign", "default"),
+                    ("reassign", "faults"), ("features", "default")]
 
 
 def test_examples_run_by_name_with_or_without_the_example_prefix(tmp_path: Path) -> None:

@@ -29,12 +29,16 @@ deferred event queue, read-only requests included).
 
 Bounds (``--set``): controllers, brokers, partitions, max_epoch, max_log (entries = record batches), max_starts,
 max_restarts (broker crash-restarts over all brokers), max_session_expiries, max_shutdowns, max_deposed_writes
-(entries a deposed controller writes to its own log before it renounces), and the reductions below.
+(entries a deposed controller writes to its own log before it renounces), max_reassignments (KIP-455
+AlterPartitionReassignments requests over the run; 0 by default), replication_factor (bootstrap replicas per
+partition; 0 = every broker), and the reductions below.
 
 Faults at the default bounds: controller failover (max_epoch=2, with a deposed controller that keeps acting) and a
 live broker's session expiry (max_session_expiries=1).  A broker crash followed by a restart (max_restarts=1) and a
 controlled shutdown (max_shutdowns=1) are not in the default budget: the main job runs them in the ``crash`` profile
-(one controller epoch); ``full`` has failover and a shutdown together, ``deep`` everything.
+(one controller epoch); ``full`` has failover and a shutdown together, ``deep`` everything.  KIP-455 partition
+reassignment (model/controller/reassignment.py) is off by default and checked by the main job in the ``reassign``
+profile (two brokers, a partition replicated on one, one reassignment, one controller epoch).
 
 Reductions (``CONTROLLER.reductions``, boolean bounds, on = behaviour left out; ``--profile deep`` turns them off):
 ``restartable_crashes_only``, ``crash_while_fenced_only``.  Not switchable (a modelling choice of the abstraction,
@@ -48,6 +52,7 @@ from typing import Any, cast
 
 from kraftcheck.model.controller import actions as A
 from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.controller import reassignment as R
 from kraftcheck.model.controller import symmetry
 from kraftcheck.model.controller.fairness import FAIRNESS
 from kraftcheck.model.controller.state import FENCED, Bounds, Broker, State
@@ -59,7 +64,7 @@ CONTROLLER: Model[State, Bounds] = Model(
     Bounds,
     encode=symmetry.encode,
     doc="KRaft quorum controller (KIP-631): controller epochs and failover, broker registration/heartbeats/fencing, "
-    "controlled shutdown, partition leader/ISR/epochs, AlterPartition",
+    "controlled shutdown, partition leader/ISR/epochs, AlterPartition, KIP-455 partition reassignment",
 )
 
 CONTROLLER.variant(A.V_STALE_PE, "the controller accepts an AlterPartition whose partition epoch is stale and builds "
@@ -107,6 +112,20 @@ CONTROLLER.variant(A.V_REGISTER_UNCHECKED, "the controller registers a broker wh
                    "excludes the finalized one (ClusterControlManager.registerBroker without the feature check)",
                    kind="mutation", expect="RegisteredBrokersSupportMetadataVersion", bounds={"old_brokers": 1})
 
+# KIP-455 reassignment mutations: each needs a partition with a broker outside its replicas and one reassignment;
+# the completion and its leader move are the sixth entry (two registrations, two unfencings, the request, the
+# AlterPartition that completes it).  A variant's needs only raise bounds: on top of the default cluster
+_REASSIGN = {"replication_factor": 1, "max_reassignments": 1, "max_log": 6}
+CONTROLLER.variant(A.V_COMPLETE_EARLY, "a reassignment completes without waiting for the ISR to cover the target "
+                   "replicas (PartitionReassignmentReplicas.maybeCompleteReassignment without its containsAll check)",
+                   kind="mutation", expect="CompletionOnlyWhenIsrCoversTarget", bounds=_REASSIGN)
+CONTROLLER.variant(R.V_CANCEL_KEEPS_ADDING, "a cancel keeps the adding replicas in the replicas and the ISR "
+                   "(cancelPartitionReassignment without PartitionReassignmentRevert)", kind="mutation",
+                   expect="CancelRestoresOriginal", bounds=_REASSIGN)
+CONTROLLER.variant(A.V_KEEP_REMOVED_IN_ISR, "a completed reassignment drops the removing replicas from the replicas "
+                   "but leaves them in the ISR (maybeCompleteReassignment without filtering the target ISR)",
+                   kind="mutation", expect="IsrWithinReplicas", bounds=_REASSIGN)
+
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
 CONTROLLER.reduction("restartable_crashes_only", "a broker crashes only if it has a start (and a cluster restart) "
                      "left; off, a broker may also crash for good, its registration staying unfenced until "
@@ -121,7 +140,12 @@ CONTROLLER.profile("default", "the Bounds defaults: failover with a deposed cont
 CONTROLLER.profile("crash", "a broker crash-restart with a stale request in flight, and a controlled shutdown, in one "
                    "controller epoch: what the default cannot afford; the main job runs it beside the default",
                    bounds={"max_restarts": 1, "max_epoch": 1, "max_shutdowns": 1}, states=82_632, seconds=12)
-CONTROLLER.main_profiles = ("default", "crash")
+CONTROLLER.profile("reassign", "KIP-455 reassignment: two brokers, one partition replicated on broker 0, one "
+                   "AlterPartitionReassignments to any broker set (completion with a leader move, or a cancel), "
+                   "a session expiry, one controller epoch (three brokers, without broker symmetry, ran past 8 CPU "
+                   "minutes)",
+                   bounds={**_REASSIGN, "controllers": 1, "max_epoch": 1}, states=85_970, seconds=12)
+CONTROLLER.main_profiles = ("default", "crash", "reassign")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
                    "offset were added)",
@@ -140,6 +164,10 @@ def _check(b: Bounds) -> str | None:
         return "max_epoch must be at least 1 (no controller could ever be elected)"
     if b.max_starts < 1:
         return "max_starts must be at least 1"
+    if not 0 <= b.replication_factor <= b.brokers:
+        return "replication_factor must be between 0 (every broker) and brokers"
+    if b.max_reassignments < 0:
+        return "max_reassignments must be at least 0"
     return None
 
 
@@ -168,6 +196,8 @@ for _fn, _params in (
     (A.heartbeat, ("broker", "controller")),
     (A.alter_isr, ("broker", "partition", "isr", "epoch", "controller")),
     (A.begin_shutdown, ("broker",)),
+    (R.reassign, ("controller", "partition", "target")),
+    (R.cancel, ("controller", "partition")),
     (A.idle, ()),
 ):
     CONTROLLER.action(_fn, params=_params)

@@ -26,8 +26,9 @@ import attrs
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.brokers import handle_heartbeat, handle_registration, session_expired
 from kraftcheck.model.controller.heartbeats import active_brokers_caught_up
-from kraftcheck.model.controller.image import Image, image_of
+from kraftcheck.model.controller.image import Image, image_of, replicas_of
 from kraftcheck.model.controller.partitions import STALE_EPOCH_ERRORS, alter_partition
+from kraftcheck.model.controller.replicas import KAFKA, Completion
 from kraftcheck.model.controller.state import (
     FENCED,
     K_ALTER,
@@ -68,6 +69,15 @@ V_READ_AT_ONCE = "read-reply-at-once"
 V_IGNORE_REPLICA_EPOCH = "alter-partition-ignores-replica-epoch"
 V_IGNORE_LOWEST_ACTIVE = "shutdown-ignores-lowest-active-offset"
 V_REGISTER_UNCHECKED = "register-without-feature-check"
+V_COMPLETE_EARLY = "reassign-completes-before-isr"  # KIP-455 mutations (model/controller/reassignment.py)
+V_KEEP_REMOVED_IN_ISR = "reassign-leaves-removed-in-isr"
+
+
+def completion_rules(ctx: Context[Bounds]) -> Completion:
+    """Kafka's reassignment-completion rules, or the mutation switched on."""
+    if not (ctx.on(V_COMPLETE_EARLY) or ctx.on(V_KEEP_REMOVED_IN_ISR)):
+        return KAFKA
+    return Completion(early=ctx.on(V_COMPLETE_EARLY), keep_removed_in_isr=ctx.on(V_KEEP_REMOVED_IN_ISR))
 
 Succ = Iterator[tuple[tuple[Any, ...], State]]
 
@@ -76,12 +86,13 @@ def controller_image(s: State, b: Bounds, c: int | None = None) -> Image:
     """Controller ``c``'s in-memory image: its whole log, uncommitted entries included (QuorumController replays
     its own writes at once, ControllerWriteEvent.run).  For a deposed controller that has not renounced, that is
     its own log, with what it appended since it was deposed; ``c=None`` gives the quorum leader's log."""
-    return image_of(s.ml.log if c is None else mlog.own_log(s.ml, c), b.brokers, b.partitions)
+    return image_of(s.ml.log if c is None else mlog.own_log(s.ml, c), b.brokers, b.partitions,
+                    b.replication_factor)
 
 
 def applied_image(s: State, br: Broker, b: Bounds) -> Image:
     """What a broker has applied: the first ``applied`` entries of the log (committed ones, when the rules hold)."""
-    return image_of(s.ml.log[: br.applied], b.brokers, b.partitions)
+    return image_of(s.ml.log[: br.applied], b.brokers, b.partitions, b.replication_factor)
 
 
 def _with(s: State, x: int, br: Broker) -> State:
@@ -234,7 +245,7 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
                                                 caught_up=caught_up)
     else:
         rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE),
-                                    ignore_replica_epoch=ctx.on(V_IGNORE_REPLICA_EPOCH))
+                                    ignore_replica_epoch=ctx.on(V_IGNORE_REPLICA_EPOCH), rules=completion_rules(ctx))
         records = None if rec is None else [rec]
         if rec is not None:
             kind = K_ALTER
@@ -402,7 +413,7 @@ def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
         for p, part in enumerate(img.parts):
             if part.leader != x:
                 continue
-            for r in range(b.brokers):
+            for r in replicas_of(part, b.brokers):  # a leader hears only from the replicas it applied (KIP-455)
                 if r == x:
                     continue
                 adds = r not in part.isr

@@ -17,7 +17,7 @@ def controlled_shutdown_offset(s: State, b: Bounds, c: int, x: int) -> int:
     (ClusterControlManager.activate), so a controller that did not write that batch in its current epoch holds -1.
     (It would set it on the broker's first heartbeat while the broker still leads; the model leaves it at -1, on
     the side of granting sooner.)"""
-    img = image_of(mlog.own_log(s.ml, c), b.brokers, b.partitions)
+    img = image_of(mlog.own_log(s.ml, c), b.brokers, b.partitions, b.replication_factor)
     reg = img.regs[x]
     if reg is None or not reg.in_cs:
         return -1
@@ -35,7 +35,7 @@ def lowest_active_offset(s: State, b: Bounds, c: int, x: int) -> int:
     running broker's current offset (what its next heartbeat reports; Kafka holds the last one, no higher), and
     lets a registration whose process is gone or another incarnation hold back nothing: both on the side of
     granting sooner."""
-    img = image_of(mlog.own_log(s.ml, c), b.brokers, b.partitions)
+    img = image_of(mlog.own_log(s.ml, c), b.brokers, b.partitions, b.replication_factor)
     lowest = 1 << 62
     for y, reg in enumerate(img.regs):
         br = s.brokers[y]

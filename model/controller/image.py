@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import attrs
 
-from kraftcheck.model.controller.state import CS, FENCE, NO_LEADER, PART, REG, UNFENCE, Entry, Record
+from kraftcheck.model.controller.state import ASSIGN, CS, FENCE, NO_LEADER, PART, REG, UNFENCE, Entry, Record
 
 
 @attrs.frozen
@@ -27,12 +27,17 @@ class Registration:
 
 @attrs.frozen
 class Partition:
-    """PartitionRegistration: leader, ISR, leader epoch, partition epoch.  Replicas are every broker, in id order."""
+    """PartitionRegistration: leader, ISR, leader epoch, partition epoch, and (KIP-455) replicas, addingReplicas and
+    removingReplicas.  Replicas are kept in id order (Kafka keeps the target's order, then the removing ones; the
+    model elects in id order everywhere, FIDELITY.md)."""
 
     leader: int
     isr: tuple[int, ...]
     le: int
     pe: int
+    replicas: tuple[int, ...] = ()
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -41,11 +46,19 @@ class Image:
     parts: tuple[Partition, ...]  # per partition id
 
 
-def bootstrap(brokers: int, partitions: int) -> Image:
+def bootstrap(brokers: int, partitions: int, replication_factor: int = 0) -> Image:
     """The image before any log entry: no broker registered; every partition exists (bootstrap metadata), leaderless,
-    with every replica in its ISR, at leader epoch 0 and partition epoch 0."""
-    everyone = tuple(range(brokers))
-    return Image((None,) * brokers, tuple(Partition(NO_LEADER, everyone, 0, 0) for _ in range(partitions)))
+    replicated on brokers 0..replication_factor-1 (every broker when 0, kept as ``replicas=()``: see
+    ``replicas_of``), with every replica in its ISR, at leader epoch 0 and partition epoch 0."""
+    replicas = tuple(range(replication_factor)) if 0 < replication_factor < brokers else ()
+    isr = replicas or tuple(range(brokers))
+    return Image((None,) * brokers, tuple(Partition(NO_LEADER, isr, 0, 0, replicas) for _ in range(partitions)))
+
+
+def replicas_of(part: Partition, brokers: int) -> tuple[int, ...]:
+    """The partition's replicas: ``()`` stands for every broker (the model without reassignment, where every broker
+    replicates every partition and no record names the replicas)."""
+    return part.replicas or tuple(range(brokers))
 
 
 def apply_record(img: Image, rec: Record, offset: int) -> Image:
@@ -54,7 +67,12 @@ def apply_record(img: Image, rec: Record, offset: int) -> Image:
     kind = rec[0]
     if kind == PART:
         _, p, leader, isr, le, pe = rec
-        parts = img.parts[:p] + (Partition(leader, isr, le, pe),) + img.parts[p + 1:]
+        o = img.parts[p]
+        parts = img.parts[:p] + (Partition(leader, isr, le, pe, o.replicas, o.adding, o.removing),) + img.parts[p + 1:]
+        return Image(img.regs, parts)
+    if kind == ASSIGN:  # PartitionRegistration.merge(PartitionChangeRecord) with Replicas/Adding/RemovingReplicas set
+        _, p, leader, isr, le, pe, replicas, adding, removing = rec
+        parts = img.parts[:p] + (Partition(leader, isr, le, pe, replicas, adding, removing),) + img.parts[p + 1:]
         return Image(img.regs, parts)
     b = rec[1]
     if kind == REG:
@@ -76,11 +94,11 @@ def apply_record(img: Image, rec: Record, offset: int) -> Image:
 
 
 @lru_cache(maxsize=1 << 17)
-def image_of(entries: tuple[Entry, ...], brokers: int, partitions: int) -> Image:
+def image_of(entries: tuple[Entry, ...], brokers: int, partitions: int, replication_factor: int = 0) -> Image:
     """The image after replaying ``entries`` from the bootstrap image."""
     if not entries:
-        return bootstrap(brokers, partitions)
-    img = image_of(entries[:-1], brokers, partitions)
+        return bootstrap(brokers, partitions, replication_factor)
+    img = image_of(entries[:-1], brokers, partitions, replication_factor)
     offset = len(entries) - 1
     for rec in entries[-1].records:
         img = apply_record(img, rec, offset)

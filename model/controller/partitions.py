@@ -13,7 +13,9 @@ epoch and a partition epoch per partition (every broker is a replica, preferred 
 - unfencing a broker elects leaders for leaderless partitions (handleBrokerUnfenced);
 - AlterPartition is validated against the broker epoch, the leader epoch, the leader and the partition epoch, and
   every replica added to the ISR must be eligible, with the broker epoch the leader sent for it matching its
-  registration (ReplicationControlManager.alterPartition, ineligibleReplicasForIsr; KIP-497, KIP-841, KIP-903).
+  registration (ReplicationControlManager.alterPartition, ineligibleReplicasForIsr; KIP-497, KIP-841, KIP-903);
+- KIP-455: every change first completes a reassignment whose ISR now covers its target (replicas.maybe_complete,
+  PartitionChangeBuilder.completeReassignmentIfNeeded), and an AlterPartition naming a non-replica is refused.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from __future__ import annotations
 import attrs
 
 from kraftcheck.model.controller.image import Image, Partition, is_active
-from kraftcheck.model.controller.state import NO_LEADER, Record, Request, part_record
+from kraftcheck.model.controller.replicas import KAFKA, Completion, Ids, maybe_complete
+from kraftcheck.model.controller.state import NO_LEADER, Record, Request, assign_record, part_record
+
+Assignment = tuple[Ids, Ids, Ids]  # (replicas, adding, removing)
 
 # AlterPartition / heartbeat error codes (Errors.*)
 NONE = "NONE"
@@ -53,12 +58,29 @@ def elect_leader(img: Image, part: Partition, isr: tuple[int, ...]) -> int:
     return NO_LEADER
 
 
-def change(p: int, part: Partition, leader: int, isr: tuple[int, ...]) -> Record | None:
-    """The PartitionChangeRecord for a change, or None when nothing changes (PartitionChangeBuilder.build)."""
-    if leader == part.leader and isr == part.isr:
-        return None
-    le = part.le + 1 if leader != part.leader else part.le
-    return part_record(p, leader, isr, le, part.pe + 1)
+def change(p: int, part: Partition, leader: int, isr: tuple[int, ...], asg: Assignment | None = None) -> Record | None:
+    """The PartitionChangeRecord for a change, or None when nothing changes (PartitionChangeBuilder.build).  With a
+    new assignment ``asg`` it sets the replicas too (an "assign" record); a change that drops a replica bumps the
+    leader epoch (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded)."""
+    if asg is None or asg == (part.replicas, part.adding, part.removing):
+        if leader == part.leader and isr == part.isr:
+            return None
+        le = part.le + 1 if leader != part.leader else part.le
+        return part_record(p, leader, isr, le, part.pe + 1)
+    dropped = part.replicas and not set(part.replicas) <= set(asg[0])
+    le = part.le + 1 if leader != part.leader or dropped else part.le
+    return assign_record(p, leader, isr, le, part.pe + 1, *asg)
+
+
+def complete(part: Partition, isr: Ids, rules: Completion = KAFKA) -> tuple[Ids, Assignment | None]:
+    """completeReassignmentIfNeeded: the target ISR and, when the change completes a reassignment, the assignment
+    it ends with (replicas = target, nothing adding or removing); (isr, None) when it completes nothing."""
+    if not part.adding and not part.removing:
+        return isr, None
+    done = maybe_complete(part.replicas, part.adding, part.removing, isr, rules)
+    if done is None:
+        return isr, None
+    return done[1], (done[0], (), ())
 
 
 def remove_broker(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Record]:
@@ -70,8 +92,9 @@ def remove_broker(img: Image, b: int, keep_fenced_leader: bool = False) -> list[
         if b not in part.isr and part.leader != b:
             continue
         isr = tuple(x for x in part.isr if x != b) if len(part.isr) > 1 else part.isr
+        isr, asg = complete(part, isr)
         leader = part.leader if keep_fenced_leader else elect_leader(others, part, isr)
-        rec = change(p, part, leader, isr)
+        rec = change(p, part, leader, isr, asg)
         if rec is not None:
             out.append(rec)
     return out
@@ -83,7 +106,8 @@ def elect_leaderless(img: Image) -> list[Record]:
     for p, part in enumerate(img.parts):
         if part.leader != NO_LEADER:
             continue
-        rec = change(p, part, elect_leader(img, part, part.isr), part.isr)
+        isr, asg = complete(part, part.isr)
+        rec = change(p, part, elect_leader(img, part, isr), isr, asg)
         if rec is not None:
             out.append(rec)
     return out
@@ -99,13 +123,15 @@ def _ineligible(img: Image, r: int, epoch: int, check_epoch: bool) -> bool:
 
 
 def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool = False,
-                    ignore_replica_epoch: bool = False) -> tuple[Record | None, str]:
+                    ignore_replica_epoch: bool = False, rules: Completion = KAFKA) -> tuple[Record | None, str]:
     """Validate an AlterPartition from broker ``b`` (ReplicationControlManager.alterPartition) and return the
     PartitionChangeRecord to write, or None and the error.
 
     ``trust_request_epoch`` is the mutation that skips the partition-epoch check and builds the new registration
     from the request's own (possibly stale) view; ``ignore_replica_epoch`` the one that skips KIP-903's broker epoch
-    check of new ISR members (KAFKA-14139)."""
+    check of new ISR members (KAFKA-14139); ``rules`` the reassignment-completion mutations (replicas.Completion).
+    A change that completes a reassignment may move the leadership (Kafka answers NEW_LEADER_ELECTED and still
+    writes the record)."""
     reg = img.regs[b]
     if reg is None or reg.epoch != req.broker_epoch:
         return None, STALE_BROKER_EPOCH  # ClusterControlManager.checkBrokerEpoch
@@ -116,6 +142,8 @@ def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool 
         return None, NOT_LEADER
     if req.partition_epoch != part.pe and not trust_request_epoch:
         return None, INVALID_UPDATE_VERSION
+    if part.replicas and not set(req.isr) <= set(part.replicas):
+        return None, INVALID_REQUEST  # validateAlterPartitionData: Replicas.validateIsr (ISR within the replicas)
     if b not in req.isr:
         return None, INVALID_REQUEST  # an AlterPartition can't remove the current leader
     epochs = req.isr_epochs or (-1,) * len(req.isr)
@@ -126,4 +154,7 @@ def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool 
         return part_record(req.partition, b, req.isr, req.leader_epoch, req.partition_epoch + 1), NONE
     if req.isr == part.isr:
         return None, NONE  # nothing to change
+    isr, asg = complete(part, req.isr, rules)
+    if asg is not None:  # KIP-455 completion: the removing replicas leave; a removed leader is replaced
+        return change(req.partition, part, elect_leader(img, part, isr), isr, asg), NONE
     return part_record(req.partition, b, req.isr, part.le, part.pe + 1), NONE

@@ -26,10 +26,17 @@ class Bounds:
     max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash)
     max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
-    # 0 by default: with a failover and a deposed controller acting, a shutdown triples the default check
-    max_shutdowns: int = 0  # controlled shutdowns begun, over all brokers (profiles crash, full and deep have one)
-    # (what it appends once deposed, and what it wrote as leader that the election truncated)
-    max_deposed_writes: int = 1  # entries of its own a deposed controller may hold that the quorum's log does not
+    # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time); 0 by default: with a
+    # failover and a deposed controller acting, one more shutdown triples the default check (profiles crash, full)
+    max_shutdowns: int = 0
+    # entries of its own a deposed controller may hold that the quorum's log does not (what it appends after it is
+    # deposed, and what it wrote as leader that the election truncated) before it renounces
+    max_deposed_writes: int = 1
+    # KIP-455 reassignment (model/controller/reassignment.py): AlterPartitionReassignments requests an operator may
+    # send, over the whole run (0 by default: the checks without reassignment keep their counts; profile reassign)
+    max_reassignments: int = 0
+    # replicas of each partition at bootstrap: brokers 0..replication_factor-1 (0 = every broker, the default)
+    replication_factor: int = 0
     old_brokers: int = 0  # brokers (ids 0..old_brokers-1) whose binary supports only metadata.version levels below the
     #                       finalized one: their BrokerRegistration is refused (UNSUPPORTED_VERSION)
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
@@ -52,8 +59,12 @@ def supported_mv(b: Bounds, broker: int) -> tuple[int, int]:
 # ("cs", broker, broker_epoch)                   BrokerRegistrationChangeRecord(inControlledShutdown=1)
 # ("part", p, leader, isr, leader_epoch, partition_epoch)
 #     PartitionChangeRecord, carrying the resulting registration (as the AlterPartition response does)
+# ("assign", p, leader, isr, leader_epoch, partition_epoch, replicas, adding, removing)
+#     PartitionChangeRecord that also sets Replicas / AddingReplicas / RemovingReplicas (KIP-455, written by a
+#     reassignment, its cancel or its completion); fields 1-5 are those of "part"
 
-REG, UNFENCE, FENCE, CS, PART = "reg", "unfence", "fence", "cs", "part"
+REG, UNFENCE, FENCE, CS, PART, ASSIGN = "reg", "unfence", "fence", "cs", "part", "assign"
+PART_KINDS = (PART, ASSIGN)  # the records that change a partition registration
 NO_LEADER = -1  # LeaderConstants.NO_LEADER
 
 Record = tuple[Any, ...]
@@ -79,6 +90,11 @@ def part_record(p: int, leader: int, isr: tuple[int, ...], le: int, pe: int) -> 
     return (PART, p, leader, isr, le, pe)
 
 
+def assign_record(p: int, leader: int, isr: tuple[int, ...], le: int, pe: int, replicas: tuple[int, ...],
+                  adding: tuple[int, ...], removing: tuple[int, ...]) -> Record:
+    return (ASSIGN, p, leader, isr, le, pe, replicas, adding, removing)
+
+
 # entry kinds: which controller event wrote the batch
 K_REGISTER = "register"  # ClusterControlManager.registerBroker
 K_UNFENCE = "unfence"  # heartbeat: FENCED -> UNFENCED (ReplicationControlManager.handleBrokerUnfenced)
@@ -86,6 +102,8 @@ K_SHUTDOWN = "shutdown"  # heartbeat: UNFENCED -> CONTROLLED_SHUTDOWN (handleBro
 K_SHUTDOWN_NOW = "shutdown-now"  # heartbeat: -> SHUTDOWN_NOW (handleBrokerFenced)
 K_TIMEOUT = "session-timeout"  # ReplicationControlManager.maybeFenceStaleBrokers
 K_ALTER = "alter-partition"  # ReplicationControlManager.alterPartition
+K_REASSIGN = "reassign"  # ReplicationControlManager.alterPartitionReassignments -> changePartitionReassignment
+K_CANCEL = "cancel-reassign"  # alterPartitionReassignments with null replicas -> cancelPartitionReassignment
 
 
 @attrs.frozen(cache_hash=True)

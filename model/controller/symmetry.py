@@ -6,8 +6,9 @@ ids.  Controllers are interchangeable everywhere in the model (any node may win 
 it is active may get a request).  Brokers are interchangeable as long as no leader election has to choose between
 two acceptable candidates by replica order; with two brokers that never happens (the broker being fenced or shut
 down is never a candidate, and a leaderless partition gets a leader as soon as an ISR member is unfenced), so broker
-symmetry is used only when ``brokers == 2``.  tests/test_controller_model.py checks that the canonical renaming
-gives the same number of states as trying every renaming.
+symmetry is used only when ``brokers == 2`` (and no KIP-455 reassignment: ``broker_symmetric``).
+tests/test_controller_model.py checks that the canonical renaming gives the same number of states as trying every
+renaming.
 
 Everything derived from the log alone (where each id first occurs, the renamed log's text) is cached per log:
 logs are shared by many states.
@@ -17,19 +18,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraftcheck.model.controller.state import PART, Bounds, Entry, State
+from kraftcheck.model.controller.state import ASSIGN, PART, PART_KINDS, Bounds, Entry, State
+
+
+def _ids(bp: tuple[int, ...], ids: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted(bp[m] for m in ids))
 
 
 def _record(r: tuple[Any, ...], bp: tuple[int, ...]) -> tuple[Any, ...]:
     if r[0] == PART:
         _, p, leader, isr, le, pe = r
-        return (PART, p, bp[leader] if leader >= 0 else leader, tuple(sorted(bp[m] for m in isr)), le, pe)
+        return (PART, p, bp[leader] if leader >= 0 else leader, _ids(bp, isr), le, pe)
+    if r[0] == ASSIGN:  # KIP-455: the replica sets are renamed too
+        _, p, leader, isr, le, pe, replicas, adding, removing = r
+        return (ASSIGN, p, bp[leader] if leader >= 0 else leader, _ids(bp, isr), le, pe, _ids(bp, replicas),
+                _ids(bp, adding), _ids(bp, removing))
     return (r[0], bp[r[1]]) + r[2:]
 
 
 def _mentions(r: tuple[Any, ...], x: int) -> bool:
     """Whether record ``r`` names broker ``x`` (as its subject, or as a partition leader)."""
-    return r[2] == x if r[0] == PART else r[1] == x
+    return r[2] == x if r[0] in PART_KINDS else r[1] == x
+
+
+def broker_symmetric(b: Bounds) -> bool:
+    """Broker ids are renamed only with two brokers that replicate every partition from the start and no
+    reassignment: a bootstrap replica set that leaves a broker out is not in the log, so renaming would confuse
+    the two brokers' roles."""
+    return b.brokers == 2 and b.max_reassignments == 0 and b.replication_factor in (0, b.brokers)
 
 
 class _LogInfo:
@@ -147,7 +163,7 @@ def canonical(s: State, b: Bounds) -> str:
     info = _info(ml.log, b.controllers, b.brokers)
     cp = _controller_order(s, info)
     head = _head(s, cp)
-    if b.brokers != 2:
+    if not broker_symmetric(b):
         return (head + "|".join(_broker_text(x) for x in s.brokers) + _log_text(ml.log, info, cp, None)
                 + _local_text(s, cp, None))
     t0, t1 = _broker_text(s.brokers[0]), _broker_text(s.brokers[1])
@@ -164,5 +180,5 @@ def brute_canonical(s: State, b: Bounds) -> str:
     """The smallest key over every renaming (a slow reference for tests of ``canonical``)."""
     from itertools import permutations
 
-    bps = list(permutations(range(b.brokers))) if b.brokers == 2 else [None]
+    bps = list(permutations(range(b.brokers))) if broker_symmetric(b) else [None]
     return min(key(s, cp, bp) for cp in permutations(range(b.controllers)) for bp in bps)
