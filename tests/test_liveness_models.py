@@ -43,7 +43,9 @@ def test_liveness_mutation_gives_a_replayable_lasso(model: str, tmp_path: Path) 
     assert plain.verdict in ("diverged", "ok")
 
 
-@pytest.mark.parametrize("model", sorted(CASES))
+# migration's is about 40 s and the default check (tests/test_migration_check.py) asserts the same verdicts
+@pytest.mark.parametrize("model", [pytest.param(m, marks=[pytest.mark.slow] if m == "migration" else [])
+                                   for m in sorted(CASES)])
 def test_liveness_holds_without_the_mutation(model: str) -> None:
     _, prop, bounds = CASES[model]
     r = check(model, bounds=bounds)
@@ -68,6 +70,7 @@ def test_controller_log_bound_is_a_cut_not_a_stuck_broker() -> None:
     assert r.manifest["liveness"]["cut_states"] > 0
 
 
+@pytest.mark.slow  # about 40 s: the whole default migration graph, judged twice
 def test_kafka_39_migration_stalls_the_strict_dual_write_property() -> None:
     """A finding, kept demonstrable: on Kafka 3.9's rules a failover between committing the initial copy and recording
     it in /migration leaves the new active driver INACTIVE for good (WaitForControllerQuorumEvent: "KRaft controller
