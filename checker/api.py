@@ -58,7 +58,7 @@ def prepare(
     try:
         model.context(model.default_bounds(), names)  # an unknown variant: the one-line KeyError naming the variants
         notes: list[str] = []
-        for name in list(names):
+        for name in names:  # the list grows as required variants join, so requirements are followed through
             for req in model.variants[name].requires:
                 if req not in names:
                     names.append(req)
