@@ -38,6 +38,8 @@ from typing import Any
 
 import attrs
 
+from kraftcheck.model.records import replace
+
 ANY_VERSION = -1
 
 OK = "ok"
@@ -182,7 +184,7 @@ def _bump_cversion(nodes: dict[str, Znode], path: str) -> None:
     up = parent(path)
     cur = nodes.get(up)
     if cur is not None:
-        nodes[up] = attrs.evolve(cur, cversion=cur.cversion + 1)
+        nodes[up] = replace(cur, cversion=cur.cversion + 1)
 
 
 def _apply(nodes: dict[str, Znode], sessions: frozenset[Any], op: Op, zxid: int, tree: bool,
@@ -210,7 +212,7 @@ def _apply(nodes: dict[str, Znode], sessions: frozenset[Any], op: Op, zxid: int,
     if op.version != ANY_VERSION and op.version != cur.version:
         return BAD_VERSION, op.path
     if isinstance(op, SetData):
-        nodes[op.path] = attrs.evolve(cur, data=op.data, version=cur.version + 1, mzxid=zxid)
+        nodes[op.path] = replace(cur, data=op.data, version=cur.version + 1, mzxid=zxid)
         changes.append((op.path, NODE_DATA_CHANGED))
     elif isinstance(op, Delete):
         if tree and _has_children(nodes, op.path):
@@ -256,7 +258,7 @@ def multi_created(zk: Zk, ops: Iterable[Op]) -> tuple[Zk, str, tuple[str, ...]]:
             return zk, code, ()
         paths.append(path)
     watches, events = _fire(zk, changes)
-    return attrs.evolve(zk, nodes=tuple(sorted(nodes.items())), zxid=zxid, watches=watches, events=events), OK, \
+    return replace(zk, nodes=tuple(sorted(nodes.items())), zxid=zxid, watches=watches, events=events), OK, \
         tuple(paths)
 
 
@@ -295,7 +297,7 @@ def open_session(zk: Zk, session: Any) -> tuple[Zk, str]:
     """Establish a session with the given (caller-chosen, unique) id; needs the ensemble to be available."""
     if not zk.available:
         return zk, CONNECTION_LOSS
-    return attrs.evolve(zk, sessions=zk.sessions | {session}), OK
+    return replace(zk, sessions=zk.sessions | {session}), OK
 
 
 def expire_session(zk: Zk, session: Any) -> Zk:
@@ -304,7 +306,7 @@ def expire_session(zk: Zk, session: Any) -> Zk:
     gone = [p for p, n in zk.nodes if n.owner is not None and n.owner == session]
     watches = frozenset(w for w in zk.watches if w.watcher != session)
     events = tuple(e for e in zk.events if e.watcher != session)
-    zk = attrs.evolve(zk, sessions=zk.sessions - {session}, watches=watches, events=events)
+    zk = replace(zk, sessions=zk.sessions - {session}, watches=watches, events=events)
     if not gone:
         return zk
     nodes = dict(zk.nodes)
@@ -314,7 +316,7 @@ def expire_session(zk: Zk, session: Any) -> Zk:
         _bump_cversion(nodes, p)
         changes.append((p, NODE_DELETED))
     watches, events = _fire(zk, changes)
-    return attrs.evolve(zk, nodes=tuple(sorted(nodes.items())), zxid=zk.zxid + 1, watches=watches, events=events)
+    return replace(zk, nodes=tuple(sorted(nodes.items())), zxid=zk.zxid + 1, watches=watches, events=events)
 
 
 # ---- one-shot watches ------------------------------------------------------------------------------------------------
@@ -323,7 +325,7 @@ def watch(zk: Zk, watcher: Any, kind: str, path: str) -> Zk:
     armed watch changes nothing (ZooKeeper keeps one per watcher, path and kind)."""
     if not zk.available:
         return zk
-    return attrs.evolve(zk, watches=zk.watches | {Watch(watcher, kind, path)})
+    return replace(zk, watches=zk.watches | {Watch(watcher, kind, path)})
 
 
 def get_children(zk: Zk, path: str, watcher: Any = None) -> tuple[Zk, tuple[str, ...]]:
@@ -341,17 +343,17 @@ def events_for(zk: Zk, watcher: Any) -> tuple[Event, ...]:
 def deliver(zk: Zk, event: Event) -> Zk:
     """The client library hands ``event`` to its watcher: it leaves the queue (the model acts on it separately)."""
     i = zk.events.index(event)
-    return attrs.evolve(zk, events=zk.events[:i] + zk.events[i + 1:])
+    return replace(zk, events=zk.events[:i] + zk.events[i + 1:])
 
 
 def drop_watcher(zk: Zk, watcher: Any) -> Zk:
     """Forget a watcher's watches and events (its process died; a new one re-arms from scratch)."""
-    return attrs.evolve(zk, watches=frozenset(w for w in zk.watches if w.watcher != watcher),
+    return replace(zk, watches=frozenset(w for w in zk.watches if w.watcher != watcher),
                         events=tuple(e for e in zk.events if e.watcher != watcher))
 
 
 def set_available(zk: Zk, available: bool) -> Zk:
-    return attrs.evolve(zk, available=available)
+    return replace(zk, available=available)
 
 
 def initial(persistent: Iterable[tuple[str, Any]] = (), sessions: Iterable[Any] = (),

@@ -393,3 +393,22 @@ def test_canonical_key_ignores_controller_names_but_not_states() -> None:
     b = CTX.b
     assert canonical_key(renamed, b) == canonical_key(s, b)
     assert canonical_key(step(s, "learn_leader", c=0), b) != canonical_key(s, b)
+
+
+def test_canonical_encoding_is_the_encoding_of_the_canonical_key() -> None:
+    """The fingerprint's fast path (each candidate's text built once) equals encode(canonical_key) on every state of
+    a bounded exploration, ties between controllers in the same state included."""
+    from kraftcheck.model.migration.symmetry import _candidate_keys, canonical_encoding, encode
+
+    m = MIGRATION
+    ctx = m.context()
+    frontier, seen, ties = list(m.initial_states(ctx)), 0, 0
+    for _ in range(6):
+        nxt = []
+        for s in frontier:
+            assert canonical_encoding(s, ctx.b) == encode(canonical_key(s, ctx.b))
+            ties += len(_candidate_keys(s, ctx.b)) > 1
+            seen += 1
+            nxt.extend(t for _, _, t in m.successors(s, ctx))
+        frontier = nxt[:400]
+    assert seen > 500 and ties > 0

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.brokers import handle_heartbeat, handle_registration, session_expired
 from kraftcheck.model.controller.heartbeats import active_brokers_caught_up
@@ -55,6 +53,7 @@ from kraftcheck.model.controller.state import (
     with_state,
 )
 from kraftcheck.model.core import Context
+from kraftcheck.model.records import replace
 
 # variant names (declared in __init__)
 V_STALE_PE = "accept-stale-partition-epoch"
@@ -359,7 +358,7 @@ def deliver_stray(s: State, ctx: Context[Bounds]) -> Succ:
             if not cs:
                 yield (x, -1), t
             for c in cs:
-                yield (x, c), handle(t, x, attrs.evolve(br.stray, to=c), ctx, stray=True)
+                yield (x, c), handle(t, x, replace(br.stray, to=c), ctx, stray=True)
 
 
 def fetch(s: State, ctx: Context[Bounds]) -> Succ:

@@ -13,6 +13,8 @@ from functools import lru_cache
 import attrs
 
 from kraftcheck.model.controller.state import ASSIGN, CS, FENCE, NO_LEADER, PART, REG, UNFENCE, Entry, Record
+from kraftcheck.model.memo import by_identity
+from kraftcheck.model.records import replace
 
 
 @attrs.frozen
@@ -83,16 +85,17 @@ def apply_record(img: Image, rec: Record, offset: int) -> Image:
         if cur is None or cur.epoch != rec[2]:
             return img  # replayRegistrationChange: no registration with that epoch
         if kind == UNFENCE:
-            reg = attrs.evolve(cur, fenced=False)
+            reg = replace(cur, fenced=False)
         elif kind == FENCE:
-            reg = attrs.evolve(cur, fenced=True, in_cs=False)
+            reg = replace(cur, fenced=True, in_cs=False)
         elif kind == CS:
-            reg = attrs.evolve(cur, in_cs=True)
+            reg = replace(cur, in_cs=True)
         else:
             raise ValueError(f"unknown metadata record {rec!r}")
     return Image(img.regs[:b] + (reg,) + img.regs[b + 1:], img.parts)
 
 
+@by_identity
 @lru_cache(maxsize=1 << 17)
 def image_of(entries: tuple[Entry, ...], brokers: int, partitions: int, replication_factor: int = 0) -> Image:
     """The image after replaying ``entries`` from the bootstrap image."""

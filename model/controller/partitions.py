@@ -20,11 +20,10 @@ epoch and a partition epoch per partition (every broker is a replica, preferred 
 
 from __future__ import annotations
 
-import attrs
-
 from kraftcheck.model.controller.image import Image, Partition, is_active
 from kraftcheck.model.controller.replicas import KAFKA, Completion, Ids, maybe_complete
 from kraftcheck.model.controller.state import NO_LEADER, Record, Request, assign_record, part_record
+from kraftcheck.model.records import replace
 
 Assignment = tuple[Ids, Ids, Ids]  # (replicas, adding, removing)
 
@@ -44,7 +43,7 @@ def without(img: Image, b: int) -> Image:
     reg = img.regs[b]
     if reg is None:
         return img
-    return Image(img.regs[:b] + (attrs.evolve(reg, fenced=True),) + img.regs[b + 1:], img.parts)
+    return Image(img.regs[:b] + (replace(reg, fenced=True),) + img.regs[b + 1:], img.parts)
 
 
 def elect_leader(img: Image, part: Partition, isr: tuple[int, ...]) -> int:

@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations
 
-import attrs
-
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.actions import Succ, completion_rules, controller_image, propose
 from kraftcheck.model.controller.image import Image, Partition, replicas_of
@@ -28,6 +26,7 @@ from kraftcheck.model.controller.partitions import change, complete, elect_leade
 from kraftcheck.model.controller.replicas import Completion, Ids, requested, revert
 from kraftcheck.model.controller.state import K_CANCEL, K_REASSIGN, Bounds, Record, State
 from kraftcheck.model.core import Context
+from kraftcheck.model.records import replace
 
 V_CANCEL_KEEPS_ADDING = "cancel-keeps-adding-replicas"
 
@@ -38,7 +37,7 @@ def change_reassignment(img: Image, p: int, part: Partition, target: Ids, broker
     ``p`` to ``target``, or None when the target is invalid (a broker not registered) or nothing changes."""
     if any(img.regs[r] is None for r in target):
         return None  # validateManualPartitionAssignment: InvalidReplicaAssignmentException, nothing written
-    part = attrs.evolve(part, replicas=replicas_of(part, brokers))  # "every broker" made explicit
+    part = replace(part, replicas=replicas_of(part, brokers))  # "every broker" made explicit
     replicas, adding, removing = requested(part.replicas, target)
     isr, done = complete(Partition(part.leader, part.isr, part.le, part.pe, replicas, adding, removing), part.isr,
                          rules)

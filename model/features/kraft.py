@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model.core import Context
 from kraftcheck.model.features.levels import registration_refusal, requested_levels
 from kraftcheck.model.features.state import (
@@ -32,6 +30,7 @@ from kraftcheck.model.features.state import (
     set_broker,
     supports,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int | str, ...], KState]]
 
@@ -43,7 +42,7 @@ def update(s: KState, ctx: Context[Bounds]) -> Succ:
     n = ctx.b.features
     existing = kraft_levels(s.log, n)
     regs = registrations(s.log)
-    used = attrs.evolve(s.used, updates=s.used.updates + 1)
+    used = replace(s.used, updates=s.used.updates + 1)
     for f in range(n):
         for level in range(0, ctx.b.max_level + 1):
             for allow in (False, True):
@@ -60,7 +59,7 @@ def update(s: KState, ctx: Context[Bounds]) -> Succ:
                         continue  # 'Broker <id>' does not support it
                     if not ctx.on("local-quorum-check") and not all(supports(x, level) for x in s.ctrls):
                         continue  # 'Controller <id>' does not support it (an upgrade needs the whole quorum)
-                yield (f, level, allow), attrs.evolve(s, log=s.log + (("level", f, level),), used=used)
+                yield (f, level, allow), replace(s, log=s.log + (("level", f, level),), used=used)
 
 
 def register(s: KState, ctx: Context[Bounds]) -> Succ:
@@ -73,11 +72,11 @@ def register(s: KState, ctx: Context[Bounds]) -> Succ:
             continue
         refused = registration_refusal(((1, br.binary),) * n, finalized)
         if refused is None or ctx.on("register-without-check"):
-            nb = attrs.evolve(br, up=True, refused=False)
-            yield (b,), attrs.evolve(s, log=s.log + (("reg", b, br.binary),), brokers=set_broker(s.brokers, b, nb))
+            nb = replace(br, up=True, refused=False)
+            yield (b,), replace(s, log=s.log + (("reg", b, br.binary),), brokers=set_broker(s.brokers, b, nb))
         else:
-            nb = attrs.evolve(br, refused=True)  # UNSUPPORTED_VERSION: the broker shuts down
-            yield (b,), attrs.evolve(s, brokers=set_broker(s.brokers, b, nb))
+            nb = replace(br, refused=True)  # UNSUPPORTED_VERSION: the broker shuts down
+            yield (b,), replace(s, brokers=set_broker(s.brokers, b, nb))
 
 
 def upgrade(s: KState, ctx: Context[Bounds]) -> Succ:
@@ -86,26 +85,26 @@ def upgrade(s: KState, ctx: Context[Bounds]) -> Succ:
     if s.used.upgrades >= ctx.b.max_upgrades:
         return
     top = ctx.b.max_level
-    used = attrs.evolve(s.used, upgrades=s.used.upgrades + 1)
+    used = replace(s.used, upgrades=s.used.upgrades + 1)
     for b, br in enumerate(s.brokers):
         if br.binary < top:
-            nb = attrs.evolve(br, binary=top)
+            nb = replace(br, binary=top)
             log = s.log + (("reg", b, top),) if br.up else s.log
-            yield ("broker", b), attrs.evolve(s, log=log, brokers=set_broker(s.brokers, b, nb), used=used)
+            yield ("broker", b), replace(s, log=log, brokers=set_broker(s.brokers, b, nb), used=used)
     for c, binary in enumerate(s.ctrls):
         if binary < top:
             ctrls = s.ctrls[:c] + (top,) + s.ctrls[c + 1:]
-            yield ("controller", c), attrs.evolve(s, ctrls=ctrls, used=used)
+            yield ("controller", c), replace(s, ctrls=ctrls, used=used)
 
 
 def failover(s: KState, ctx: Context[Bounds]) -> Succ:
     """Another controller becomes active (a new Raft leader); it builds its state by replaying the log."""
     if s.used.failovers >= ctx.b.max_failovers:
         return
-    used = attrs.evolve(s.used, failovers=s.used.failovers + 1)
+    used = replace(s.used, failovers=s.used.failovers + 1)
     for c in range(len(s.ctrls)):
         if c != s.leader:
-            yield (c,), attrs.evolve(s, leader=c, used=used)
+            yield (c,), replace(s, leader=c, used=used)
 
 
 def replay_fails(s: KState, ctx: Context[Bounds]) -> bool:

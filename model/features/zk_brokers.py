@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.features.state import (
@@ -33,6 +31,7 @@ from kraftcheck.model.features.state import (
     set_broker,
     snapshot,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int, ...], ZkState]]
 
@@ -44,7 +43,7 @@ def stop_broker(s: ZkState, b: int) -> ZkState:
     zk = zkm.expire_session(s.zk, session(b, br.gen))
     mid = s.mid_update_failover or (br.active and br.waiting >= 0)
     down = ZBroker(up=False, binary=br.binary, gen=br.gen)
-    return attrs.evolve(s, zk=zk, brokers=set_broker(s.brokers, b, down), mid_update_failover=mid)
+    return replace(s, zk=zk, brokers=set_broker(s.brokers, b, down), mid_update_failover=mid)
 
 
 def start_broker(s: ZkState, b: int, binary: int, ctx: Context[Bounds]) -> ZkState:
@@ -57,23 +56,23 @@ def start_broker(s: ZkState, b: int, binary: int, ctx: Context[Bounds]) -> ZkSta
     enabled = version >= 0 and status != DISABLED
     if enabled and s.ibp and not compatible(binary, levels) and not ctx.on("listener-skips-check"):
         down = ZBroker(up=False, binary=binary, gen=gen)
-        return attrs.evolve(s, brokers=set_broker(s.brokers, b, down), refused_start=True)
+        return replace(s, brokers=set_broker(s.brokers, b, down), refused_start=True)
     zk, _ = zkm.open_session(s.zk, session(b, gen))
     zk, _ = zkm.create(zk, broker_path(b), binary, session(b, gen))
     # with IBP < 2.7 KafkaServer does not start the listener: no cache, no reads
     cache = (version, levels) if enabled and s.ibp else None
     up = ZBroker(up=True, binary=binary, gen=gen, cache=cache)
-    return attrs.evolve(s, zk=zk, brokers=set_broker(s.brokers, b, up))
+    return replace(s, zk=zk, brokers=set_broker(s.brokers, b, up))
 
 
 def stop(s: ZkState, ctx: Context[Bounds]) -> Succ:
     """A running broker stops (an operator's restart or a crash)."""
     if s.used.restarts >= ctx.b.max_restarts:
         return
-    used = attrs.evolve(s.used, restarts=s.used.restarts + 1)
+    used = replace(s.used, restarts=s.used.restarts + 1)
     for b, br in enumerate(s.brokers):
         if br.up:
-            yield (b,), attrs.evolve(stop_broker(s, b), used=used)
+            yield (b,), replace(stop_broker(s, b), used=used)
 
 
 def start(s: ZkState, ctx: Context[Bounds]) -> Succ:
@@ -87,10 +86,10 @@ def upgrade(s: ZkState, ctx: Context[Bounds]) -> Succ:
     """A broker is restarted with a newer binary (supporting every level up to max_level): a rolling upgrade."""
     if s.used.upgrades >= ctx.b.max_upgrades:
         return
-    used = attrs.evolve(s.used, upgrades=s.used.upgrades + 1)
+    used = replace(s.used, upgrades=s.used.upgrades + 1)
     for b, br in enumerate(s.brokers):
         if br.up and br.binary < ctx.b.max_level:
-            yield (b,), attrs.evolve(start_broker(stop_broker(s, b), b, ctx.b.max_level, ctx), used=used)
+            yield (b,), replace(start_broker(stop_broker(s, b), b, ctx.b.max_level, ctx), used=used)
 
 
 def news_for(br: ZBroker, zk: zkm.Zk) -> bool:
@@ -125,11 +124,11 @@ def propagate(s: ZkState, ctx: Context[Bounds], only: int | None = None) -> Iter
     yield apply_all(s, -1)
     if s.used.delayed >= ctx.b.max_delayed:
         return
-    used = attrs.evolve(s.used, delayed=s.used.delayed + 1)
+    used = replace(s.used, delayed=s.used.delayed + 1)
     for b in news:
         br = s.brokers[b]
         if not br.inbox:
-            t = attrs.evolve(s, brokers=set_broker(s.brokers, b, attrs.evolve(br, inbox=(snap,))), used=used)
+            t = replace(s, brokers=set_broker(s.brokers, b, replace(br, inbox=(snap,))), used=used)
             yield apply_all(t, b)
 
 
@@ -138,11 +137,11 @@ def notify(s: ZkState, ctx: Context[Bounds]) -> Succ:
     ``apply`` later, possibly after a fresher one: a stale notification)."""
     if ctx.b.sync_notifications or not s.ibp or s.used.delayed >= ctx.b.max_delayed:
         return  # IBP < 2.7: no FinalizedFeatureChangeListener
-    used = attrs.evolve(s.used, delayed=s.used.delayed + 1)
+    used = replace(s.used, delayed=s.used.delayed + 1)
     for b, br in enumerate(s.brokers):
         if br.up and not br.inbox and news_for(br, s.zk):
-            nb = attrs.evolve(br, inbox=br.inbox + (snapshot(s.zk),))
-            yield (b,), attrs.evolve(s, brokers=set_broker(s.brokers, b, nb), used=used)
+            nb = replace(br, inbox=br.inbox + (snapshot(s.zk),))
+            yield (b,), replace(s, brokers=set_broker(s.brokers, b, nb), used=used)
 
 
 def refresh(s: ZkState, ctx: Context[Bounds]) -> Succ:
@@ -151,7 +150,7 @@ def refresh(s: ZkState, ctx: Context[Bounds]) -> Succ:
     if ctx.b.sync_notifications or not s.ibp:
         return
     for b, br in enumerate(s.brokers):
-        if br.up and news_for(attrs.evolve(br, inbox=()), s.zk):
+        if br.up and news_for(replace(br, inbox=()), s.zk):
             yield (b,), apply_snapshot(s, b, snapshot(s.zk), br.inbox, ctx)
 
 
@@ -161,15 +160,15 @@ def apply_snapshot(s: ZkState, b: int, snap: Snapshot, rest: tuple[Snapshot, ...
     br = s.brokers[b]
     version, status, levels = snap
     if version < 0 or status == DISABLED:
-        return attrs.evolve(s, brokers=set_broker(s.brokers, b, attrs.evolve(br, inbox=rest, cache=None)))
+        return replace(s, brokers=set_broker(s.brokers, b, replace(br, inbox=rest, cache=None)))
     stale = br.cache is not None and br.cache[0] > version and not ctx.on("stale-apply")
     incompatible = not compatible(br.binary, levels) and not ctx.on("listener-skips-check")
     if stale or incompatible:
         t = stop_broker(s, b)  # FeatureCacheUpdateException -> FatalExitError: the broker exits
-        return attrs.evolve(t, refused_start=t.refused_start or incompatible)
+        return replace(t, refused_start=t.refused_start or incompatible)
     waiting = -1 if 0 <= br.waiting <= version else br.waiting
-    nb = attrs.evolve(br, inbox=rest, cache=(version, levels), waiting=waiting)
-    return attrs.evolve(s, brokers=set_broker(s.brokers, b, nb))
+    nb = replace(br, inbox=rest, cache=(version, levels), waiting=waiting)
+    return replace(s, brokers=set_broker(s.brokers, b, nb))
 
 
 def apply(s: ZkState, ctx: Context[Bounds]) -> Succ:
@@ -185,7 +184,7 @@ def expire(s: ZkState, ctx: Context[Bounds]) -> Succ:
     (ZkStateChangeHandler.afterInitializingSession).  This is the controller failover."""
     if s.used.failovers >= ctx.b.max_failovers:
         return
-    used = attrs.evolve(s.used, failovers=s.used.failovers + 1)
+    used = replace(s.used, failovers=s.used.failovers + 1)
     for b, br in enumerate(s.brokers):
         if not br.active:
             continue
@@ -194,8 +193,8 @@ def expire(s: ZkState, ctx: Context[Bounds]) -> Succ:
         zk, _ = zkm.open_session(zk, session(b, gen))
         zk, _ = zkm.create(zk, broker_path(b), br.binary, session(b, gen))
         # its listener re-reads /features after the new session (a refresh like any other)
-        nb = attrs.evolve(br, gen=gen, active=False, waiting=-1)
-        t = attrs.evolve(s, zk=zk, brokers=set_broker(s.brokers, b, nb), used=used,
+        nb = replace(br, gen=gen, active=False, waiting=-1)
+        t = replace(s, zk=zk, brokers=set_broker(s.brokers, b, nb), used=used,
                          mid_update_failover=s.mid_update_failover or br.waiting >= 0)
         for u in propagate(t, ctx, only=b):
             yield (b,), u

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.features.levels import lowered, raised, requested_levels
@@ -41,6 +39,7 @@ from kraftcheck.model.features.state import (
     supports,
 )
 from kraftcheck.model.features.zk_brokers import propagate, start_broker, stop_broker
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int, ...], ZkState]]
 
@@ -49,8 +48,8 @@ def _wait_for_cache(s: ZkState) -> ZkState:
     """enableFeatureVersioning waits until the controller's own cache holds what it wrote
     (featureCache.waitUntilFeatureEpochOrThrow); it handles no UpdateFeatures before."""
     b = next(i for i, br in enumerate(s.brokers) if br.active)
-    nb = attrs.evolve(s.brokers[b], waiting=zkm.version(s.zk, FEATURES) or 0)
-    return attrs.evolve(s, brokers=set_broker(s.brokers, b, nb))
+    nb = replace(s.brokers[b], waiting=zkm.version(s.zk, FEATURES) or 0)
+    return replace(s, brokers=set_broker(s.brokers, b, nb))
 
 
 def setup_versioning(s: ZkState, binary: int, ctx: Context[Bounds]) -> ZkState:
@@ -60,13 +59,13 @@ def setup_versioning(s: ZkState, binary: int, ctx: Context[Bounds]) -> ZkState:
     if s.ibp:  # enableFeatureVersioning
         if node is None:  # a new cluster: every supported feature finalized at its highest level
             zk, _ = zkm.create(s.zk, FEATURES, (ENABLED, ((1, binary),) * n))
-            return _wait_for_cache(attrs.evolve(s, zk=zk, had_levels=True))
+            return _wait_for_cache(replace(s, zk=zk, had_levels=True))
         if node.data[0] == ENABLED:
             return s  # an existing enabled /features is left as it is (KIP-584 'Cluster upgrade' case 3)
         # disabled: switched to enabled with no finalized features, 'the user can finalize them later'
         levels: Levels = ((1, binary),) * n if ctx.on("enable-finalizes-all") else empty(n)
         zk, _ = zkm.set_data(s.zk, FEATURES, (ENABLED, levels))
-        return _wait_for_cache(attrs.evolve(s, zk=zk, had_levels=s.had_levels or ctx.on("enable-finalizes-all")))
+        return _wait_for_cache(replace(s, zk=zk, had_levels=s.had_levels or ctx.on("enable-finalizes-all")))
     # disableFeatureVersioning: disabled status, empty features
     levels = empty(n)
     if node is not None and ctx.on("disable-keeps-levels"):
@@ -77,7 +76,7 @@ def setup_versioning(s: ZkState, binary: int, ctx: Context[Bounds]) -> ZkState:
         zk, _ = zkm.set_data(s.zk, FEATURES, (DISABLED, levels))
     else:
         return s
-    return attrs.evolve(s, zk=zk)
+    return replace(s, zk=zk)
 
 
 def elect(s: ZkState, ctx: Context[Bounds]) -> Succ:
@@ -90,7 +89,7 @@ def elect(s: ZkState, ctx: Context[Bounds]) -> Succ:
         zk, code = zkm.create(s.zk, CONTROLLER, b, session(b, br.gen))
         if code != zkm.OK:
             continue
-        t = attrs.evolve(s, zk=zk, brokers=set_broker(s.brokers, b, attrs.evolve(br, active=True)))
+        t = replace(s, zk=zk, brokers=set_broker(s.brokers, b, replace(br, active=True)))
         for u in propagate(setup_versioning(t, br.binary, ctx), ctx):
             yield (b,), u
 
@@ -125,9 +124,9 @@ def update(s: ZkState, ctx: Context[Bounds]) -> Succ:
                     zk, code = zkm.set_data(s.zk, FEATURES, (ENABLED, new), expected)
                     if code != zkm.OK:
                         continue  # FEATURE_UPDATE_FAILED: nothing changes
-                    nb = attrs.evolve(br, waiting=zkm.version(zk, FEATURES) or 0)
-                    used = attrs.evolve(s.used, updates=s.used.updates + 1)
-                    t = attrs.evolve(
+                    nb = replace(br, waiting=zkm.version(zk, FEATURES) or 0)
+                    used = replace(s.used, updates=s.used.updates + 1)
+                    t = replace(
                         s, zk=zk, brokers=set_broker(s.brokers, b, nb), used=used,
                         had_levels=s.had_levels or any(x is not None for x in new),
                         upgraded=s.upgraded or bool(raised(existing, new)),
@@ -142,7 +141,7 @@ def set_ibp(s: ZkState, ctx: Context[Bounds]) -> Iterator[ZkState]:
     upgrade/downgrade')."""
     if s.used.ibp_changes >= ctx.b.max_ibp_changes:
         return
-    t = attrs.evolve(s, ibp=not s.ibp, used=attrs.evolve(s.used, ibp_changes=s.used.ibp_changes + 1))
+    t = replace(s, ibp=not s.ibp, used=replace(s.used, ibp_changes=s.used.ibp_changes + 1))
     for b, br in enumerate(s.brokers):
         if br.up:
             t = start_broker(stop_broker(t, b), b, br.binary, ctx)

@@ -67,7 +67,7 @@ from kraftcheck.model.migration import (
 )
 from kraftcheck.model.migration.fairness import FAIRNESS
 from kraftcheck.model.migration.state import Bounds, MigState, initial_state, view_len
-from kraftcheck.model.migration.symmetry import canonical_key, encode
+from kraftcheck.model.migration.symmetry import canonical_encoding, canonical_key, encode
 from kraftcheck.model.zookeeper import Znode
 
 MIGRATION: Model[MigState, Bounds] = Model("migration", Bounds, doc="ZooKeeper to KRaft migration (KIP-866)",
@@ -161,7 +161,8 @@ def _start(b: Bounds) -> Any:
     yield initial_state(b)
 
 
-MIGRATION.symmetric(cast(Any, canonical_key))  # controller ids are interchangeable, and more: see canonical_key
+# controller ids are interchangeable, and more: see canonical_key
+MIGRATION.symmetric(cast(Any, canonical_key), cast(Any, canonical_encoding))
 
 
 @MIGRATION.bounds_check

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
@@ -34,6 +32,7 @@ from kraftcheck.model.migration.state import (
     is_compatible,
     set_broker,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -49,12 +48,12 @@ def register_broker(s: MigState, ctx: Context[Bounds]) -> Succ:
         # ClusterControlManager.registerBroker: ZK brokers are accepted only with the quorum's metadata.version
         # (KIP-866 "Broker registration"; the registration-mv-unchecked mutation skips the comparison)
         if broker_mv(ctx.b, b) == BRIDGE_MV or ctx.on("registration-mv-unchecked"):
-            yield (b,), attrs.evolve(s, log=append(s, ("reg", b)))
+            yield (b,), replace(s, log=append(s, ("reg", b)))
         else:
             # KIP-866: a refused ZK broker shuts down (its ZooKeeper session closes with it); the operator may start it
             # again later, so it is back where it was before it joined
             zk = zkm.expire_session(s.zk, broker_session(b, br.gen))
-            yield (b,), attrs.evolve(s, zk=zk, brokers=set_broker(s, b, attrs.evolve(br, mode=ABSENT, ctrl=None)))
+            yield (b,), replace(s, zk=zk, brokers=set_broker(s, b, replace(br, mode=ABSENT, ctrl=None)))
 
 
 def broker_join(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -78,7 +77,7 @@ def register_zk_broker(s: MigState, ctx: Context[Bounds], b: int) -> Succ:
     zk, _ = zkm.open_session(s.zk, sess)
     zk, code = zkm.create(zk, broker_path(b), broker_mv(ctx.b, b), sess)
     if code == zkm.OK:
-        yield (b,), attrs.evolve(s, zk=zk, brokers=set_broker(s, b, attrs.evolve(br, mode=ZK_MODE)))
+        yield (b,), replace(s, zk=zk, brokers=set_broker(s, b, replace(br, mode=ZK_MODE)))
 
 
 def roll_to_kraft(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -90,5 +89,5 @@ def roll_to_kraft(s: MigState, ctx: Context[Bounds]) -> Succ:
             continue
         # a KRaft broker has no ZooKeeper session: its /brokers/ids znode goes away with the old session
         zk = zkm.expire_session(s.zk, broker_session(b, br.gen))
-        yield (b,), attrs.evolve(s, zk=zk, brokers=set_broker(s, b, attrs.evolve(br, mode=KRAFT_MODE, ctrl=None,
+        yield (b,), replace(s, zk=zk, brokers=set_broker(s, b, replace(br, mode=KRAFT_MODE, ctrl=None,
                                                                                    gen=br.gen + 1)))

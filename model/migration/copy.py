@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
@@ -34,6 +32,7 @@ from kraftcheck.model.migration.state import (
     set_ctrl,
     znode_version,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -50,7 +49,7 @@ def copy_begin(s: MigState, ctx: Context[Bounds]) -> Succ:
         x = s.ctrls[c]
         # KIP-868: BeginTransactionRecord (the copy-outside-txn mutation writes the batches bare)
         log = s.log if ctx.on("copy-outside-txn") else append(s, ("begin",))
-        yield (c,), attrs.evolve(s, log=log, ctrls=set_ctrl(s, c, attrs.evolve(x, copy=1)))
+        yield (c,), replace(s, log=log, ctrls=set_ctrl(s, c, replace(x, copy=1)))
 
 
 def copy_batch(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -62,7 +61,7 @@ def copy_batch(s: MigState, ctx: Context[Bounds]) -> Succ:
             x = s.ctrls[c]
             # ZkMigrationClient.readAllMetadata: topics, configs, ... read from ZooKeeper, one batch each
             log = append(s, ("copy", path, zkm.data(s.zk, path)))
-            yield (c,), attrs.evolve(s, log=log, ctrls=set_ctrl(s, c, attrs.evolve(x, copy=x.copy + 1)))
+            yield (c,), replace(s, log=log, ctrls=set_ctrl(s, c, replace(x, copy=x.copy + 1)))
 
 
 def copy_commit(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -74,8 +73,8 @@ def copy_commit(s: MigState, ctx: Context[Bounds]) -> Succ:
         tail = (("mig", MIGRATION),) if ctx.on("copy-outside-txn") else (("mig", MIGRATION), ("end",))
         log = append(s, *tail)
         # the driver's image now holds the copy (read from ZooKeeper, so ZooKeeper already holds it)
-        lead = attrs.evolve(x.zk, applied=len(log))
-        yield (c,), attrs.evolve(s, log=log, ctrls=set_ctrl(s, c, attrs.evolve(x, zk=lead, copy=x.copy + 1)))
+        lead = replace(x.zk, applied=len(log))
+        yield (c,), replace(s, log=log, ctrls=set_ctrl(s, c, replace(x, zk=lead, copy=x.copy + 1)))
 
 
 def copy_record(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -92,6 +91,6 @@ def copy_record(s: MigState, ctx: Context[Bounds]) -> Succ:
         zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (c, x.epoch, offset), migration_version(ctx, x.zk))
         if code != zkm.OK:
             continue  # BadVersion: "another KRaft controller" (a non-fatal fault); the driver stays until it learns
-        lead = attrs.evolve(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE), written=offset)
-        ctrl = attrs.evolve(x, driver=SYNC_KRAFT_TO_ZK, zk=lead, copy=0)
-        yield (c,), attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, ctrl))
+        lead = replace(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE), written=offset)
+        ctrl = replace(x, driver=SYNC_KRAFT_TO_ZK, zk=lead, copy=0)
+        yield (c,), replace(s, zk=zk, ctrls=set_ctrl(s, c, ctrl))

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
@@ -39,6 +37,7 @@ from kraftcheck.model.migration.state import (
     set_ctrl,
     view_len,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -67,7 +66,7 @@ def read_migration(s: MigState, c: int) -> tuple[MigState, tuple[int, int]] | No
     zk, code = zkm.create(s.zk, MIGRATION_ZNODE, (-1, -1, 0))
     if code != zkm.OK:
         return None
-    return attrs.evolve(s, zk=zk), (0, 0)
+    return replace(s, zk=zk), (0, 0)
 
 
 def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -88,7 +87,7 @@ def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
             continue
         if mig not in (PRE_MIGRATION, MIGRATION):
             # WaitForControllerQuorumEvent, POST_MIGRATION: migration re-enabled after it finished must not start again
-            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=INACTIVE)))
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, replace(x, driver=INACTIVE)))
             continue
         got = read_migration(s, c)
         if got is None:
@@ -104,7 +103,7 @@ def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
             # WaitForControllerQuorumEvent (3.9): "KRaft controller indicates an active migration, but the ZK state
             # does not." -> INACTIVE, until the next leader change (the copy committed, its offset never recorded)
             nxt = INACTIVE
-        yield (c,), attrs.evolve(t, ctrls=set_ctrl(t, c, attrs.evolve(x, driver=nxt, read=None if nxt == INACTIVE
+        yield (c,), replace(t, ctrls=set_ctrl(t, c, replace(x, driver=nxt, read=None if nxt == INACTIVE
                                                                        else read)))
 
 
@@ -124,5 +123,5 @@ def check_brokers(s: MigState, ctx: Context[Bounds]) -> Succ:
         if known and known <= registered:
             # mutation brokers-check-loops: back to the quorum check instead of on (WaitForZkBrokersEvent, 3.9)
             nxt = WAIT_FOR_CONTROLLER_QUORUM if ctx.on("brokers-check-loops") else BECOME_CONTROLLER
-            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=nxt)))
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, replace(x, driver=nxt)))
 

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
@@ -59,6 +57,7 @@ from kraftcheck.model.migration.state import (
     view_len,
     znode_version,
 )
+from kraftcheck.model.records import replace
 from kraftcheck.model.zookeeper import Zk
 
 Succ = Iterator[tuple[tuple[int], MigState]]
@@ -86,7 +85,7 @@ def record_offset(zk: Zk, c: int, epoch: int, lead: ZkLead, offset: int, ctx: Co
 
 def _wrote(x: Ctrl, zk: Zk, **changes: int) -> Ctrl:
     assert x.zk is not None
-    return attrs.evolve(x, zk=attrs.evolve(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE), **changes))
+    return replace(x, zk=replace(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE), **changes))
 
 
 def zk_brokers_registered(s: MigState, upto: int) -> frozenset[int]:
@@ -118,13 +117,13 @@ def sync_to_zk(s: MigState, ctx: Context[Bounds]) -> Succ:
             if code != zkm.OK:
                 continue
             x = _wrote(x, zk)
-            t = attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, x))
+            t = replace(s, zk=zk, ctrls=set_ctrl(s, c, x))
         if len(diff) <= 1:
             # the whole image is in ZooKeeper; no offset is written to /migration (Kafka records it with the next
             # delta's offset write); the driver's state moves to its image's offset
             assert x.zk is not None
-            x = attrs.evolve(x, driver=KRAFT_CONTROLLER_TO_BROKER_COMM, zk=attrs.evolve(x.zk, applied=n, written=n))
-            t = attrs.evolve(t, ctrls=set_ctrl(t, c, x))
+            x = replace(x, driver=KRAFT_CONTROLLER_TO_BROKER_COMM, zk=replace(x.zk, applied=n, written=n))
+            t = replace(t, ctrls=set_ctrl(t, c, x))
         yield (c,), t
 
 
@@ -137,7 +136,7 @@ def send_rpcs(s: MigState, ctx: Context[Bounds]) -> Succ:
         # ZkMigrationReady get them (KIP-866 "Incompatible broker": one seen only in ZooKeeper gets none)
         to = zk_brokers_registered(s, view_len(s.log, x.epoch))
         dw = s.dw_epochs if len(s.dw_epochs) >= 2 else s.dw_epochs | {x.epoch}
-        yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=DUAL_WRITE)),
+        yield (c,), replace(s, ctrls=set_ctrl(s, c, replace(x, driver=DUAL_WRITE)),
                                  rpc_to=s.rpc_to | to, dw_epochs=dw)
 
 
@@ -172,7 +171,7 @@ def dual_write(s: MigState, ctx: Context[Bounds]) -> Succ:
             zk, code = record_offset(zk, c, x.epoch, x.zk, i + 1, ctx)
             assert code == zkm.OK  # nothing wrote /migration since the multi that set it
             x = _wrote(x, zk, written=i + 1)
-        yield (c,), attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, x), rpc_to=s.rpc_to | to)
+        yield (c,), replace(s, zk=zk, ctrls=set_ctrl(s, c, x), rpc_to=s.rpc_to | to)
 
 
 def dual_write_offset(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -186,14 +185,14 @@ def dual_write_offset(s: MigState, ctx: Context[Bounds]) -> Succ:
         zk, code = record_offset(s.zk, c, x.epoch, x.zk, x.zk.applied, ctx)
         if code != zkm.OK:
             continue  # BadVersion: "another KRaft controller is making writes" (non-fatal); the driver is stuck
-        yield (c,), attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, _wrote(x, zk, written=x.zk.applied)))
+        yield (c,), replace(s, zk=zk, ctrls=set_ctrl(s, c, _wrote(x, zk, written=x.zk.applied)))
 
 
 def lost_answer(s: MigState, ctx: Context[Bounds]) -> Succ:
     """A dual write is applied by ZooKeeper but its answer is lost (ConnectionLoss); the re-sent multi fails."""
     if not s.zk.available or s.used.lost_answers >= ctx.b.max_lost_answers:
         return
-    used = attrs.evolve(s.used, lost_answers=s.used.lost_answers + 1)
+    used = replace(s.used, lost_answers=s.used.lost_answers + 1)
     for c, x in enumerate(s.ctrls):
         i = _next_delta(s, x)
         if i is None:
@@ -214,8 +213,8 @@ def lost_answer(s: MigState, ctx: Context[Bounds]) -> Succ:
         # KafkaZkClient.retryRequestsUntilConnected re-sends a request answered CONNECTIONLOSS; the copy fails its
         # SetData on /migration (BadVersion: "another KRaft controller is making writes to ZooKeeper"), the
         # MetadataChangeEvent fails (non-fatal fault) with the image moved on and the cached /migration version stale
-        ctrl = attrs.evolve(x, zk=attrs.evolve(x.zk, applied=i + 1))
-        yield (c,), attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, ctrl), used=used)
+        ctrl = replace(x, zk=replace(x.zk, applied=i + 1))
+        yield (c,), replace(s, zk=zk, ctrls=set_ctrl(s, c, ctrl), used=used)
 
 
 def client_write(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[int, str], MigState]]:
@@ -237,7 +236,7 @@ def client_write(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[int,
             continue  # KIP-866 "KRaft controller soft start": NOT_CONTROLLER until the copy is committed
         # (reduction topic_writes_only) clients change the topic's partition state, the znode ZK controllers write
         # too; off, also its dynamic configuration (AlterConfigs)
-        used = attrs.evolve(s.used, client_writes=s.used.client_writes + 1)
+        used = replace(s.used, client_writes=s.used.client_writes + 1)
         for path in (TOPIC,) if ctx.b.topic_writes_only else METADATA:
-            yield (c, path), attrs.evolve(s, log=append(s, ("meta", path, s.values + 1)), values=s.values + 1,
+            yield (c, path), replace(s, log=append(s, ("meta", path, s.values + 1)), values=s.values + 1,
                                           used=used)

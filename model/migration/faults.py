@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
@@ -19,6 +17,7 @@ from kraftcheck.model.migration.state import (
     log_state,
     stalled,
 )
+from kraftcheck.model.records import replace
 
 
 def zk_outage(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
@@ -28,14 +27,14 @@ def zk_outage(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
                                    and s.ctrls[s.leader].driver == DUAL_WRITE)
     if s.zk.available and s.used.outages < ctx.b.max_outages and window:
         # KIP-866 "ZooKeeper unavailable": dual writes fail, the lag grows, KRaft writes block at the bound
-        yield attrs.evolve(s, zk=zkm.set_available(s.zk, False), used=attrs.evolve(s.used, outages=s.used.outages + 1))
+        yield replace(s, zk=zkm.set_available(s.zk, False), used=replace(s.used, outages=s.used.outages + 1))
 
 
 def zk_restore(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     """ZooKeeper is available again."""
     if not s.zk.available:
         # KIP-866 "ZooKeeper unavailable": the driver retries its writes (MigrationClientException: will retry)
-        yield attrs.evolve(s, zk=zkm.set_available(s.zk, True))
+        yield replace(s, zk=zkm.set_available(s.zk, True))
 
 
 def idle(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
     KRAFT_MODE,
@@ -36,6 +34,7 @@ from kraftcheck.model.migration.state import (
     log_state,
     set_ctrl,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -46,7 +45,7 @@ def reconfigure(s: MigState, ctx: Context[Bounds]) -> Succ:
         return
     mig = log_state(s)
     brokers_done = all(br.mode == KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b))
-    used = attrs.evolve(s.used, reconfigs=s.used.reconfigs + 1)
+    used = replace(s.used, reconfigs=s.used.reconfigs + 1)
     for c, x in enumerate(s.ctrls):
         if not x.up:
             continue
@@ -60,7 +59,7 @@ def reconfigure(s: MigState, ctx: Context[Bounds]) -> Succ:
         # volatile state (the epoch in the quorum-state file survives) and a leader's leadership
         ctrls = set_ctrl(s, c, Ctrl(True, not x.mig, s.kepoch))
         all_off = s.all_off or not any(y.mig for y in ctrls)
-        yield (c,), attrs.evolve(s, ctrls=ctrls, used=used, leader=-1 if s.leader == c else s.leader,
+        yield (c,), replace(s, ctrls=ctrls, used=used, leader=-1 if s.leader == c else s.leader,
                                  all_off=all_off)
 
 
@@ -75,7 +74,7 @@ def resign_misconfigured(s: MigState, ctx: Context[Bounds]) -> Succ:
     # KIP-866 "Misconfigurations": it sees the migration in the log (PRE_MIGRATION or MIGRATION record) while the
     # quorum is still migrating (some voter has the config), and resigns
     if log_state(s) in (PRE_MIGRATION, MIGRATION) and any(y.mig for y in s.ctrls):
-        yield (c,), attrs.evolve(s, leader=-1)
+        yield (c,), replace(s, leader=-1)
 
 
 def finalize(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -94,4 +93,4 @@ def finalize(s: MigState, ctx: Context[Bounds]) -> Succ:
     # migration since this controller was configured with 'zookeeper.metadata.migration.enable' set to 'false'":
     # POST_MIGRATION among its activation records, with no quorum or broker check (the activation, a step of its own
     # here: nothing else of this controller can happen before it)
-    yield (c,), attrs.evolve(s, log=append(s, ("mig", POST_MIGRATION)))
+    yield (c,), replace(s, log=append(s, ("mig", POST_MIGRATION)))

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
     INACTIVE,
@@ -26,6 +24,7 @@ from kraftcheck.model.migration.state import (
     is_active,
     set_ctrl,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -51,7 +50,7 @@ def kraft_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
         ctrls = set_ctrl(s, c, Ctrl(True, x.mig, e, WAIT_FOR_CONTROLLER_QUORUM if x.mig else INACTIVE))
         if ctx.b.learn_at_once:
             ctrls = inert_learn(ctrls, c, e)
-        yield (c,), attrs.evolve(s, ctrls=ctrls, leader=c, kepoch=e, log=log)
+        yield (c,), replace(s, ctrls=ctrls, leader=c, kepoch=e, log=log)
 
 
 # a deposed driver in one of these states cannot write to ZooKeeper or append to the log (a copier whose copy is
@@ -79,14 +78,14 @@ def learn_leader(s: MigState, ctx: Context[Bounds]) -> Succ:
     for c, x in enumerate(s.ctrls):
         # KRaftMigrationDriver.KRaftLeaderEvent (not the leader): transition to INACTIVE
         if x.up and x.epoch < s.kepoch:
-            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch, INACTIVE)))
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch, INACTIVE)))
 
 
 def crash(s: MigState, ctx: Context[Bounds]) -> Succ:
     """A controller crashes: its volatile state (driver, cached ZooKeeper state, copy progress) is lost."""
     if s.used.crashes >= ctx.b.max_crashes or s.op not in (OP_MIGRATE, OP_ROLLBACK):
         return
-    used = attrs.evolve(s.used, crashes=s.used.crashes + 1)
+    used = replace(s.used, crashes=s.used.crashes + 1)
     for c, x in enumerate(s.ctrls):
         if not x.up:
             continue
@@ -94,7 +93,7 @@ def crash(s: MigState, ctx: Context[Bounds]) -> Succ:
         if ctx.b.crash_in_copy_only and not (x.driver == ZK_MIGRATION and is_active(s, c)):
             continue
         # KIP-595: the quorum-state file (epoch) and the config survive a crash
-        yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, Ctrl(False, x.mig, x.epoch)), used=used,
+        yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(False, x.mig, x.epoch)), used=used,
                                  leader=-1 if s.leader == c else s.leader)
 
 
@@ -105,4 +104,4 @@ def recover(s: MigState, ctx: Context[Bounds]) -> Succ:
     for c, x in enumerate(s.ctrls):
         if not x.up:
             # a restarted controller catches up with the quorum's epoch before its driver can act
-            yield (c,), attrs.evolve(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch)))
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch)))

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.brokers import register_zk_broker
@@ -38,6 +36,7 @@ from kraftcheck.model.migration.state import (
     stalled,
     znode_version,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -58,7 +57,7 @@ def rollback_begin(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     steady = (s.leader >= 0 and is_active(s, s.leader) and s.ctrls[s.leader].driver == DUAL_WRITE
               and all(x.epoch == s.kepoch for x in s.ctrls if x.up) and s.used.reconfigs == 0 and not stalled(s))
     if not ctx.b.rollback_from_steady_only or steady:
-        yield attrs.evolve(s, op=OP_ROLLBACK)
+        yield replace(s, op=OP_ROLLBACK)
 
 
 def roll_back_broker(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -93,7 +92,7 @@ def quorum_shutdown(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
             zk, code = migration_multi(zk, c, epoch, lead, r[2], r[3], ctx)
             if code != zkm.OK:
                 return
-            lead = attrs.evolve(lead, mig_version=znode_version(zk, MIGRATION_ZNODE))
+            lead = replace(lead, mig_version=znode_version(zk, MIGRATION_ZNODE))
         if pending or lead.applied > lead.written:
             zk, code = record_offset(zk, c, epoch, lead, len(s.log), ctx)
             if code != zkm.OK:
@@ -101,8 +100,8 @@ def quorum_shutdown(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     # the quorum is decommissioned: its controllers, its log and their budgets play no further part (the next
     # migration would start from a new quorum), so they are reset; RollbackSafe is judged on this step
     ctrls = tuple(Ctrl(False, True, 0) for _ in s.ctrls)
-    used = attrs.evolve(s.used, crashes=0, reconfigs=0, client_writes=0)
-    yield attrs.evolve(s, zk=zk, ctrls=ctrls, leader=-1, kepoch=0, log=(), used=used, dw_epochs=frozenset(),
+    used = replace(s.used, crashes=0, reconfigs=0, client_writes=0)
+    yield replace(s, zk=zk, ctrls=ctrls, leader=-1, kepoch=0, log=(), used=used, dw_epochs=frozenset(),
                        op=OP_QUORUM_DOWN)
 
 
@@ -116,4 +115,4 @@ def rollback_finish(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
         ops.append(zkm.Delete(CONTROLLER_EPOCH))  # KIP-866 "Reversal to ZK", taken literally
     zk, code = zkm.multi(s.zk, ops)
     if code == zkm.OK:
-        yield attrs.evolve(s, zk=zk, op=OP_ROLLED_BACK)
+        yield replace(s, zk=zk, op=OP_ROLLED_BACK)

@@ -30,6 +30,7 @@ import attrs
 
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
+from kraftcheck.model.records import replace
 from kraftcheck.model.zookeeper import Zk
 
 # ---- bounds ------------------------------------------------------------------------------------------------------
@@ -225,7 +226,7 @@ def fenced_zk_controllers_resign(brokers: tuple[Broker, ...], zk: Zk, b: Bounds)
     if not b.zk_resign_at_once:
         return brokers
     v = zkm.version(zk, CONTROLLER_EPOCH)
-    return tuple(attrs.evolve(br, ctrl=None) if br.ctrl is not None and br.ctrl[1] != v else br for br in brokers)
+    return tuple(replace(br, ctrl=None) if br.ctrl is not None and br.ctrl[1] != v else br for br in brokers)
 
 
 def is_active(s: MigState, c: int) -> bool:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.migration.state import (
     CONTROLLER,
@@ -25,6 +23,7 @@ from kraftcheck.model.migration.state import (
     MigState,
     is_active,
 )
+from kraftcheck.model.records import replace
 from kraftcheck.model.zookeeper import Zk
 
 
@@ -71,12 +70,13 @@ def rename_controllers(s: MigState, perm: list[int]) -> MigState:
         nodes.append((p, zkm.Znode(d, n.version, owner(n.owner))))
     zk = Zk(tuple(nodes), frozenset(owner(o) for o in s.zk.sessions), s.zk.available)
     holder = ("kraft", perm[s.holder[1]], s.holder[2]) if s.holder[0] == "kraft" else s.holder
-    return attrs.evolve(s, zk=zk, ctrls=tuple(ctrls), leader=perm[s.leader] if s.leader >= 0 else -1, holder=holder)
+    return replace(s, zk=zk, ctrls=tuple(ctrls), leader=perm[s.leader] if s.leader >= 0 else -1, holder=holder)
 
 
-def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
-    """The representative the checker fingerprints (a plain tuple, never executed): ``s`` with every detail that no
-    action, property or target can tell apart normalised, and the controllers renamed into a canonical order.  Each
+def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
+    """The candidates for the representative the checker fingerprints (plain tuples, never executed): ``s`` with
+    every detail that no action, property or target can tell apart normalised, and the controllers renamed into a
+    canonical order (one candidate per order of controllers in the same state).  Each
     normalisation relates states that behave the same (a bisimulation), so the reduction is exact:
 
     - controller ids are interchangeable (a symmetry): controllers are sorted by their own state;
@@ -193,7 +193,19 @@ def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
     order = tuple(sorted(range(n), key=lambda c: sort_key[c]))
     ties = [list(g) for _, g in itertools.groupby(order, key=lambda c: sort_key[c])]
     if all(len(g) == 1 for g in ties):
-        return key(order)
-    candidates = [key(tuple(c for part in combo for c in part))
-                  for combo in itertools.product(*(itertools.permutations(g) for g in ties))]
-    return min(candidates, key=repr)
+        return [key(order)]
+    return [key(tuple(c for part in combo for c in part))
+            for combo in itertools.product(*(itertools.permutations(g) for g in ties))]
+
+
+def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
+    """The representative the checker fingerprints (see ``_candidate_keys``): the candidate with the smallest
+    ``repr``."""
+    candidates = _candidate_keys(s, b)
+    return candidates[0] if len(candidates) == 1 else min(candidates, key=repr)
+
+
+def canonical_encoding(s: MigState, b: Bounds) -> bytes:
+    """``encode(canonical_key(s, b))``, with each candidate's text built once (the fingerprint's hot path)."""
+    candidates = _candidate_keys(s, b)
+    return (repr(candidates[0]) if len(candidates) == 1 else min(map(repr, candidates))).encode()

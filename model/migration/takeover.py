@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
@@ -38,6 +36,7 @@ from kraftcheck.model.migration.state import (
     set_ctrl,
     znode_version,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -92,9 +91,9 @@ def claim(s: MigState, ctx: Context[Bounds]) -> Succ:
         lead = ZkLead(epoch + 1 if bump else epoch, znode_version(zk, CONTROLLER_EPOCH),
                       znode_version(zk, MIGRATION_ZNODE) if kip else mig_version, offset, offset)
         # 3.9: the driver stays in BECOME_CONTROLLER until claim_migration; the KIP moves on at once
-        ctrl = attrs.evolve(x, driver=_next(offset) if kip else BECOME_CONTROLLER, zk=lead, copy=0, read=None)
+        ctrl = replace(x, driver=_next(offset) if kip else BECOME_CONTROLLER, zk=lead, copy=0, read=None)
         brokers = fenced_zk_controllers_resign(s.brokers, zk, ctx.b)
-        t = attrs.evolve(s, zk=zk, brokers=brokers, ctrls=set_ctrl(s, c, ctrl),
+        t = replace(s, zk=zk, brokers=brokers, ctrls=set_ctrl(s, c, ctrl),
                          holder=("kraft", c, x.epoch) if bump else s.holder,
                          epoch_hi=max(s.epoch_hi, lead.zk_epoch), taken_over=True)
         if not kip and ctx.b.claim_write_at_once and is_active(s, c):
@@ -110,8 +109,8 @@ def _write_migration(s: MigState, c: int) -> MigState:
     assert x.zk is not None
     zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (c, x.epoch, x.zk.written), zkm.ANY_VERSION)
     assert code == zkm.OK  # /migration exists (created when the driver became active) and ZooKeeper is available
-    lead = attrs.evolve(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE))
-    return attrs.evolve(s, zk=zk, ctrls=set_ctrl(s, c, attrs.evolve(x, driver=_next(lead.written), zk=lead)))
+    lead = replace(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE))
+    return replace(s, zk=zk, ctrls=set_ctrl(s, c, replace(x, driver=_next(lead.written), zk=lead)))
 
 
 def claim_migration(s: MigState, ctx: Context[Bounds]) -> Succ:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
@@ -27,6 +25,7 @@ from kraftcheck.model.migration.state import (
     is_compatible,
     set_broker,
 )
+from kraftcheck.model.records import replace
 
 Succ = Iterator[tuple[tuple[int], MigState]]
 
@@ -55,9 +54,9 @@ def zk_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
         ))
         if code != zkm.OK:
             continue
-        brokers = fenced_zk_controllers_resign(set_broker(s, b, attrs.evolve(br, ctrl=(epoch + 1, version + 1))), zk,
+        brokers = fenced_zk_controllers_resign(set_broker(s, b, replace(br, ctrl=(epoch + 1, version + 1))), zk,
                                                ctx.b)
-        yield (b,), attrs.evolve(
+        yield (b,), replace(
             s, zk=zk, brokers=brokers,
             holder=("zk", b, epoch + 1), epoch_hi=max(s.epoch_hi, epoch + 1))
 
@@ -77,10 +76,10 @@ def zk_write(s: MigState, ctx: Context[Bounds]) -> Succ:
         if code == zkm.BAD_VERSION:
             # KafkaController.process: ControllerMovedException (the epoch check failed) -> maybeResign (3.9); only
             # reachable with zk_resign_at_once off, where a fenced controller is still around to try
-            yield (b,), attrs.evolve(s, brokers=set_broker(s, b, attrs.evolve(br, ctrl=None)))
+            yield (b,), replace(s, brokers=set_broker(s, b, replace(br, ctrl=None)))
         elif code == zkm.OK:
-            yield (b,), attrs.evolve(s, zk=zk, values=s.values + 1,
-                                     used=attrs.evolve(s.used, zk_writes=s.used.zk_writes + 1))
+            yield (b,), replace(s, zk=zk, values=s.values + 1,
+                                     used=replace(s.used, zk_writes=s.used.zk_writes + 1))
 
 
 def zk_resign(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -91,14 +90,14 @@ def zk_resign(s: MigState, ctx: Context[Bounds]) -> Succ:
         node = zkm.get(s.zk, CONTROLLER)
         # KafkaController: the /controller watch triggers Reelect; a broker no longer named there resigns
         if node is None or node.data != ("zk", b) or node.owner != broker_session(b, br.gen):
-            yield (b,), attrs.evolve(s, brokers=set_broker(s, b, attrs.evolve(br, ctrl=None)))
+            yield (b,), replace(s, brokers=set_broker(s, b, replace(br, ctrl=None)))
 
 
 def session_expire(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[object], MigState]]:
     """A ZooKeeper session expires: its ephemeral znodes vanish; a broker reconnects and re-registers."""
     if s.used.expiries >= ctx.b.max_expiries or not s.zk.available:
         return
-    used = attrs.evolve(s.used, expiries=s.used.expiries + 1)
+    used = replace(s.used, expiries=s.used.expiries + 1)
     for sess in sorted(s.zk.sessions, key=repr):
         zk = zkm.expire_session(s.zk, sess)
         if sess[0] == "b":
@@ -112,8 +111,8 @@ def session_expire(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[ob
             new = broker_session(b, br.gen + 1)
             zk, _ = zkm.open_session(zk, new)
             zk, _ = zkm.create(zk, broker_path(b), zkm.data(s.zk, broker_path(b)), new)
-            yield (sess,), attrs.evolve(s, zk=zk, used=used,
-                                        brokers=set_broker(s, b, attrs.evolve(br, gen=br.gen + 1)))
+            yield (sess,), replace(s, zk=zk, used=used,
+                                        brokers=set_broker(s, b, replace(br, gen=br.gen + 1)))
         elif zkm.ephemerals_of(s.zk, sess):
             # a KRaft controller's session only matters if it owns an ephemeral znode (the ephemeral-claim mutation)
-            yield (sess,), attrs.evolve(s, zk=zk, used=used)
+            yield (sess,), replace(s, zk=zk, used=used)

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.reassign.state import (
@@ -25,6 +23,7 @@ from kraftcheck.model.reassign.state import (
     set_ctl,
     targets,
 )
+from kraftcheck.model.records import replace
 
 Ctx = Context[Bounds]
 
@@ -56,15 +55,15 @@ def submit(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[str, tuple[int, ...]], R
     for target in targets(b):
         if _quiet(s) and target == orig:
             continue  # nothing to reassign
-        used = attrs.evolve(s.used, requests=s.used.requests + 1)
+        used = replace(s.used, requests=s.used.requests + 1)
         z, code, path = zkm.create_sequential(s.zk, REQUEST_PREFIX, (False, target, orig))
         if code == zkm.OK and path is not None:
-            yield ("new", target), attrs.evolve(s, zk=z, used=used, client_orig=orig, created=s.created | {path})
+            yield ("new", target), replace(s, zk=z, used=used, client_orig=orig, created=s.created | {path})
         if s.used.legacy < b.max_legacy and not zkm.exists(s.zk, LEGACY):
             z, code = zkm.create(s.zk, LEGACY, (target, orig))
             if code == zkm.OK:
-                yield ("legacy", target), attrs.evolve(s, zk=z, client_orig=orig,
-                                                       used=attrs.evolve(used, legacy=s.used.legacy + 1))
+                yield ("legacy", target), replace(s, zk=z, client_orig=orig,
+                                                       used=replace(used, legacy=s.used.legacy + 1))
 
 
 def catch_up(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -77,7 +76,7 @@ def catch_up(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         if r not in isr and r not in s.down:
             zk, code = zkm.set_data(s.zk, PART, (assigned, leader, tuple(sorted(isr + (r,)))))
             if code == zkm.OK:
-                yield (r,), attrs.evolve(s, zk=zk)
+                yield (r,), replace(s, zk=zk)
 
 
 def broker_crash(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -86,7 +85,7 @@ def broker_crash(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
     if s.used.broker_crashes >= ctx.b.max_broker_crashes:
         return
     assigned, leader, isr = part(s)
-    used = attrs.evolve(s.used, broker_crashes=s.used.broker_crashes + 1)
+    used = replace(s.used, broker_crashes=s.used.broker_crashes + 1)
     for r in range(ctx.b.brokers):
         if r in s.down:
             continue
@@ -96,7 +95,7 @@ def broker_crash(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         zk = s.zk
         if r in assigned:
             zk, _ = zkm.set_data(zk, PART, (assigned, new_leader, new_isr))
-        yield (r,), attrs.evolve(s, zk=zk, down=down, used=used)
+        yield (r,), replace(s, zk=zk, down=down, used=used)
 
 
 def broker_restart(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -106,7 +105,7 @@ def broker_restart(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         zk = s.zk
         if leader < 0 and r in isr:
             zk, _ = zkm.set_data(zk, PART, (assigned, r, isr))
-        yield (r,), attrs.evolve(s, zk=zk, down=s.down - {r})
+        yield (r,), replace(s, zk=zk, down=s.down - {r})
 
 
 def controller_crash(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -119,8 +118,8 @@ def controller_crash(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]
             continue
         zk = zkm.expire_session(s.zk, session(c, x.gen))
         zk, _ = zkm.open_session(zk, session(c, x.gen + 1))
-        yield (c,), attrs.evolve(s, zk=zk, ctls=set_ctl(s, c, Ctl(gen=x.gen + 1)),
-                                 used=attrs.evolve(s.used, failovers=s.used.failovers + 1))
+        yield (c,), replace(s, zk=zk, ctls=set_ctl(s, c, Ctl(gen=x.gen + 1)),
+                                 used=replace(s.used, failovers=s.used.failovers + 1))
 
 
 def session_expire(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -130,8 +129,8 @@ def session_expire(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         return
     for c, x in enumerate(s.ctls):
         if x.active and session(c, x.gen) in s.zk.sessions:
-            yield (c,), attrs.evolve(s, zk=zkm.expire_session(s.zk, session(c, x.gen)),
-                                     used=attrs.evolve(s.used, expiries=s.used.expiries + 1))
+            yield (c,), replace(s, zk=zkm.expire_session(s.zk, session(c, x.gen)),
+                                     used=replace(s.used, expiries=s.used.expiries + 1))
 
 
 def reassignment_of(s: RState) -> Any:

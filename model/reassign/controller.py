@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.reassign import drop as dropm
@@ -33,6 +31,7 @@ from kraftcheck.model.reassign.state import (
     session,
     set_ctl,
 )
+from kraftcheck.model.records import replace
 
 Ctx = Context[Bounds]
 
@@ -88,8 +87,8 @@ def elect(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         ep = zkm.version(zk, CONTROLLER_EPOCH)
         assert ep is not None
         seen = s.seen | ({"failover-mid"} if rctx is not None and s.used.failovers + s.used.expiries > 0 else set())
-        yield (c,), attrs.evolve(s, zk=zk, created=created, seen=seen,
-                                 ctls=set_ctl(s, c, attrs.evolve(x, active=True, epoch_version=ep, ctx=rctx,
+        yield (c,), replace(s, zk=zk, created=created, seen=seen,
+                                 ctls=set_ctl(s, c, replace(x, active=True, epoch_version=ep, ctx=rctx,
                                                                  todo=todo, held=None)))
 
 
@@ -103,11 +102,11 @@ def deliver_requests(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]
                 continue
             zk = zkm.deliver(s.zk, e)
             if not x.active:
-                yield (c,), attrs.evolve(s, zk=zk)
+                yield (c,), replace(s, zk=zk)
                 continue
             zk, kids = zkm.get_children(zk, REQUESTS, sess)
             todo = x.todo + tuple(p for p in (f"{REQUESTS}/{k}" for k in kids) if p not in x.todo)
-            yield (c,), attrs.evolve(s, zk=zk, ctls=set_ctl(s, c, attrs.evolve(x, todo=todo)))
+            yield (c,), replace(s, zk=zk, ctls=set_ctl(s, c, replace(x, todo=todo)))
 
 
 def deliver_legacy(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -124,7 +123,7 @@ def deliver_legacy(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
                 zk2, path = _legacy_request(zk)
                 if path is not None:
                     zk, created = zk2, created | {path}
-            yield (c,), attrs.evolve(s, zk=zk, created=created)
+            yield (c,), replace(s, zk=zk, created=created)
 
 
 def _apply_request(s: RState, c: int, x: Ctl, name: str, req: Any, ctx: Ctx, delete: bool) -> RState | None:
@@ -139,12 +138,12 @@ def _apply_request(s: RState, c: int, x: Ctl, name: str, req: Any, ctx: Ctx, del
     ignore_flag = ctx.on("ignore-legacy-flag")
     if rctx is not None and rctx.legacy != legacy and not ignore_flag:
         zk, code = zkm.multi(s.zk, ops)  # 3.b.i: a warning, the request is ignored
-        return None if code != zkm.OK else attrs.evolve(s, zk=zk, handled=done, seen=s.seen | {"conflict-ignored"})
+        return None if code != zkm.OK else replace(s, zk=zk, handled=done, seen=s.seen | {"conflict-ignored"})
     if rctx is None:
         top = len(assigned)
         if top < ctx.b.min_isr and not ctx.on("skip-min-isr-check"):
             zk, code = zkm.multi(s.zk, ops)  # 1.a: a warning, the reassignment is ignored
-            return None if code != zkm.OK else attrs.evolve(s, zk=zk, handled=done)
+            return None if code != zkm.OK else replace(s, zk=zk, handled=done)
         if not zkm.exists(s.zk, TOPIC_NODE):
             ops.append(zkm.Create(TOPIC_NODE, None))
         ops.append(zkm.Create(CHILD, (target, top, legacy)))
@@ -173,11 +172,11 @@ def _apply_request(s: RState, c: int, x: Ctl, name: str, req: Any, ctx: Ctx, del
         seen |= {"dropped"}
     hosts = (s.hosts - set(dropped)) | set(new_assigned)  # dropped: Offline -> ... -> NonExistentReplica
     fresh = rctx is None
-    return attrs.evolve(
+    return replace(
         s, zk=zk, handled=done, seen=seen, hosts=hosts,
         orig_assign=assigned if fresh else s.orig_assign, first_target=target if fresh else s.first_target,
         routes=(frozenset() if fresh else s.routes) | {legacy},
-        ctls=set_ctl(s, c, attrs.evolve(x, ctx=new_ctx, todo=x.todo[1:] if delete else x.todo, held=None)))
+        ctls=set_ctl(s, c, replace(x, ctx=new_ctx, todo=x.todo[1:] if delete else x.todo, held=None)))
 
 
 def process(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -190,22 +189,22 @@ def process(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
             continue
         if x.held is not None:
             name, req = x.held
-            t = _apply_request(s, c, attrs.evolve(x, todo=(name,) + x.todo), name, req, ctx, delete=False)
+            t = _apply_request(s, c, replace(x, todo=(name,) + x.todo), name, req, ctx, delete=False)
             if t is not None:
                 tx = t.ctls[c]
-                yield (c,), attrs.evolve(t, ctls=set_ctl(t, c, attrs.evolve(tx, todo=x.todo)))
+                yield (c,), replace(t, ctls=set_ctl(t, c, replace(tx, todo=x.todo)))
             continue
         if not x.todo:
             continue
         name = x.todo[0]
         req = zkm.data(s.zk, name)
         if req is None:  # already processed by an earlier controller: nothing to do
-            yield (c,), attrs.evolve(s, ctls=set_ctl(s, c, attrs.evolve(x, todo=x.todo[1:])))
+            yield (c,), replace(s, ctls=set_ctl(s, c, replace(x, todo=x.todo[1:])))
             continue
         if ctx.on("delete-request-first"):
             zk, code = zkm.multi(s.zk, (_fence(x), zkm.Delete(name)))
             if code == zkm.OK:
-                yield (c,), attrs.evolve(s, zk=zk, ctls=set_ctl(s, c, attrs.evolve(x, todo=x.todo[1:],
+                yield (c,), replace(s, zk=zk, ctls=set_ctl(s, c, replace(x, todo=x.todo[1:],
                                                                                       held=(name, req))))
             continue
         t = _apply_request(s, c, x, name, req, ctx, delete=True)
@@ -237,9 +236,9 @@ def complete(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         if code != zkm.OK:
             continue
         seen = s.seen | {"complete"} | ({"cancel"} if r.target == s.client_orig else set())
-        yield (c,), attrs.evolve(
+        yield (c,), replace(
             s, zk=zk, hosts=frozenset(r.target) | (s.hosts - set(assigned)), seen=seen, orig_assign=None,
-            first_target=None, routes=frozenset(), ctls=set_ctl(s, c, attrs.evolve(x, ctx=None)))
+            first_target=None, routes=frozenset(), ctls=set_ctl(s, c, replace(x, ctx=None)))
 
 
 def resign(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
@@ -248,4 +247,4 @@ def resign(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
     for c, x in enumerate(s.ctls):
         if x.active and _watcher(c, x) not in s.zk.sessions:
             zk, _ = zkm.open_session(s.zk, session(c, x.gen + 1))
-            yield (c,), attrs.evolve(s, zk=zk, ctls=set_ctl(s, c, Ctl(gen=x.gen + 1)))
+            yield (c,), replace(s, zk=zk, ctls=set_ctl(s, c, Ctl(gen=x.gen + 1)))
