@@ -13,20 +13,23 @@ from typing import Any
 
 import pytest
 
-from bench.plain import two_phase, two_phase_tuned
+from bench.plain import election, election_tuned, two_phase, two_phase_tuned
 from kraftcheck.checker.api import check
 from kraftcheck.model.core import Context
 
-TWINS = {"two-phase": (two_phase.SPEC, two_phase_tuned.SPEC)}
+TWINS = {"two-phase": (two_phase.SPEC, two_phase_tuned.SPEC), "election": (election.SPEC, election_tuned.SPEC)}
 
 
 def _run(spec: Any, **bounds: Any) -> tuple[str, int, int, int]:
-    r = check(spec, bounds=bounds, progress=False)
+    r = check(spec, bounds=bounds, progress=False, deadlock=False)  # the election ends once its epochs are used
     return r.verdict, r.distinct_states, r.transitions, r.depth
 
 
 @pytest.mark.parametrize("symmetry", [False, True])
-@pytest.mark.parametrize("name,bounds", [("two-phase", {"rms": 3}), ("two-phase", {"rms": 4})])
+@pytest.mark.parametrize("name,bounds", [
+    ("two-phase", {"rms": 3}), ("two-phase", {"rms": 4}),
+    ("election", {"nodes": 3, "max_epoch": 1, "max_dups": 0}), ("election", {"nodes": 2, "max_epoch": 2}),
+])
 def test_twins_have_the_same_state_space(name: str, bounds: dict[str, Any], symmetry: bool) -> None:
     plain, tuned = TWINS[name]
     a, b = _run(plain, symmetry=symmetry, **bounds), _run(tuned, symmetry=symmetry, **bounds)
