@@ -97,6 +97,30 @@ def test_the_table_has_a_total_line_and_states_per_cpu_second(tmp_path: Path,
     assert r["cpu_seconds"] >= 0 and json.dumps(r)
 
 
+def test_json_and_summary_give_a_cpu_rate_beside_the_wall_rate() -> None:
+    from kraftcheck import check
+
+    res = check("counter-grid", bounds={"width": 30, "height": 30})
+    r = res.to_json()
+    # the old keys keep their meaning; the new ones are added
+    assert (r["seconds"], r["cpu_seconds"]) == (round(res.seconds, 4), round(res.cpu_seconds, 4))
+    assert r["total_cpu_seconds"] == r["cpu_seconds"]  # in process: no task reports CPU
+    assert r["states_per_cpu_second"] == round(961 / res.cpu_seconds, 1) and r["states_per_second"] > 0
+    assert "states per CPU second" in res.summary()
+    # on Spark the tasks' CPU counts: the rate is the search's, not the driver's alone
+    res.manifest["task_seconds"] = {"cpu": 3 * res.cpu_seconds, "wall": 1.0}
+    assert res.total_cpu_seconds == pytest.approx(4 * res.cpu_seconds)
+    assert res.to_json()["states_per_cpu_second"] == round(961 / (4 * res.cpu_seconds), 1)
+
+
+def test_check_help_states_the_depth_convention(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Depth counts steps" in text and "TLC's depth counts states, so TLC says one more" in text
+    assert "TLC's depth D+1" in text
+
+
 # ---- one line and exit 2 for what is the user's input, never "internal error" --------------------------------------
 def test_model_files_that_do_not_load_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "syntax.py"

@@ -252,6 +252,15 @@ def test_dfs_reports_the_shortest_distance_depth_as_bfs_does() -> None:
     assert bfs_r.distinct_states == dfs_r.distinct_states == 11
 
 
+@pytest.mark.parametrize("bound,verdict,states", [(9, "ok", 11), (8, "limit", 10)])
+def test_dfs_with_a_depth_bound_agrees_with_bfs_on_the_chain(bound: int, verdict: str, states: int) -> None:
+    """DFS meets state 10 first at depth 10, beyond the bound, and only later within it over the shortcut: the bound
+    applies to the shortest distance, as in BFS, so at 9 nothing is cut and at 8 state 10 is."""
+    bfs_r, dfs_r = check(CHAIN, strategy="bfs", max_depth=bound), check(CHAIN, strategy="dfs", max_depth=bound)
+    for r in (bfs_r, dfs_r):
+        assert (r.verdict, r.distinct_states, r.depth) == (verdict, states, bound)
+
+
 def test_the_main_job_counts_a_premise_reached_in_another_profile_of_the_same_model() -> None:
     from kraftcheck.checker.cli.commands import combine_profiles
 

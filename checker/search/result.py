@@ -21,7 +21,7 @@ class Result:
     violated_property: str | None = None
     distinct_states: int = 0
     transitions: int = 0
-    depth: int = 0
+    depth: int = 0  # in steps: the largest shortest distance from an initial state (TLC's depth counts states: +1)
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # this process's CPU time (on Spark: the driver's; executors report theirs apart)
     coverage: dict[str, int] = attrs.Factory(dict)
@@ -41,9 +41,17 @@ class Result:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
 
     @property
+    def total_cpu_seconds(self) -> float:
+        """This process's CPU plus, on Spark, what the tasks report they used (``manifest["task_seconds"]["cpu"]``,
+        the Python workers' own CPU; the JVMs' is not counted): the CPU the search cost, wherever it ran."""
+        tasks = self.manifest.get("task_seconds")
+        return self.cpu_seconds + (float(tasks.get("cpu", 0.0)) if isinstance(tasks, dict) else 0.0)
+
+    @property
     def states_per_cpu_second(self) -> float:
         """The rate to compare when other work shares the machine (wall time then measures the neighbours too)."""
-        return self.distinct_states / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
+        cpu = self.total_cpu_seconds
+        return self.distinct_states / cpu if cpu > 0 else 0.0
 
     def summary(self) -> str:
         head = f"{self.model}{'[' + ','.join(self.variant) + ']' if self.variant else ''}: {self.verdict}"
@@ -54,7 +62,8 @@ class Result:
             head += f" ({self.violated_property})"
         return (
             f"{head}; {self.distinct_states:,} distinct states, {self.transitions:,} transitions, depth {self.depth}, "
-            f"{self.seconds:.2f} s ({self.states_per_second:,.0f} states/s)"
+            f"{self.seconds:.2f} s ({self.states_per_second:,.0f} states/s), {self.total_cpu_seconds:.2f} s CPU "
+            f"({self.states_per_cpu_second:,.0f} states per CPU second)"
         )
 
     def to_json(self, model_obj: Any = None) -> dict[str, Any]:
@@ -75,6 +84,10 @@ class Result:
             "depth": self.depth,
             "seconds": round(self.seconds, 4),
             "cpu_seconds": round(self.cpu_seconds, 4),
+            # added in issue 20; the keys above keep their meaning (seconds: wall; cpu_seconds: this process's)
+            "total_cpu_seconds": round(self.total_cpu_seconds, 4),
+            "states_per_second": round(self.states_per_second, 1),
+            "states_per_cpu_second": round(self.states_per_cpu_second, 1),
             "coverage": self.coverage,
             "unreached_targets": self.unreached_targets,
             "vacuous_properties": self.vacuous_properties,
