@@ -49,6 +49,9 @@ MEMO_LIMIT = 200_000  # memo entries kept before the memo is cleared
 _q = struct.Struct("<q").pack
 _n = struct.Struct("<I").pack  # lengths and counts
 _MEMO: dict[int, tuple[Any, bytes]] = {}
+STR_LIMIT = 100_000  # strs whose encoding is kept (a model's strs are mostly a few names: roles, message kinds)
+_STRS: dict[str, bytes] = {}
+_SMALL_INTS = {i: b"i" + _q(i) for i in range(-16, 1024)}  # only ints are looked up: True never reaches it
 Encoder = Callable[[Any], bytes]
 _BY_TYPE: dict[type, Encoder] = {}
 
@@ -70,6 +73,9 @@ def _enc(v: Any) -> bytes:
 
 
 def _enc_int(v: int) -> bytes:
+    small = _SMALL_INTS.get(v)
+    if small is not None:
+        return small
     try:
         return b"i" + _q(v)
     except struct.error:  # beyond int64: length-prefixed two's complement
@@ -78,8 +84,13 @@ def _enc_int(v: int) -> bytes:
 
 
 def _enc_str(v: str) -> bytes:
-    raw = v.encode("utf-8", "surrogatepass")
-    return b"s" + _n(len(raw)) + raw
+    out = _STRS.get(v)  # keyed by the str itself: only strs are looked up here, so no other type can match
+    if out is None:
+        raw = v.encode("utf-8", "surrogatepass")
+        out = b"s" + _n(len(raw)) + raw
+        if len(_STRS) < STR_LIMIT:
+            _STRS[v] = out
+    return out
 
 
 def _enc_bytes(v: bytes) -> bytes:

@@ -27,7 +27,7 @@ from kraftcheck.spec.core import Spec
 MODEL_ROOT = "kraftcheck.model"
 # the model contract and the display hooks every model shares (the sequence-diagram reader is display, not a rule)
 CONTRACT = frozenset({"kraftcheck.model", "kraftcheck.model.core", "kraftcheck.model.encoding",
-                      "kraftcheck.model.diagram"})
+                      "kraftcheck.model.diagram", "kraftcheck.model.ids"})
 # the directory holding model/, spec/, examples/: the checkout (kraftcheck/ only links to them) or an installed package
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent.parent
 
