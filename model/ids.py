@@ -8,7 +8,8 @@ TLA+ writes ``SYMMETRY Permutations(Server)``; here a model marks every place of
 * ``id_field(kind)``: the field holds one id (or None);
 * ``ids_field(kind)``: a frozenset, tuple or list of ids;
 * ``indexed_field(kind)``: a tuple indexed by id (per-node records): renaming moves the elements;
-* ``keyed_field(kind)``: a dict keyed by id;
+* ``keyed_field(kind)``: a map keyed by id: a frozenset of ``(id, value)`` pairs (states must be hashable, so a
+  state holds no dict; a dict is renamed alike where one is encoded);
 * ``Model.symmetric_ids(kind, bound, indexed=True)``: the whole state is a tuple indexed by id.
 
 Every other value is renamed inside (records in a frozenset of messages, per-node records in an indexed tuple), never
@@ -62,7 +63,7 @@ def indexed_field(kind: str, **kw: Any) -> Any:
 
 
 def keyed_field(kind: str, **kw: Any) -> Any:
-    """An attrs field holding a dict keyed by ids of ``kind``."""
+    """An attrs field holding a map keyed by ids of ``kind``: a frozenset of ``(id, value)`` pairs (or a dict)."""
     return _field("keyed", kind, kw)
 
 
@@ -129,7 +130,9 @@ def _rename_marked(v: Any, mode: tuple[str, str], perm: Perm) -> Any:
     if how == "indexed":
         return _permute_indexed(tuple(rename(x, perm) for x in v), p)
     if how == "keyed":
-        return {_rename_id(k, p): rename(x, perm) for k, x in v.items()}
+        if type(v) is dict:
+            return {_rename_id(k, p): rename(x, perm) for k, x in v.items()}
+        return type(v)((_rename_id(k, p), rename(x, perm)) for k, x in v)
     raise ValueError(f"unknown id mode {how!r}")
 
 
@@ -208,7 +211,7 @@ class Canon:
                     parts[i].append(x[i])
             elif mode[1] == kind and mode[0] == "keyed":
                 for i in range(len(parts)):
-                    parts[i].append(x.get(i, _MISSING))
+                    parts[i].append(frozenset(e for k, e in _pairs(x) if k == i))
             elif mode[1] == kind and mode[0] == "id" and type(x) is int and 0 <= x < len(parts):
                 parts[x].append(_HOLDER)  # "this id is in that field" tells ids apart too
             elif mode[1] == kind and mode[0] == "ids":
@@ -336,12 +339,22 @@ class Canon:
             t = _permute_indexed(x, p)
             return b"(" + E._n(len(t)) + b"".join(map(self.enc, t))
         if how == "keyed":
-            return b"<" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(k, p)) + self.enc(v)
-                                                          for k, v in x.items()]))
+            if type(x) is dict:
+                return b"<" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(k, p)) + self.enc(v)
+                                                              for k, v in x.items()]))
+            pairs = [b"(" + _TWO + E._enc(_rename_id(k, p)) + self.enc(v) for k, v in x]
+            return b"{" + E._n(len(x)) + b"".join(sorted(pairs))
         raise ValueError(f"unknown id mode {how!r}")
 
 
-_MISSING = ("#missing",)
+_TWO = E._n(2)
+
+
+def _pairs(v: Any) -> Any:
+    """The (key, value) pairs of a keyed field: a dict's items, else the pairs themselves."""
+    return v.items() if type(v) is dict else v
+
+
 _HOLDER = ("#holder",)
 
 
@@ -361,8 +374,6 @@ def _blind(v: Any, blind: Perm) -> bytes:
     """The encoding of ``v`` with its ids renamed by ``blind`` (self -> 0, any other -> 1) and its indexed tuples as
     (own element, sorted others): invariant under renaming the other ids."""
     t = type(v)
-    if v is _MISSING:
-        return b"M"
     if v is _HOLDER:
         return b"H"
     if t is int or t is str or t is bool or v is None or t is bytes:
@@ -388,7 +399,7 @@ def _blind(v: Any, blind: Perm) -> bytes:
                                                                                  p[i] == 0))
                 parts.append(b"[" + E._n(len(x)) + b"".join(mine) + b"|" + b"".join(rest))
             else:
-                inner = sorted(E._enc(_rename_id(k, p)) + _blind(e, blind) for k, e in x.items())
+                inner = sorted(E._enc(_rename_id(k, p)) + _blind(e, blind) for k, e in _pairs(x))
                 parts.append(b"<" + E._n(len(inner)) + b"".join(inner))
         return b"".join(parts)
     if t is frozenset or t is set:

@@ -7,7 +7,10 @@ silently (a declared id field left unmarked, a hand-written ``symmetry_encoding`
 
 * a hand-written ``symmetry_encoding`` must equal ``encode(symmetry(s))``;
 * with ids declared (``Model.symmetric_ids``), every renaming of the state under every permutation of the declared
-  ids must have the same canonical fingerprint, and the representative ``symmetry(s)`` must be one of the renamings.
+  ids must have the same canonical fingerprint, and the representative ``symmetry(s)`` must be one of the renamings;
+* and the renaming must be a symmetry of the model itself: the successors of a renamed state are the renamed
+  successors (up to ``MODEL_PERMS`` permutations per state).  An id field the declaration left unmarked shows here:
+  the renaming leaves it alone while the actions treat it as an id.
 
 A model without declared ids has its encoding agreement checked only, and the report says the renamings were not.
 The first disagreement is a ``SymmetryBroken`` error: one line naming the state by the steps that reach it.
@@ -22,8 +25,9 @@ import attrs
 
 from kraftcheck.checker.errors import SymmetryBroken, UsageError
 from kraftcheck.model.core import Context, Model
-from kraftcheck.model.ids import all_perms, rename_top
+from kraftcheck.model.ids import Perm, all_perms, rename_top
 
+MODEL_PERMS = 24  # renamings per state whose successors are compared (all when there are fewer)
 MAX_PERMS = 5040  # 7 ids: beyond that a sample of this many permutations (seeded) is tried per state
 
 
@@ -67,6 +71,11 @@ def _walks(model: Model[Any, Any], ctx: Context[Any], n: int, seed: int, depth: 
     return out
 
 
+def _shown(p: Perm) -> str:
+    """A permutation as the user reads it: each kind's new names of ids 0, 1, ..."""
+    return ", ".join(f"{k} -> {list(v)}" for k, v in sorted(p.items()))
+
+
 def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed: int = 0,
                    depth: int = 60) -> SymmetryReport:
     """Check the symmetry reduction on ``samples`` sampled states (see the module docstring)."""
@@ -81,6 +90,11 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
         perms = random.Random(seed).sample(perms, MAX_PERMS)
     top = next((d.kind for d in decls if d.indexed), None)
     states = _walks(model, ctx, samples, seed, depth)
+    inits = {encode(s) for s in model.initial_states(ctx)}
+    for p in perms[:MODEL_PERMS]:
+        if {encode(rename_top(s, p, top)) for s in model.initial_states(ctx)} != inits:
+            raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) changes the set of initial "
+                                 "states: it is no symmetry of the model")
     for s, path in states:
         where = " -> ".join(path)
         if sym_encode is not None and sym_encode(s, b) != encode(sym(s, b)):
@@ -94,15 +108,22 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
             r = rename_top(s, p, top)
             renamings.add(encode(r))
             if fingerprint(r) != fp:
-                shown = ", ".join(f"{k} {list(v)}" for k, v in sorted(p.items()))
-                raise SymmetryBroken(f"model {model.name}: renaming the ids ({shown}) changes the canonical "
+                raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) changes the canonical "
                                      f"fingerprint of the state reached by {where}")
+        for p in perms[:MODEL_PERMS]:
+            mine = {encode(rename_top(t, p, top)) for _, _, t in model.successors(s, ctx)}
+            theirs = {encode(t) for _, _, t in model.successors(rename_top(s, p, top), ctx)}
+            if mine != theirs:
+                raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) is no symmetry of the model: "
+                                     f"the renamed successors of the state reached by {where} differ from the "
+                                     "successors of the renamed state (an id left unmarked, or an action that "
+                                     "treats ids unalike?)")
         if encode(sym(s, b)) not in renamings:
             raise SymmetryBroken(f"model {model.name}: symmetry(s) is no renaming of s, for the state reached by "
                                  f"{where}")
     if perms:
         note = (f"{len(states)} sampled states, {len(perms)} renamings each: one canonical fingerprint per state, "
-                "the representative a renaming")
+                f"the representative a renaming, successors renamed alike (up to {MODEL_PERMS} renamings)")
     else:
         note = (f"{len(states)} sampled states: symmetry_encoding agrees with encode(symmetry(s)); renamings not "
                 "checked (the model declares no ids: Model.symmetric_ids)")
