@@ -21,8 +21,9 @@ indexed or keyed by the id, with every id in them blinded to "this id" or "anoth
 signature of id ``i`` to that of its new name, so the candidates of a renamed state are the candidates of the state
 composed with the renaming, and both reach the same set of renamed states: the canonical encoding is the same for
 every state of a symmetry class, and two classes never share one (it is the encoding of a member).  Only ids with
-equal signatures are tried in every order.  Encodings are memoised per permutation for the batch: a part that held
-no id encodes alike under every permutation and is kept once.
+equal signatures are tried in every order, except twins (two ids whose swap maps the state to itself give equal
+encodings in either order, so one order is tried).  Encodings are memoised per permutation for the batch: a part
+that held no id encodes alike under every permutation and is kept once.
 
 ``check_symmetry`` in ``checker.search.symmetry_check`` renames sampled states under every permutation and asserts
 one canonical fingerprint: a wrong declaration (an id field left unmarked) is found there.
@@ -157,6 +158,7 @@ class Canon:
         self.memo: dict[int, tuple[Any, bytes]] = {}  # the current permutation's memo
         self.memos: dict[tuple[tuple[int, ...], ...], dict[int, tuple[Any, bytes]]] = {}
         self.free: dict[int, tuple[Any, bytes]] = {}  # parts that held no id: the same under every permutation
+        self.states: dict[int, tuple[Any, bytes]] = {}  # state -> canonical encoding: a candidate met twice is free
         self.touched = 0  # counts ids renamed: a part whose encoding left it unchanged held none
         self.record_enc: dict[type, Callable[[Any], bytes]] = {}
         E.on_clear(self.clear)
@@ -164,11 +166,13 @@ class Canon:
     def clear(self) -> None:
         self.memos.clear()
         self.free.clear()
+        self.states.clear()
         self.memo = {}
 
     # ---- candidates --------------------------------------------------------------------------------------------
     def candidates(self, s: Any) -> Iterator[Perm]:
-        """The permutations that list each kind's ids by ascending signature (ties in every order)."""
+        """The permutations that list each kind's ids by ascending signature (ties in every order, but twins in one:
+        see ``_twins``)."""
         per_kind: list[list[tuple[int, ...]]] = []
         kinds = sorted(self.sizes)
         for kind in kinds:
@@ -187,7 +191,8 @@ class Canon:
                 else:
                     blocks.append([i])
             perms = []
-            for arrangement in itertools.product(*(itertools.permutations(bl) for bl in blocks)):
+            orders = [_orders(bl, self._twins(s, kind, bl) if len(bl) >= TWIN_BLOCK else None) for bl in blocks]
+            for arrangement in itertools.product(*orders):
                 listed = [i for bl in arrangement for i in bl]  # old ids in the order of their new names
                 p = [0] * n
                 for new, old in enumerate(listed):
@@ -196,6 +201,33 @@ class Canon:
             per_kind.append(perms)
         for combo in itertools.product(*per_kind):
             yield dict(zip(kinds, combo))
+
+    def _twins(self, s: Any, kind: str, block: list[int]) -> list[int]:
+        """For each id of a block of equal signatures, the smallest id it is a twin of: ids ``a`` and ``b`` are twins
+        when swapping them maps the state to itself (the same encoding).  Then a renaming and the renaming composed
+        with that swap give the same encoding, so candidates that differ only in the order of twins are tried once
+        (twins form classes: if (a b) and (b c) fix the state, so does (a c) = (a b)(b c)(a b))."""
+        identity = {k: tuple(range(n)) for k, n in self.sizes.items()}
+        own = self._encode_under(s, identity)
+        rep: dict[int, int] = {}
+        heads: list[int] = []
+        for i in block:
+            for h in heads:
+                swap = list(range(self.sizes[kind]))
+                swap[h], swap[i] = i, h
+                if self._encode_under(s, {**identity, kind: tuple(swap)}) == own:
+                    rep[i] = h
+                    break
+            else:
+                rep[i] = i
+                heads.append(i)
+        return [rep[i] for i in block]
+
+    def _encode_under(self, s: Any, p: Perm) -> bytes:
+        t = type(s)
+        if t is tuple and _flat(s):
+            return E.stable_encode(rename_top(s, p, self.top_kind))
+        return self.renamed(s, p)
 
     def _collect(self, v: Any, kind: str, parts: list[list[Any]], depth: int) -> None:
         """Append, for each id, the parts of ``v`` indexed or keyed by it (through records only)."""
@@ -230,7 +262,10 @@ class Canon:
         """The canonical encoding: the smallest ``stable_encode(rename(s, p))`` over the candidates."""
         if not self.sizes:
             return E.stable_encode(s)
-        if self.free and len(self.free) + sum(map(len, self.memos.values())) > E.MEMO_LIMIT:
+        hit = self.states.get(id(s))
+        if hit is not None and hit[0] is s:
+            return hit[1]
+        if len(self.free) + len(self.states) + len(self.memo) * len(self.memos) > E.MEMO_LIMIT:  # about the size
             self.clear()
         t = type(s)
         if t is int or t is str or t is bool or s is None:
@@ -242,6 +277,7 @@ class Canon:
             if best is None or e < best:
                 best = e
         assert best is not None
+        self.states[id(s)] = (s, best)
         return best
 
     def representative(self, s: Any) -> Any:
@@ -348,6 +384,22 @@ class Canon:
 
 
 _TWO = E._n(2)
+TWIN_BLOCK = 3  # blocks of equal signatures this large are searched for twins (a pair costs as much as it saves)
+
+
+def _orders(block: list[int], twins: list[int] | None) -> list[tuple[int, ...]]:
+    """Every order of a block; with twin classes (``twins[k]``: the class of ``block[k]``), one order per sequence of
+    classes, the twins of a class in ascending order."""
+    if twins is None or len(set(twins)) == len(block):
+        return list(itertools.permutations(block))
+    members: dict[int, list[int]] = {}
+    for i, c in zip(block, twins):
+        members.setdefault(c, []).append(i)
+    out = []
+    for classes in sorted(set(itertools.permutations(twins))):
+        taken = {c: iter(sorted(ms)) for c, ms in members.items()}
+        out.append(tuple(next(taken[c]) for c in classes))
+    return out
 
 
 def _pairs(v: Any) -> Any:
