@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kraftcheck.checker.api import check
 from kraftcheck.checker.cli.main import main
@@ -22,6 +24,8 @@ from kraftcheck.checker.search.symmetry_check import check_symmetry
 from kraftcheck.examples import two_phase as tp
 from kraftcheck.model import Context, Model
 from kraftcheck.model.encoding import stable_encode
+from kraftcheck.model import ids
+from kraftcheck.model.encoding import STRUCT_TAG, clear_memo, structural
 from kraftcheck.model.ids import id_field, ids_field, indexed_field, keyed_field
 from kraftcheck.spec.core import Spec
 
@@ -112,7 +116,7 @@ ELECT = build()
 def rename_by_hand(s: S, p: tuple[int, ...]) -> S:
     """An independent renaming of an election state, written out field by field (no ``model.ids``)."""
     def r(i: Any) -> Any:
-        return p[i] if isinstance(i, int) and not isinstance(i, bool) else i
+        return p[i] if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(p) else i
 
     nodes: list[Any] = [None] * len(s.nodes)
     for i, nd in enumerate(s.nodes):
@@ -219,6 +223,45 @@ def test_a_state_indexed_by_id_as_a_whole() -> None:
     assert check_symmetry(m, m.context(), 27).renamings == 6
 
 
+@attrs.frozen
+class Bounds2:
+    n: int = 2
+    v: int = 2
+
+
+@attrs.frozen
+class Assign:
+    node: int = id_field("node")
+    value: int = id_field("value")
+
+
+def test_two_kinds_of_ids_are_renamed_independently() -> None:
+    """Nodes and values, each interchangeable (TLA+'s Permutations(Node) \\cup Permutations(Value)): up to two
+    (node, value) assignments out of 2 x 2 give 11 states and 5 classes (none; one; two sharing the node; two
+    sharing the value; two sharing neither)."""
+    m: Model[frozenset[Assign], Bounds2] = Model("assign", Bounds2)
+    m.symmetric_ids("node", bound="n")
+    m.symmetric_ids("value", bound="v")
+
+    @m.init
+    def start(b: Bounds2) -> Iterator[frozenset[Assign]]:
+        yield frozenset()
+
+    @m.action(params=("node", "value"))
+    def add(s: frozenset[Assign], ctx: Context[Bounds2]) -> Iterator[Any]:
+        for a in range(ctx.b.n):
+            for v in range(ctx.b.v):
+                if len(s) < 2 and Assign(a, v) not in s:
+                    yield (a, v), s | {Assign(a, v)}
+
+    assert check(Spec(m, []), liveness=False, deadlock=False).distinct_states == 5
+    m.symmetry = m.symmetry_encoding = None
+    assert check(Spec(m, []), liveness=False, deadlock=False).distinct_states == 11
+    m.symmetric_ids("other", bound="n")  # declaring again restores the engine's canonicaliser (one kind more)
+    report = check_symmetry(m, m.context(), 11)
+    assert (report.states, report.renamings) == (11, 8)
+
+
 def test_the_switch_turns_the_reduction_off() -> None:
     assert check(tp.SPEC, bounds={"symmetry": False}, liveness=False).distinct_states == 288
 
@@ -243,6 +286,38 @@ def test_canonical_fingerprints_are_the_same_in_every_process() -> None:
             for seed in ("0", "1", "7")}
     assert len(outs) == 1
     assert outs.pop().startswith("80 ")  # TwoPhase's 80 classes at three RMs
+
+
+@st.composite
+def any_state(draw: Any) -> tuple[int, S]:
+    """An arbitrary election state (reachable or not), ids sometimes out of range or None."""
+    n = draw(st.integers(2, 4))
+    some_id = st.integers(0, n - 1) | st.just(n) | st.none()
+    node = st.builds(Node, st.integers(0, 1), some_id, st.frozensets(st.integers(0, n - 1), max_size=2))
+    nodes = draw(st.lists(node, min_size=n, max_size=n).map(tuple))
+    msgs = draw(st.frozensets(st.builds(Msg, st.sampled_from(["ask", "yes"]), st.integers(0, n - 1),
+                                        st.integers(0, n - 1), st.integers(0, 1)), max_size=3))
+    led = draw(st.frozensets(st.tuples(st.integers(0, n - 1), st.integers(0, 1)), max_size=2))
+    return n, S(nodes, msgs, led)
+
+
+@settings(max_examples=150, deadline=None)
+@given(any_state())
+def test_any_state_has_one_canonical_encoding_per_class(case: tuple[int, S]) -> None:
+    """On arbitrary states (ties, twins, ids out of range): every renaming has the same canonical encoding, it is
+    the encoding of the representative, the representative is a renaming, and the memoised renamed encoding is the
+    encoding of the renamed state for every permutation."""
+    n, s = case
+    b = Bounds(n=n)
+    canon = ids.canon_for(ELECT.id_symmetries, b, {})
+    renamings = {stable_encode(rename_by_hand(s, p)) for p in itertools.permutations(range(n))}
+    want = canon.encoding(s)
+    for p in itertools.permutations(range(n)):
+        r = rename_by_hand(s, p)
+        assert canon.encoding(r) == want
+        assert STRUCT_TAG + canon.renamed(s, {"node": p}) == STRUCT_TAG + structural(r) == stable_encode(r)
+    assert want == stable_encode(canon.representative(s)) and want in renamings
+    clear_memo()
 
 
 # ---- the check mode ----------------------------------------------------------------------------------------------
