@@ -22,10 +22,8 @@ from kraftcheck.checker.errors import SYMMETRY_BROKEN, SymmetryBroken
 from kraftcheck.checker.search.fingerprints import batch_fingerprinter
 from kraftcheck.checker.search.symmetry_check import check_symmetry
 from kraftcheck.examples import two_phase as tp
-from kraftcheck.model import Context, Model
-from kraftcheck.model.encoding import stable_encode
-from kraftcheck.model import ids
-from kraftcheck.model.encoding import STRUCT_TAG, clear_memo, structural
+from kraftcheck.model import Context, Model, ids
+from kraftcheck.model.encoding import STRUCT_TAG, clear_memo, stable_encode, structural
 from kraftcheck.model.ids import id_field, ids_field, indexed_field, keyed_field
 from kraftcheck.spec.core import Spec
 
