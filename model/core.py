@@ -313,7 +313,7 @@ class Model(Generic[S, B]):
         m.fairness = list(self.fairness)  # a replaced action keeps its place in the families that name it
         m.liveness_unjudged = self.liveness_unjudged
         m.symmetry, m.symmetry_encoding = self.symmetry, self.symmetry_encoding
-        m.id_symmetries = self.id_symmetries
+        m.id_symmetries = list(self.id_symmetries)  # its own list: a kind declared on the copy stays there
         m.validate_bounds, m._init = self.validate_bounds, self._init
         m.diagram = self.diagram
         return m
