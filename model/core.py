@@ -158,6 +158,7 @@ class Model(Generic[S, B]):
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.id_symmetries: list[IdSymmetry] = []  # declared interchangeable ids (symmetric_ids)
+        self._declared: tuple[Any, dict[Any, Any]] | None = None  # the engine's canonicaliser and its per-bounds cache
         self.validate_bounds: Callable[[B], str | None] | None = None
         self.fairness: list[Any] = []  # model.fairness.Fairness records, see declare_fairness
         # bounds -> why liveness cannot be judged at them (a bound artefact its fairness cannot express), or None;
@@ -279,6 +280,17 @@ class Model(Generic[S, B]):
         # the engine's canonical encoding is stable_encode's bytes; a model with its own encode has its
         # representative encoded instead
         self.symmetric(declared_symmetry, declared_symmetry_encoding if encode is stable_encode else None)
+        self._declared = (declared_symmetry, cache)
+
+    def symmetry_on(self, bounds: Any) -> bool:
+        """Whether a symmetry reduction is in force at ``bounds``: a declared one can be switched off by its bound
+        (or have at most one id of each kind), which the result's manifest must not report as a reduction."""
+        if self.symmetry is None:
+            return False
+        declared = self._declared
+        if declared is None or declared[0] is not self.symmetry:
+            return True  # hand-written: always in force
+        return bool(canon_for(self.id_symmetries, bounds, declared[1]).sizes)
 
     def declare_fairness(self, *families: Any) -> None:
         """Declare fairness families (``model.fairness.weak`` / ``strong``) that liveness properties may assume."""
@@ -314,6 +326,7 @@ class Model(Generic[S, B]):
         m.liveness_unjudged = self.liveness_unjudged
         m.symmetry, m.symmetry_encoding = self.symmetry, self.symmetry_encoding
         m.id_symmetries = list(self.id_symmetries)  # its own list: a kind declared on the copy stays there
+        m._declared = self._declared
         m.validate_bounds, m._init = self.validate_bounds, self._init
         m.diagram = self.diagram
         return m

@@ -411,3 +411,9 @@ def test_the_cli_exits_19_with_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert err.count("\n") == 1 and err.startswith("kraftcheck: symmetry broken: model wrong_sym: ")
     assert main(["check", str(ROOT / "examples" / "two_phase.py"), "--check-symmetry", "30"]) == 0
     assert "symmetry of two_phase: ok (30 sampled states, 6 renamings each" in capsys.readouterr().out
+
+
+def test_the_manifest_says_whether_the_reduction_was_on() -> None:
+    on = check(tp.SPEC, liveness=False)
+    off = check(tp.SPEC, bounds={"symmetry": False}, liveness=False)
+    assert (on.manifest["symmetry_reduction"], off.manifest["symmetry_reduction"]) == (True, False)
