@@ -16,6 +16,7 @@ TRACE_DIVERGED = 16  # replay: a step of the trace file is not a step the model 
 MISSED = 17  # a mutation variant ran without breaking the property it is expected to break
 INTERRUPTED = 130  # Ctrl-C or SIGTERM ended the run early (128 + SIGINT, the shell's convention); partial figures
 MODEL_ERROR = 3  # the model itself raised (an action, an invariant, its initial states)
+SYMMETRY_BROKEN = 19  # check --check-symmetry: a renaming changes the canonical fingerprint (or the encodings disagree)
 MUTANTS_SURVIVED = 18  # mutate: some mutant of the model was not killed (survived, uncovered, timeout or limit)
 OUT_OF_MEMORY = 20  # the checker (driver, an executor, Java) ran out of memory: not a model error
 DISK_FULL = 21  # a write (checkpoint, scratch, Spark's shuffle, an output file) found no space left on the device
@@ -39,6 +40,13 @@ class UsageError(Exception):
 
 class ModelError(Exception):
     """The model itself misbehaved (an action raised, a state could not be encoded): one line, exit 3."""
+
+
+class SymmetryBroken(Exception):
+    """``check --check-symmetry`` found a state whose renamings do not share one canonical fingerprint, or a
+    hand-written symmetry encoding that disagrees with ``encode(symmetry(s))``: one line, exit 19."""
+
+    code = SYMMETRY_BROKEN
 
 
 class ResourceError(Exception):

@@ -39,6 +39,7 @@ import attrs
 import xxhash
 
 from kraftcheck.model.encoding import fingerprint_of, stable_encode, to_view
+from kraftcheck.model.ids import IdSymmetry, canon_for
 
 S = TypeVar("S")
 B = TypeVar("B")
@@ -156,6 +157,8 @@ class Model(Generic[S, B]):
         self.reductions: dict[str, Reduction] = {}
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
+        self.id_symmetries: list[IdSymmetry] = []  # declared interchangeable ids (symmetric_ids)
+        self._declared: tuple[Any, dict[Any, Any]] | None = None  # the engine's canonicaliser and its per-bounds cache
         self.validate_bounds: Callable[[B], str | None] | None = None
         self.fairness: list[Any] = []  # model.fairness.Fairness records, see declare_fairness
         # bounds -> why liveness cannot be judged at them (a bound artefact its fairness cannot express), or None;
@@ -249,6 +252,46 @@ class Model(Generic[S, B]):
         self.symmetry_encoding = encoding
         return fn
 
+    def symmetric_ids(self, kind: str, bound: str, switch: str | None = None, indexed: bool = False) -> None:
+        """Declare the ids ``0 .. bound-1`` of ``kind`` interchangeable, as TLA+'s ``SYMMETRY Permutations(S)``.
+
+        The state marks where those ids are with ``model.ids`` field helpers (``id_field(kind)``, ``ids_field``,
+        ``indexed_field``, ``keyed_field``); ``indexed``: the state itself is a tuple indexed by them.  ``bound``
+        names the bound holding their number; ``switch``, a boolean bound that turns the reduction off when false.
+        The engine then computes the canonical fingerprint (``model.ids``: the smallest encoding over the renamings
+        that sort the ids by an id-free signature), so no canonicaliser is written by hand; ``kraftcheck check
+        --check-symmetry N`` verifies the declaration on sampled states.  A hand-written ``symmetric(fn, ...)``
+        declared afterwards replaces the engine's canonicaliser and is checked against these renamings."""
+        if kind in {d.kind for d in self.id_symmetries}:
+            raise ValueError(f"model {self.name} declares the ids of {kind!r} twice")
+        self._check_bound_names(f"symmetric ids {kind}", {bound: 0, **({switch: 0} if switch else {})})
+        if indexed and any(d.indexed for d in self.id_symmetries):
+            raise ValueError(f"model {self.name}: only one kind of id can index the whole state")
+        self.id_symmetries.append(IdSymmetry(kind, bound, switch, indexed))
+        decls, cache = self.id_symmetries, {}  # type: ignore[var-annotated]
+        encode = self.encode
+
+        def declared_symmetry(s: Any, b: Any) -> Any:
+            return canon_for(decls, b, cache).representative(s)
+
+        def declared_symmetry_encoding(s: Any, b: Any) -> bytes:
+            return canon_for(decls, b, cache).encoding(s)
+
+        # the engine's canonical encoding is stable_encode's bytes; a model with its own encode has its
+        # representative encoded instead
+        self.symmetric(declared_symmetry, declared_symmetry_encoding if encode is stable_encode else None)
+        self._declared = (declared_symmetry, cache)
+
+    def symmetry_on(self, bounds: Any) -> bool:
+        """Whether a symmetry reduction is in force at ``bounds``: a declared one can be switched off by its bound
+        (or have at most one id of each kind), which the result's manifest must not report as a reduction."""
+        if self.symmetry is None:
+            return False
+        declared = self._declared
+        if declared is None or declared[0] is not self.symmetry:
+            return True  # hand-written: always in force
+        return bool(canon_for(self.id_symmetries, bounds, declared[1]).sizes)
+
     def declare_fairness(self, *families: Any) -> None:
         """Declare fairness families (``model.fairness.weak`` / ``strong``) that liveness properties may assume."""
         names = {f.name for f in self.fairness}
@@ -282,6 +325,8 @@ class Model(Generic[S, B]):
         m.fairness = list(self.fairness)  # a replaced action keeps its place in the families that name it
         m.liveness_unjudged = self.liveness_unjudged
         m.symmetry, m.symmetry_encoding = self.symmetry, self.symmetry_encoding
+        m.id_symmetries = list(self.id_symmetries)  # its own list: a kind declared on the copy stays there
+        m._declared = self._declared
         m.validate_bounds, m._init = self.validate_bounds, self._init
         m.diagram = self.diagram
         return m

@@ -1,16 +1,38 @@
 """Stable state encodings, fingerprints and human views.
 
-A state's encoding must be byte-identical in every process and on every machine, so it never relies on Python's
-``hash()`` (salted per process for ``str``) nor on set iteration order: frozensets and dicts are encoded in sorted
-order of their elements' encodings (tuples of int64s are packed, see ``stable_encode``).  The
-fingerprint is xxh3-64 of that encoding.
+A state's encoding must be byte-identical in every process and on every machine (Spark executors, checkpoints,
+resume), so it never relies on Python's ``hash()`` (salted per process for ``str``), on ``id()`` order nor on set
+iteration order.  The fingerprint is xxh3-64 of the encoding.
+
+Three shapes of encoding, told apart by their first bytes, so no two shapes can clash:
+
+* a flat tuple of int64s: ``INT_ROW_TAG`` (eight NUL bytes) plus the values as little-endian int64s, a form a whole
+  batch can be built in by one numpy conversion (``checker.search.fingerprints``);
+* a scalar (int, str, bool, None) or a flat tuple of scalars: its ``repr`` (a repr never holds a NUL byte);
+* anything else: ``STRUCT_TAG`` (NUL, 0x01) plus the structural encoding below.
+
+The structural encoding is prefix-free: every value's bytes start with a one-byte type tag, and lengths and counts are
+written before the parts, so a reader always knows where a part ends.  Hence the concatenation of parts is injective,
+and a frozenset (dict) is encoded as its size plus its elements' (entries') encodings sorted as bytes: the sorted list
+of prefix-free encodings determines the set of encodings, which determines the set of values.  This is exact, not
+probabilistic (no combination of hashes), and sorting bytes costs one ``sorted`` over elements encoded once each, where
+the old encoder turned every element into text twice (``sorted(key=repr)``, then ``repr`` of the whole tree).
+``True`` and ``1`` are equal in Python but encode differently (tags ``T`` and ``i``), as before.
+
+Encodings of sub-objects are memoised by identity (``_MEMO``: ``id -> (object, bytes)``): a successor shares most of
+its parts with its parent, so most of a new state's encoding is a join of bytes already made.  The memo holds a strong
+reference to each object it keys, so an ``id`` can never be reused while its entry exists, and it is bounded
+(``MEMO_LIMIT`` entries, then cleared; the batch fingerprinter clears it after each batch).  This relies on the model
+contract that a state and its parts are never changed after the state is made (dicts and lists included).
 """
 
 from __future__ import annotations
 
 import enum
 import struct
+import weakref
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -18,6 +40,20 @@ import xxhash
 
 _xxh = xxhash.xxh3_64_intdigest
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+INT_ROW_TAG = bytes(8)  # starts the encoding of a tuple of int64s; a repr never holds a NUL byte, so no clash
+STRUCT_TAG = b"\x00\x01"  # starts a structural encoding: differs from INT_ROW_TAG in byte 2, and from any repr
+ENCODING_VERSION = 2  # bumped whenever stable_encode's bytes change: checkpoints record it and refuse a mismatch
+MEMO_LIMIT = 200_000  # memo entries kept before the memo is cleared
+
+_q = struct.Struct("<q").pack
+_n = struct.Struct("<I").pack  # lengths and counts
+_MEMO: dict[int, tuple[Any, bytes]] = {}
+STR_LIMIT = 100_000  # strs whose encoding is kept (a model's strs are mostly a few names: roles, message kinds)
+_STRS: dict[str, bytes] = {}
+_SMALL_INTS = {i: b"i" + _q(i) for i in range(-16, 1024)}  # only ints are looked up: True never reaches it
+Encoder = Callable[[Any], bytes]
+_BY_TYPE: dict[type, Encoder] = {}
 
 
 def _fields(cls: type) -> tuple[str, ...]:
@@ -28,38 +64,169 @@ def _fields(cls: type) -> tuple[str, ...]:
     return names
 
 
-def canonical(value: Any) -> Any:
-    """A nested tuple of ints, strs, bools and None whose ``repr`` is the same everywhere."""
-    t = type(value)
-    if t is int or t is str or t is bool or value is None:
-        return value
-    if t is tuple or t is list:
-        return tuple([canonical(v) for v in value])
-    if t is frozenset or t is set:
-        return ("#set",) + tuple(sorted((canonical(v) for v in value), key=repr))
-    if t is dict:
-        return ("#map",) + tuple(sorted(((canonical(k), canonical(v)) for k, v in value.items()), key=repr))
+def _enc(v: Any) -> bytes:
+    """The structural encoding of ``v`` (see the module docstring)."""
+    f = _BY_TYPE.get(type(v))
+    if f is None:
+        f = _compile(type(v))
+    return f(v)
+
+
+def _enc_int(v: int) -> bytes:
+    small = _SMALL_INTS.get(v)
+    if small is not None:
+        return small
+    try:
+        return b"i" + _q(v)
+    except struct.error:  # beyond int64: length-prefixed two's complement
+        raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
+        return b"I" + _n(len(raw)) + raw
+
+
+def _enc_str(v: str) -> bytes:
+    out = _STRS.get(v)  # keyed by the str itself: only strs are looked up here, so no other type can match
+    if out is None:
+        raw = v.encode("utf-8", "surrogatepass")
+        out = b"s" + _n(len(raw)) + raw
+        if len(_STRS) < STR_LIMIT:
+            _STRS[v] = out
+    return out
+
+
+def _enc_bytes(v: bytes) -> bytes:
+    return b"b" + _n(len(v)) + v
+
+
+def _enc_bool(v: bool) -> bytes:
+    return b"T" if v else b"F"
+
+
+def _enc_none(v: None) -> bytes:
+    return b"N"
+
+
+def _enc_tuple(v: Any) -> bytes:
+    hit = _MEMO.get(id(v))
+    if hit is not None and hit[0] is v:
+        return hit[1]
+    out = b"(" + _n(len(v)) + b"".join(map(_enc, v))
+    _MEMO[id(v)] = (v, out)
+    return out
+
+
+def _enc_set(v: Any) -> bytes:
+    hit = _MEMO.get(id(v))
+    if hit is not None and hit[0] is v:
+        return hit[1]
+    out = b"{" + _n(len(v)) + b"".join(sorted(map(_enc, v)))
+    _MEMO[id(v)] = (v, out)
+    return out
+
+
+def _enc_dict(v: Any) -> bytes:
+    hit = _MEMO.get(id(v))
+    if hit is not None and hit[0] is v:
+        return hit[1]
+    out = b"<" + _n(len(v)) + b"".join(sorted([_enc(k) + _enc(x) for k, x in v.items()]))
+    _MEMO[id(v)] = (v, out)
+    return out
+
+
+def record_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """``value -> tuple of the named attributes`` in one C call (``attrgetter`` returns a bare value for one name)."""
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda v: (one(v),)
+    if not names:
+        return lambda v: ()
+    return attrgetter(*names)  # type: ignore[return-value]
+
+
+def _record_encoder(name: str, names: tuple[str, ...]) -> Encoder:
+    """The encoder of one record class, built once: its header bytes (tag, class name, field count) and one C call
+    that reads every field."""
+    head = b"R" + _enc_str(name) + _n(len(names))
+    get = record_getter(names)
+
+    def enc(v: Any) -> bytes:
+        hit = _MEMO.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1]
+        out = head + b"".join(map(_enc, get(v)))
+        _MEMO[id(v)] = (v, out)
+        return out
+
+    return enc
+
+
+def _enum_encoder(cls: type) -> Encoder:
+    head = b"E" + _enc_str(cls.__name__)
+    members: dict[int, tuple[Any, bytes]] = {}
+
+    def enc(v: Any) -> bytes:
+        hit = members.get(id(v))
+        if hit is None:
+            hit = members[id(v)] = (v, head + _enc(v.value))
+        return hit[1]
+
+    return enc
+
+
+def _compile(t: type) -> Encoder:
+    """The encoder of type ``t``, made once per type and kept in ``_BY_TYPE``."""
+    f: Encoder
     if attrs.has(t):
-        return (t.__name__,) + tuple([canonical(getattr(value, n)) for n in _fields(t)])
-    if isinstance(value, enum.Enum):
-        return canonical(value.value)
-    if t is bytes:
-        return value
-    raise TypeError(f"cannot encode a {t.__name__} in a model state (use ints, strs, bools, tuples, frozensets, "
-                    f"dicts, enums and attrs records)")
+        f = _record_encoder(t.__name__, _fields(t))
+    elif issubclass(t, enum.Enum):
+        f = _enum_encoder(t)
+    elif issubclass(t, tuple) and hasattr(t, "_fields"):  # a NamedTuple: a record
+        f = _record_encoder(t.__name__, tuple(t._fields))
+    elif issubclass(t, (tuple, list)):
+        f = _enc_tuple
+    elif issubclass(t, (frozenset, set)):
+        f = _enc_set
+    elif issubclass(t, dict):
+        f = _enc_dict
+    else:
+        raise TypeError(f"cannot encode a {t.__name__} in a model state (use ints, strs, bools, tuples, frozensets, "
+                        f"dicts, enums and attrs records)")
+    _BY_TYPE[t] = f
+    return f
 
 
-INT_ROW_TAG = bytes(8)  # starts the encoding of a tuple of int64s; a repr never holds a NUL byte, so no clash
+_BY_TYPE.update({int: _enc_int, str: _enc_str, bytes: _enc_bytes, bool: _enc_bool, type(None): _enc_none,
+                 tuple: _enc_tuple, list: _enc_tuple, frozenset: _enc_set, set: _enc_set, dict: _enc_dict})
+
+
+def structural(value: Any) -> bytes:
+    """The structural encoding of ``value`` without the tag (a part of a larger encoding: see ``model.symmetry``)."""
+    return _enc(value)
+
+
+_ON_CLEAR: list[weakref.WeakMethod[Callable[[], None]]] = []
+
+
+def on_clear(method: Callable[[], None]) -> None:
+    """Call the bound ``method`` whenever the memo is cleared (the declared symmetry's memos live exactly as long);
+    held weakly, so its object can go."""
+    _ON_CLEAR[:] = [w for w in _ON_CLEAR if w() is not None]
+    _ON_CLEAR.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
+
+
+def clear_memo() -> None:
+    """Forget every memoised encoding (and the references the memos hold): the batch fingerprinter calls this after
+    each batch."""
+    _MEMO.clear()
+    for w in _ON_CLEAR:
+        fn = w()
+        if fn is not None:
+            fn()
 
 
 def stable_encode(state: Any) -> bytes:
-    """The stable byte encoding of a state (see module docstring).
-
-    A tuple of ints that fit in 64 bits (the commonest small state: counters, program counters) is encoded as
-    ``INT_ROW_TAG`` plus its values as little-endian int64s, a form a whole batch can be built in by one numpy
-    conversion (``checker.search.fingerprints``); any other flat tuple of scalars as its ``repr``; anything else as the
-    ``repr`` of its canonical nested tuple."""
-    if type(state) is tuple:
+    """The stable byte encoding of a state (see the module docstring for its three shapes and why it is exact)."""
+    t = type(state)
+    if t is tuple:
         ints = True
         for v in state:
             tv = type(v)
@@ -74,7 +241,11 @@ def stable_encode(state: Any) -> bytes:
                 except struct.error:  # an int beyond 64 bits
                     pass
             return repr(state).encode()  # flat tuple of scalars: repr is already canonical
-    return repr(canonical(state)).encode()
+    elif t is int or t is str or t is bool or state is None:
+        return repr(state).encode()
+    if len(_MEMO) > MEMO_LIMIT:
+        _MEMO.clear()
+    return STRUCT_TAG + _enc(state)
 
 
 def fingerprint_of(encode: Callable[[Any], bytes], state: Any) -> int:

@@ -23,6 +23,7 @@ EXAMPLES: dict[str, str] = {
     "counter-grid": "kraftcheck.examples.counter_grid:SPEC",
     "mutex": "kraftcheck.examples.mutex:SPEC",
     "philosophers": "kraftcheck.examples.philosophers:SPEC",
+    "two-phase": "kraftcheck.examples.two_phase:SPEC",
 }
 EXAMPLE_PREFIX = "example:"
 BUILTIN: dict[str, str] = {**KRAFT, **EXAMPLES}

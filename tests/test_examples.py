@@ -122,3 +122,23 @@ def test_grid_graph_depth_matches_networkx(oracle: Any) -> None:
     g, inits = oracle(spec.model, ctx)
     ecc = max(nx.single_source_shortest_path_length(g, inits[0]).values())
     assert check(spec, ["diagonal"], {"width": 5, "height": 3}).depth == ecc
+
+
+@pytest.mark.parametrize("strategy", ["bfs", "dfs"])
+@pytest.mark.parametrize("symmetry,states", [(False, 288), (True, 80)])
+def test_two_phase_counts(strategy: str, symmetry: bool, states: int) -> None:
+    """TwoPhase.tla at three RMs: TLC's 288 states; 80 classes with the RMs declared interchangeable."""
+    r = check("two-phase", bounds={"symmetry": symmetry}, strategy=strategy)
+    assert (r.verdict, r.distinct_states) == ("ok", states)
+    if strategy == "bfs":
+        assert r.depth == 10
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_two_phase_eager_commit_breaks_consistency(symmetry: bool) -> None:
+    """The trace under the reduction is made of real steps of the model (rebuilt from successors)."""
+    r = check("two-phase", variants=["eager_commit"], bounds={"symmetry": symmetry})
+    assert (r.verdict, r.violated_property) == ("violation", "TCConsistent")
+    assert r.trace is not None and len(r.trace) == 5  # prepare, TM hears it, commit, another aborts, commit heard
+    last = r.trace.states()[-1]
+    assert "committed" in last.rm_state and "aborted" in last.rm_state

@@ -185,6 +185,16 @@ def test_examples_agree(master: str) -> None:
 
 
 @needs_java
+def test_declared_symmetry_agrees(master2: str) -> None:
+    """Executors compute the declared symmetry's canonical fingerprints (``model.ids``) as the driver does: the same
+    classes and the same counterexample, step for step."""
+    a, _ = both("two-phase", master2)
+    assert (a.verdict, a.distinct_states) == ("ok", 80)
+    a, _ = both("two-phase", master2, ["eager_commit"])
+    assert (a.verdict, a.violated_property, len(a.trace or ())) == ("violation", "TCConsistent", 5)
+
+
+@needs_java
 def test_premises_and_missed_mutations_agree(master2: str) -> None:
     """A premise of an action property is looked for on executors' steps and reported to the driver."""
     from tests.test_verdicts import SPEC as PREMISES

@@ -129,6 +129,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
     check_output_paths(args)
     specs = [resolve(n) for n in names]
+    if args.check_symmetry is not None:
+        return _check_symmetry(args, specs, bounds)
     main_job = not args.models and not args.variant and not args.bounds and args.profile == "default"
     runs = [(spec, p) for spec in specs for p in (spec.model.main_profiles if main_job else (args.profile,))]
     for spec, profile in runs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
@@ -231,6 +233,20 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     if live:
         result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
     return result
+
+
+def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str, Any]) -> int:
+    """``check --check-symmetry N``: the symmetry check of each model at its bounds, one line each."""
+    from kraftcheck.checker.api import prepare
+    from kraftcheck.checker.search.symmetry_check import check_symmetry
+
+    if args.engine != "inprocess":
+        raise UsageError("--check-symmetry runs in process: drop --engine spark")
+    for spec in specs:
+        ctx, _ = prepare(spec, args.variant, bounds, args.profile)
+        report = check_symmetry(spec.model, ctx, args.check_symmetry)
+        print(f"symmetry of {report.model}: ok ({report.note})")
+    return errors.OK
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

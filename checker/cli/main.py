@@ -2,7 +2,8 @@
 
 Exit codes (checker/errors.py): 0 ok, 12 a safety property violated, 11 deadlock, 14 a reachability target never
 reached, 15 a search limit stopped the run before it was complete, 16 a replayed trace diverged from the model,
-13 a liveness property fails (a fair lasso), 3 the model raised, 2 bad usage or input, 1 internal error,
+13 a liveness property fails (a fair lasso), 19 check --check-symmetry found a broken symmetry, 3 the model
+raised, 2 bad usage or input, 1 internal error,
 20 out of memory, 21 no space left on a device, 22 the Spark engine could not finish (a task failed every
 attempt, or no executor was left), 130 interrupted.
 
@@ -43,6 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"kraftcheck: error: {exc}", file=sys.stderr)
         return errors.USAGE
+    except errors.SymmetryBroken as exc:
+        print(f"kraftcheck: symmetry broken: {exc}", file=sys.stderr)
+        return errors.SYMMETRY_BROKEN
     except ModelError as exc:
         res = errors.resource_error(exc.__cause__)
         if res is not None:  # an action that ran out of memory is not the model's fault

@@ -30,6 +30,7 @@ EXIT_CODES = """exit codes:
   16  replay: the trace diverged from the model
   17  missed: a mutation variant ran without breaking the property it is expected to break
   18  mutate: some mutants survived (no property observed the changed rule)
+  19  check --check-symmetry: a renaming of a sampled state changes its canonical fingerprint
   20  out of memory (the checker, a Spark executor or the JVM)
   21  no space left on a device (checkpoint, scratch, Spark shuffle or an output file)
   22  Spark could not finish: a task failed every attempt, or no executor for --executor-timeout seconds
@@ -133,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--visited", choices=["compact", "dict"], default="compact", help="visited-set implementation")
     p.add_argument("--no-liveness", action="store_true",
                    help="skip the liveness properties (the JSON manifest records them as not checked)")
+    p.add_argument("--check-symmetry", type=_positive, metavar="N",
+                   help="instead of the search: sample N reachable states and check the symmetry reduction (every "
+                   "renaming of the declared ids gives one canonical fingerprint; exit 19 if not)")
     p.add_argument("--engine", choices=["inprocess", "spark"], default="inprocess")
     p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")

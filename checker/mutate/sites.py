@@ -29,7 +29,8 @@ MODEL_ROOT = "kraftcheck.model"
 # the model contract and the hooks every model shares: the sequence-diagram reader is display, the identity memo a
 # cache of pure functions and ``replace`` a faster attrs.evolve, not rules
 CONTRACT = frozenset({"kraftcheck.model", "kraftcheck.model.core", "kraftcheck.model.encoding",
-                      "kraftcheck.model.diagram", "kraftcheck.model.memo", "kraftcheck.model.records"})
+                      "kraftcheck.model.diagram", "kraftcheck.model.ids", "kraftcheck.model.memo",
+                      "kraftcheck.model.records"})
 # the directory holding model/, spec/, examples/: the checkout (kraftcheck/ only links to them) or an installed package
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent.parent
 

@@ -19,7 +19,7 @@ import numpy as np
 import xxhash
 
 from kraftcheck.model.core import Context, Model
-from kraftcheck.model.encoding import INT_ROW_TAG, stable_encode
+from kraftcheck.model.encoding import INT_ROW_TAG, clear_memo, stable_encode
 
 U64 = np.uint64
 _SCALARS = frozenset({int, str, bool, type(None)})
@@ -71,11 +71,27 @@ def batch_fingerprinter(model: Model[Any, Any], ctx: Context[Any]) -> BatchFinge
                     return hashed(rows, len(states))
             elif kinds <= _SCALARS:  # ints, strs, bools, None: repr is the stable encoding
                 return hashed(map(str.encode, map(repr, states)), len(states))
-            return hashed(map(encode, states), len(states))
+            try:
+                return hashed(map(encode, states), len(states))
+            finally:
+                clear_memo()  # the memo serves one batch: a successor shares its parts with its parent and siblings
 
         return flat_or_encoded
     if sym is None:
-        return lambda states: hashed(map(encode, states), len(states))
+        return _cleared(lambda states: hashed(map(encode, states), len(states)))
     if sym_encode is not None:
-        return lambda states: hashed(map(sym_encode, states, repeat(b)), len(states))
-    return lambda states: hashed(map(encode, map(sym, states, repeat(b))), len(states))
+        return _cleared(lambda states: hashed(map(sym_encode, states, repeat(b)), len(states)))
+    return _cleared(lambda states: hashed(map(encode, map(sym, states, repeat(b))), len(states)))
+
+
+def _cleared(fn: BatchFingerprint) -> BatchFingerprint:
+    """``fn``, then the encoding memos cleared (``model.encoding``'s and the declared symmetry's): they hold their
+    objects alive, so they live for one batch only."""
+
+    def batch(states: list[Any]) -> np.ndarray:
+        try:
+            return fn(states)
+        finally:
+            clear_memo()
+
+    return batch

@@ -240,7 +240,7 @@ class Run:
                 trace.note = prop.meaning
         manifest = {
             "exhaustive": exhaustive and searched_verdict != "limit",
-            "symmetry_reduction": self.model.symmetry is not None,
+            "symmetry_reduction": self.model.symmetry_on(self.ctx.b),
             "fingerprint_bits": 64,
             # birthday bound: probability that two distinct states share a fingerprint
             "fingerprint_collision_probability": float(f"{-math.expm1(-distinct * (distinct - 1) / 2**65):.3g}"),

@@ -5,7 +5,7 @@ Layout under the checkpoint directory (a path every executor and the driver can 
 for ``local[*]`` and a single-host cluster, a shared mount otherwise)::
 
     meta.json                       the run's identity (model code digest, variants, bounds, partitions, deadlock
-                                    check, kraftcheck version) and its checksum
+                                    check, kraftcheck version, state encoding version) and its checksum
     .lock                           held (flock) by the run using the directory: a second run refuses
     level-000000/part-00003.parquet the states of level 0 owned by partition 3: fp, parent, key, state (pickle)
     level-000000/_COMPLETE.json     written by the driver once every partition's part is in and the level is judged:
@@ -206,8 +206,8 @@ class Checkpoint:
             diff = [k for k in sorted(set(meta) | set(old)) if k != "checksum" and old.get(k) != meta.get(k)]
             if diff:
                 raise UsageError(f"checkpoint dir {self.root} holds another run (its {META} differs in "
-                                 f"{', '.join(diff)}): resume with the same model code, variants, bounds, partitions "
-                                 "and kraftcheck version, or use a fresh dir")
+                                 f"{', '.join(diff)}): resume with the same model code, variants, bounds, partitions, "
+                                 "kraftcheck version and state encoding, or use a fresh dir")
             last = self.verified_level()
             self._drop_levels_after(last)
             return last

@@ -32,6 +32,7 @@ from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
+from kraftcheck.model.encoding import ENCODING_VERSION
 
 I64 = np.int64
 
@@ -223,6 +224,8 @@ class _Search:
             "deadlock": bool(run.deadlock),
             "spec_ref": self.ref.target,
             "kraftcheck": __version__,
+            # the state encoding's version: fingerprints of another encoding must never mix with these
+            "encoding": ENCODING_VERSION,
         }
         last = self.checkpoint.prepare(meta, self.resume)
         ckpt_io.warn(self.checkpoint.notes)

@@ -1,0 +1,482 @@
+"""Declared symmetry: ids a model says are interchangeable, and the canonical encoding the engine takes for them.
+
+TLA+ writes ``SYMMETRY Permutations(Server)``; here a model marks every place of its state that holds an id of a
+*kind* (attrs field metadata, made by the helpers below) and declares the kind's ids interchangeable with
+``Model.symmetric_ids(kind, bound=...)``: the ids ``0 .. bound-1`` of that kind may be renamed by any permutation
+(other ints in such a field, e.g. an observer after the voters or ``-1`` for none, keep their value).  The places:
+
+* ``id_field(kind)``: the field holds one id (or None);
+* ``ids_field(kind)``: a frozenset, tuple or list of ids;
+* ``indexed_field(kind)``: a tuple indexed by id (per-node records): renaming moves the elements;
+* ``keyed_field(kind)``: a map keyed by id: a frozenset of ``(id, value)`` pairs (states must be hashable, so a
+  state holds no dict; a dict is renamed alike where one is encoded);
+* ``Model.symmetric_ids(kind, bound, indexed=True)``: the whole state is a tuple indexed by id.
+
+Every other value is renamed inside (records in a frozenset of messages, per-node records in an indexed tuple), never
+itself: an unmarked int is data.
+
+The canonical encoding of a state is the smallest, as bytes, of ``encode(rename(state, p))`` over the *candidate*
+permutations ``p``: those that list the ids in ascending order of an id-free *signature* (the parts of the state
+indexed or keyed by the id, with every id in them blinded to "this id" or "another id").  A renaming maps the
+signature of id ``i`` to that of its new name, so the candidates of a renamed state are the candidates of the state
+composed with the renaming, and both reach the same set of renamed states: the canonical encoding is the same for
+every state of a symmetry class, and two classes never share one (it is the encoding of a member).  Only ids with
+equal signatures are tried in every order, except twins (two ids whose swap maps the state to itself give equal
+encodings in either order, so one order is tried).  Encodings are memoised per permutation for the batch: a part
+that held no id encodes alike under every permutation and is kept once.
+
+``check_symmetry`` in ``checker.search.symmetry_check`` renames sampled states under every permutation and asserts
+one canonical fingerprint: a wrong declaration (an id field left unmarked) is found there.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+from kraftcheck.model import encoding as E
+from kraftcheck.model.records import replace
+
+SYM = "kraftcheck.ids"  # the attrs metadata key: (mode, kind)
+Perm = dict[str, tuple[int, ...]]  # kind -> new id of each old id
+
+
+def _field(mode: str, kind: str, kw: dict[str, Any]) -> Any:
+    metadata = {**kw.pop("metadata", {}), SYM: (mode, kind)}
+    return attrs.field(metadata=metadata, **kw)
+
+
+def id_field(kind: str, **kw: Any) -> Any:
+    """An attrs field holding one id of ``kind`` (``attrs.field`` keywords pass through, e.g. ``default=None``)."""
+    return _field("id", kind, kw)
+
+
+def ids_field(kind: str, **kw: Any) -> Any:
+    """An attrs field holding a frozenset, tuple or list of ids of ``kind``."""
+    return _field("ids", kind, kw)
+
+
+def indexed_field(kind: str, **kw: Any) -> Any:
+    """An attrs field holding a tuple indexed by the ids of ``kind`` (element ``i`` belongs to id ``i``)."""
+    return _field("indexed", kind, kw)
+
+
+def keyed_field(kind: str, **kw: Any) -> Any:
+    """An attrs field holding a map keyed by ids of ``kind``: a frozenset of ``(id, value)`` pairs (or a dict)."""
+    return _field("keyed", kind, kw)
+
+
+@attrs.frozen
+class IdSymmetry:
+    """One declaration: the ids ``0 .. bound-1`` of ``kind`` are interchangeable when the boolean bound ``switch`` is
+    on (always when None); ``indexed``: the whole state is a tuple indexed by those ids."""
+
+    kind: str
+    bound: str
+    switch: str | None = None
+    indexed: bool = False
+
+
+_PLANS: dict[type, tuple[tuple[str, ...], tuple[tuple[str, str] | None, ...]]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, ...], tuple[tuple[str, str] | None, ...]]:
+    """(field names, each field's (mode, kind) or None) of a record class, read once."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        fields = attrs.fields(cls)
+        plan = (tuple(a.name for a in fields), tuple(a.metadata.get(SYM) for a in fields))
+        _PLANS[cls] = plan
+    return plan
+
+
+def rename(v: Any, perm: Perm) -> Any:
+    """``v`` with every marked id renamed by ``perm`` (the representative a canonical encoding encodes)."""
+    t = type(v)
+    if t is int or t is str or t is bool or v is None or t is bytes:
+        return v
+    if attrs.has(t):
+        names, modes = _plan(t)
+        changes = {}
+        for name, mode in zip(names, modes):
+            old = getattr(v, name)
+            new = rename(old, perm) if mode is None else _rename_marked(old, mode, perm)
+            if new is not old:
+                changes[name] = new
+        return replace(v, **changes) if changes else v
+    if t is tuple or t is list:
+        return t(rename(x, perm) for x in v)
+    if t is frozenset or t is set:
+        return t(rename(x, perm) for x in v)
+    if t is dict:
+        return {rename(k, perm): rename(x, perm) for k, x in v.items()}
+    if issubclass(t, tuple) and hasattr(t, "_make"):
+        return t._make(rename(x, perm) for x in v)  # type: ignore[attr-defined]
+    return v
+
+
+def _rename_id(x: Any, p: tuple[int, ...] | None) -> Any:
+    return p[x] if p is not None and type(x) is int and 0 <= x < len(p) else x
+
+
+def _rename_marked(v: Any, mode: tuple[str, str], perm: Perm) -> Any:
+    how, kind = mode
+    p = perm.get(kind)
+    if how == "id":
+        return _rename_id(v, p)
+    if how == "ids":
+        return type(v)(_rename_id(x, p) for x in v)
+    if how == "indexed":
+        return _permute_indexed(tuple(rename(x, perm) for x in v), p)
+    if how == "keyed":
+        if type(v) is dict:
+            return {_rename_id(k, p): rename(x, perm) for k, x in v.items()}
+        return type(v)((_rename_id(k, p), rename(x, perm)) for k, x in v)
+    raise ValueError(f"unknown id mode {how!r}")
+
+
+def _permute_indexed(t: tuple[Any, ...], p: tuple[int, ...] | None) -> tuple[Any, ...]:
+    """``t`` with the element of old id ``i`` moved to position ``p[i]`` (positions beyond the bound stay)."""
+    if p is None or not t:
+        return t
+    n = min(len(p), len(t))
+    out = list(t)
+    for i in range(n):
+        out[p[i]] = t[i]
+    return tuple(out)
+
+
+class Canon:
+    """The canonical encoding of states at one set of bounds (see the module docstring)."""
+
+    def __init__(self, sizes: dict[str, int], top_kind: str | None) -> None:
+        self.sizes = {k: n for k, n in sizes.items() if n > 1}  # one id (or none) has nothing to rename
+        self.top_kind = top_kind if top_kind in self.sizes else None
+        self.perm: Perm = {}
+        self.memo: dict[int, tuple[Any, bytes]] = {}  # the current permutation's memo
+        self.memos: dict[tuple[tuple[int, ...], ...], dict[int, tuple[Any, bytes]]] = {}
+        self.free: dict[int, tuple[Any, bytes]] = {}  # parts that held no id: the same under every permutation
+        self.states: dict[int, tuple[Any, bytes]] = {}  # state -> canonical encoding: a candidate met twice is free
+        self.touched = 0  # counts ids renamed: a part whose encoding left it unchanged held none
+        self.record_enc: dict[type, Callable[[Any], bytes]] = {}
+        E.on_clear(self.clear)
+
+    def clear(self) -> None:
+        self.memos.clear()
+        self.free.clear()
+        self.states.clear()
+        self.memo = {}
+
+    # ---- candidates --------------------------------------------------------------------------------------------
+    def candidates(self, s: Any) -> Iterator[Perm]:
+        """The permutations that list each kind's ids by ascending signature (ties in every order, but twins in one:
+        see ``_twins``)."""
+        per_kind: list[list[tuple[int, ...]]] = []
+        kinds = sorted(self.sizes)
+        for kind in kinds:
+            n = self.sizes[kind]
+            parts: list[list[Any]] = [[] for _ in range(n)]
+            if kind == self.top_kind and type(s) is tuple:
+                for i in range(min(n, len(s))):
+                    parts[i].append(s[i])
+            self._collect(s, kind, parts, 0)
+            sigs = [self._blind_all(parts[i], kind, i) for i in range(n)]
+            order = sorted(range(n), key=sigs.__getitem__)
+            blocks: list[list[int]] = []
+            for i in order:
+                if blocks and sigs[blocks[-1][0]] == sigs[i]:
+                    blocks[-1].append(i)
+                else:
+                    blocks.append([i])
+            perms = []
+            orders = [_orders(bl, self._twins(s, kind, bl) if len(bl) >= TWIN_BLOCK else None) for bl in blocks]
+            for arrangement in itertools.product(*orders):
+                listed = [i for bl in arrangement for i in bl]  # old ids in the order of their new names
+                p = [0] * n
+                for new, old in enumerate(listed):
+                    p[old] = new
+                perms.append(tuple(p))
+            per_kind.append(perms)
+        for combo in itertools.product(*per_kind):
+            yield dict(zip(kinds, combo))
+
+    def _twins(self, s: Any, kind: str, block: list[int]) -> list[int]:
+        """For each id of a block of equal signatures, the smallest id it is a twin of: ids ``a`` and ``b`` are twins
+        when swapping them maps the state to itself (the same encoding).  Then a renaming and the renaming composed
+        with that swap give the same encoding, so candidates that differ only in the order of twins are tried once
+        (twins form classes: if (a b) and (b c) fix the state, so does (a c) = (a b)(b c)(a b))."""
+        identity = {k: tuple(range(n)) for k, n in self.sizes.items()}
+        own = self._encode_under(s, identity)
+        rep: dict[int, int] = {}
+        heads: list[int] = []
+        for i in block:
+            for h in heads:
+                swap = list(range(self.sizes[kind]))
+                swap[h], swap[i] = i, h
+                if self._encode_under(s, {**identity, kind: tuple(swap)}) == own:
+                    rep[i] = h
+                    break
+            else:
+                rep[i] = i
+                heads.append(i)
+        return [rep[i] for i in block]
+
+    def _encode_under(self, s: Any, p: Perm) -> bytes:
+        t = type(s)
+        if t is tuple and _flat(s):
+            return E.stable_encode(rename_top(s, p, self.top_kind))
+        return self.renamed(s, p)
+
+    def _collect(self, v: Any, kind: str, parts: list[list[Any]], depth: int) -> None:
+        """Append, for each id, the parts of ``v`` indexed or keyed by it (through records only)."""
+        if depth > 8 or not attrs.has(type(v)):
+            return
+        names, modes = _plan(type(v))
+        for name, mode in zip(names, modes):
+            x = getattr(v, name)
+            if mode is None:
+                self._collect(x, kind, parts, depth + 1)
+            elif mode[1] == kind and mode[0] == "indexed":
+                for i in range(min(len(parts), len(x))):
+                    parts[i].append(x[i])
+            elif mode[1] == kind and mode[0] == "keyed":
+                for i in range(len(parts)):
+                    parts[i].append(frozenset(e for k, e in _pairs(x) if k == i))
+            elif mode[1] == kind and mode[0] == "id" and type(x) is int and 0 <= x < len(parts):
+                parts[x].append(_HOLDER)  # "this id is in that field" tells ids apart too
+            elif mode[1] == kind and mode[0] == "ids":
+                for i in x:
+                    if type(i) is int and 0 <= i < len(parts):
+                        parts[i].append(_HOLDER)
+
+    def _blind_all(self, parts: list[Any], kind: str, me: int) -> bytes:
+        """The id-free signature of id ``me``: its parts with every id of ``kind`` blinded to self or other."""
+        blind = {k: (1,) * n for k, n in self.sizes.items()}  # ids of the other kinds: all alike
+        blind[kind] = tuple(0 if i == me else 1 for i in range(self.sizes[kind]))
+        return b"".join(_blind(x, blind) for x in parts)
+
+    # ---- encodings ---------------------------------------------------------------------------------------------
+    def encoding(self, s: Any) -> bytes:
+        """The canonical encoding: the smallest ``stable_encode(rename(s, p))`` over the candidates."""
+        if not self.sizes:
+            return E.stable_encode(s)
+        hit = self.states.get(id(s))
+        if hit is not None and hit[0] is s:
+            return hit[1]
+        if len(self.free) + len(self.states) + len(self.memo) * len(self.memos) > E.MEMO_LIMIT:  # about the size
+            self.clear()
+        t = type(s)
+        if t is int or t is str or t is bool or s is None:
+            return E.stable_encode(s)  # a scalar state holds no marked id
+        flat = t is tuple and _flat(s)  # encoded as its repr or packed ints: rename, then encode
+        best: bytes | None = None
+        for p in self.candidates(s):
+            e = E.stable_encode(rename_top(s, p, self.top_kind)) if flat else E.STRUCT_TAG + self.renamed(s, p)
+            if best is None or e < best:
+                best = e
+        assert best is not None
+        self.states[id(s)] = (s, best)
+        return best
+
+    def representative(self, s: Any) -> Any:
+        """The member of ``s``'s class whose encoding is the canonical one."""
+        if not self.sizes:
+            return s
+        best: tuple[bytes, Any] | None = None
+        for p in self.candidates(s):
+            r = rename_top(s, p, self.top_kind)
+            e = E.stable_encode(r)
+            if best is None or e < best[0]:
+                best = (e, r)
+        assert best is not None
+        return best[1]
+
+    def renamed(self, s: Any, p: Perm) -> bytes:
+        """``structural(rename(s, p))`` from memoised parts (``s`` not a flat tuple)."""
+        self.perm = p
+        key = tuple(p[k] for k in sorted(p))
+        memo = self.memos.get(key)
+        if memo is None:
+            memo = self.memos[key] = {}
+        self.memo = memo
+        if self.top_kind is not None and type(s) is tuple:
+            t = _permute_indexed(s, p[self.top_kind])
+            self.touched += 1
+            return b"(" + E._n(len(t)) + b"".join(map(self.enc, t))
+        return self.enc(s)
+
+    def enc(self, v: Any) -> bytes:
+        """``structural(rename(v, self.perm))``."""
+        t = type(v)
+        if t is int or t is str or t is bool or v is None or t is bytes:
+            return E._enc(v)
+        hit = self.free.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1]
+        hit = self.memo.get(id(v))
+        if hit is not None and hit[0] is v:
+            self.touched += 1  # it held an id: so does every part that holds it
+            return hit[1]
+        before = self.touched
+        if attrs.has(t):
+            f = self.record_enc.get(t)
+            if f is None:
+                f = self.record_enc[t] = self._record(t)
+            out = f(v)
+        elif t is tuple or t is list:
+            out = b"(" + E._n(len(v)) + b"".join(map(self.enc, v))
+        elif t is frozenset or t is set:
+            out = b"{" + E._n(len(v)) + b"".join(sorted(map(self.enc, v)))
+        elif t is dict:
+            out = b"<" + E._n(len(v)) + b"".join(sorted([self.enc(k) + self.enc(x) for k, x in v.items()]))
+        elif issubclass(t, tuple) and hasattr(t, "_fields"):
+            out = self._namedtuple(v)
+        else:
+            return E._enc(v)  # enums and the rest: no ids inside
+        (self.free if self.touched == before else self.memo)[id(v)] = (v, out)
+        return out
+
+    def _namedtuple(self, v: Any) -> bytes:
+        E._enc(v)  # compiles the type's header (and raises on a bad type)
+        head = E._enc_str(type(v).__name__)
+        return b"R" + head + E._n(len(v)) + b"".join(map(self.enc, v))
+
+    def _record(self, cls: type) -> Callable[[Any], bytes]:
+        names, modes = _plan(cls)
+        head = b"R" + E._enc_str(cls.__name__) + E._n(len(names))
+        get = E.record_getter(names)
+        enc = self.enc
+        if all(m is None for m in modes):
+            return lambda v: head + b"".join(map(enc, get(v)))
+
+        def record(v: Any) -> bytes:
+            parts = [head]
+            for x, mode in zip(get(v), modes):
+                parts.append(enc(x) if mode is None else self._marked(x, mode))
+            return b"".join(parts)
+
+        return record
+
+    def _marked(self, x: Any, mode: tuple[str, str]) -> bytes:
+        how, kind = mode
+        p = self.perm.get(kind)
+        if p is None:
+            return self.enc(x)
+        self.touched += 1
+        if how == "id":
+            return E._enc(_rename_id(x, p))
+        if how == "ids":
+            if type(x) is frozenset or type(x) is set:
+                return b"{" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(i, p)) for i in x]))
+            return b"(" + E._n(len(x)) + b"".join([E._enc(_rename_id(i, p)) for i in x])
+        if how == "indexed":
+            t = _permute_indexed(x, p)
+            return b"(" + E._n(len(t)) + b"".join(map(self.enc, t))
+        if how == "keyed":
+            if type(x) is dict:
+                return b"<" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(k, p)) + self.enc(v)
+                                                              for k, v in x.items()]))
+            pairs = [b"(" + _TWO + E._enc(_rename_id(k, p)) + self.enc(v) for k, v in x]
+            return b"{" + E._n(len(x)) + b"".join(sorted(pairs))
+        raise ValueError(f"unknown id mode {how!r}")
+
+
+_TWO = E._n(2)
+TWIN_BLOCK = 3  # blocks of equal signatures this large are searched for twins (a pair costs as much as it saves)
+
+
+def _orders(block: list[int], twins: list[int] | None) -> list[tuple[int, ...]]:
+    """Every order of a block; with twin classes (``twins[k]``: the class of ``block[k]``), one order per sequence of
+    classes, the twins of a class in ascending order."""
+    if twins is None or len(set(twins)) == len(block):
+        return list(itertools.permutations(block))
+    members: dict[int, list[int]] = {}
+    for i, c in zip(block, twins):
+        members.setdefault(c, []).append(i)
+    out = []
+    for classes in sorted(set(itertools.permutations(twins))):
+        taken = {c: iter(sorted(ms)) for c, ms in members.items()}
+        out.append(tuple(next(taken[c]) for c in classes))
+    return out
+
+
+def _pairs(v: Any) -> Any:
+    """The (key, value) pairs of a keyed field: a dict's items, else the pairs themselves."""
+    return v.items() if type(v) is dict else v
+
+
+_HOLDER = ("#holder",)
+
+
+def _flat(s: tuple[Any, ...]) -> bool:
+    return all(type(v) is int or type(v) is str or type(v) is bool or v is None for v in s)
+
+
+def rename_top(s: Any, p: Perm, top_kind: str | None) -> Any:
+    """``rename(s, p)``, and the state's own positions permuted when the whole state is indexed by ``top_kind``."""
+    r = rename(s, p)
+    if top_kind is not None and type(s) is tuple:
+        r = _permute_indexed(r, p[top_kind])
+    return r
+
+
+def _blind(v: Any, blind: Perm) -> bytes:
+    """The encoding of ``v`` with its ids renamed by ``blind`` (self -> 0, any other -> 1) and its indexed tuples as
+    (own element, sorted others): invariant under renaming the other ids."""
+    t = type(v)
+    if v is _HOLDER:
+        return b"H"
+    if t is int or t is str or t is bool or v is None or t is bytes:
+        return E._enc(v)
+    if attrs.has(t):
+        names, modes = _plan(t)
+        parts = [b"R", E._enc_str(t.__name__)]
+        for name, mode in zip(names, modes):
+            x = getattr(v, name)
+            if mode is None:
+                parts.append(_blind(x, blind))
+                continue
+            how, kind = mode
+            p = blind.get(kind)
+            if how == "id":
+                parts.append(E._enc(_rename_id(x, p)))
+            elif how == "ids":
+                inner = [E._enc(_rename_id(i, p)) for i in x]
+                parts.append(b"{" + E._n(len(inner)) + b"".join(sorted(inner) if type(x) is not tuple else inner))
+            elif how == "indexed":
+                mine = [_blind(e, blind) for i, e in enumerate(x) if p is not None and i < len(p) and p[i] == 0]
+                rest = sorted(_blind(e, blind) for i, e in enumerate(x) if not (p is not None and i < len(p) and
+                                                                                 p[i] == 0))
+                parts.append(b"[" + E._n(len(x)) + b"".join(mine) + b"|" + b"".join(rest))
+            else:
+                inner = sorted(E._enc(_rename_id(k, p)) + _blind(e, blind) for k, e in _pairs(x))
+                parts.append(b"<" + E._n(len(inner)) + b"".join(inner))
+        return b"".join(parts)
+    if t is frozenset or t is set:
+        return b"{" + E._n(len(v)) + b"".join(sorted(_blind(x, blind) for x in v))
+    if t is dict:
+        return b"<" + E._n(len(v)) + b"".join(sorted(_blind(k, blind) + _blind(x, blind) for k, x in v.items()))
+    if isinstance(v, (tuple, list)):
+        return b"(" + E._n(len(v)) + b"".join(_blind(x, blind) for x in v)
+    return E._enc(v)
+
+
+def canon_for(decls: list[IdSymmetry], b: Any, cache: dict[Any, Canon]) -> Canon:
+    """The ``Canon`` of bounds ``b`` (made once per bounds value)."""
+    c = cache.get(b)
+    if c is None:
+        sizes = {d.kind: int(getattr(b, d.bound)) for d in decls if d.switch is None or getattr(b, d.switch)}
+        top = next((d.kind for d in decls if d.indexed), None)
+        c = cache[b] = Canon(sizes, top)
+    return c
+
+
+def all_perms(decls: list[IdSymmetry], b: Any) -> list[Perm]:
+    """Every permutation of every declared kind at bounds ``b`` (the check mode's renamings)."""
+    sizes = {d.kind: int(getattr(b, d.bound)) for d in decls}
+    kinds = sorted(sizes)
+    return [dict(zip(kinds, combo)) for combo in itertools.product(*(itertools.permutations(range(sizes[k]))
+                                                                      for k in kinds))]
