@@ -94,5 +94,7 @@ def test_the_benchmark_runs_and_compares_the_same_work() -> None:
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines() if line.startswith("two-phase")]
     assert [(r[1], r[3], r[4]) for r in rows] == [("off", "plain", "1,568"), ("off", "tuned", "1,568"),
-                                                  ("on", "plain", "166"), ("on", "tuned", "166")]
-    assert rows[0][-1].endswith("x") and rows[2][-1].endswith("x") and "disagree" not in done.stderr
+                                                  ("on", "plain", "166"), ("on", "tuned", "166"),
+                                                  ("on", "renaming", "166")]
+    assert rows[0][-1].endswith("x") and rows[2][-1].endswith("x") and rows[4][-1].endswith("x")
+    assert "disagree" not in done.stderr
