@@ -117,7 +117,7 @@ def test_killed_driver_resumes_to_the_same_count(tmp_path: Path) -> None:
     bounds = {"width": side, "height": side}
     ck = tmp_path / "ck"
     cmd = CLI + ["check", "counter-grid", "--set", f"width={side}", "--set", f"height={side}", "--engine", "spark",
-                 "--master", "local[2]", "--checkpoint-dir", str(ck), "--quiet"]
+                 "--master", "local[2]", "--checkpoint-dir", str(ck), "--quiet", "--local-below", "0"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 240

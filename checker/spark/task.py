@@ -9,7 +9,6 @@ needs comes back in the task's report (see ``job``).
 from __future__ import annotations
 
 import gc
-import pickle
 import time
 import traceback
 from collections.abc import Iterable
@@ -21,10 +20,11 @@ from kraftcheck.checker.errors import ModelError, resource_error
 from kraftcheck.checker.search.bfs import BATCH
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.expand import expand
 from kraftcheck.checker.spark.job import Job, lap
 from kraftcheck.checker.spark.order import key_layout, order_keys
-from kraftcheck.checker.spark.shards import CAND, ROWS, SHARD, payloads, read_shard_file, write_shard_file
+from kraftcheck.checker.spark.shards import CAND, ROWS, SEED, SHARD, payloads, read_shard_file, write_shard_file
 
 U64 = np.uint64
 I64 = np.int64
@@ -38,6 +38,7 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     shard_p = np.zeros(0, dtype=U64)
     rows: tuple[np.ndarray, np.ndarray] | None = None
     cands: list[tuple[Any, ...]] = []
+    seed: tuple[Any, ...] | None = None
     for payload in payloads(records):  # always drain the input: a worker that leaves input unread is not reused
         kind = payload[0]
         if kind == SHARD:
@@ -46,6 +47,8 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
             rows = (payload[1], payload[2])
         elif kind == CAND:
             cands.append(payload)
+        elif kind == SEED:
+            seed = payload
     report: dict[str, Any] = {"time": {"read": time.process_time() - c0}}
     out: list[Any] = []
     if job.shard_dir and job.mode in ("dedup", "probe"):
@@ -56,6 +59,11 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     gc.disable()
     try:
         run = job.ref.load_run()
+        if job.mode == "seed":
+            if seed is None:
+                raise RuntimeError(f"partition {q} received no seed for level {job.level} (engine bug)")
+            shard_f, shard_p = seed[1], seed[2]
+            cands = [seed]
         out = _level(job, run, q, shard_f, shard_p, rows, cands, report)
     except Exception as exc:
         res = resource_error(exc)  # out of memory or a full disk, also under a ModelError: never the model's fault
@@ -98,6 +106,8 @@ def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         report["new_keys"] = keys
         if job.checkpoint:
             ckpt_io.write_part(job.checkpoint, 0, q, fps, np.zeros(len(fps), dtype=U64), keys, states)
+    elif job.mode == "seed":  # a level the driver expanded up to (spark.local): as a resumed level, from the records
+        _, _, _, keys, fps, states = cands[0]
     elif job.mode == "resume":
         assert job.checkpoint is not None
         shard_f, shard_p = ckpt_io.read_shard(job.checkpoint, job.level, q)
@@ -194,7 +204,7 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
     for ui, bi in zip(u.tolist(), blob_of.tolist()):
         lst = loaded.get(bi)
         if lst is None:
-            lst = loaded[bi] = pickle.loads(cands[bi][2])
+            lst = loaded[bi] = codec.loads(cands[bi][2])
         states.append(lst[ui - int(base[bi])])
     del loaded
     t = lap(report, "unpickle", t)
