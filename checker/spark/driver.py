@@ -26,7 +26,7 @@ from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports
-from kraftcheck.checker.spark.local import LOCAL_BELOW, DriverLevels, Handoff
+from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
 from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe
@@ -35,6 +35,7 @@ from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
 
 I64 = np.int64
+LOCAL_BELOW: int | None = None  # check_spark's default local_below: None picks the hand-off by time (spark.local)
 
 
 def check_spark(
@@ -52,7 +53,8 @@ def check_spark(
 
     ``executor_timeout``: on a cluster, end the run (exit 22) when no executor has been there for that many seconds
     (0 waits forever).  ``local_below``: levels with fewer states are expanded in the driver, in-process, until the
-    first wider one (``spark.local``; default ``LOCAL_BELOW``, 0 sends every level to Spark)."""
+    first wider one (``spark.local``; the default, None, hands over at the first level predicted to take half a second
+    in-process; 0 sends every level to Spark)."""
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions takes a number >= 1, not {partitions}")
     for name, value in (("--max-states", max_states), ("--max-depth", max_depth)):
@@ -73,7 +75,7 @@ def check_spark(
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
     search.code = code_digest(run, ref, ship) if checkpoint is not None else ""
     search.executor_timeout = executor_timeout
-    search.local_below = LOCAL_BELOW if local_below is None else local_below
+    search.local_below = local_below if local_below is not None else LOCAL_BELOW
     return search.run()
 
 
@@ -111,7 +113,7 @@ class _Search:
         self.code = ""  # the model code digest (a checkpoint's identity)
         self.executor_timeout = spark_session.EXECUTOR_TIMEOUT_S
         self.depth_done = 0  # the newest level whose states are all counted (an interrupted run's depth)
-        self.local_below = LOCAL_BELOW
+        self.local_below: int | None = LOCAL_BELOW
         self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
@@ -187,7 +189,7 @@ class _Search:
     def _search(self) -> Result:
         run = self.run_
         start_level = self._prepare()
-        if start_level is None and self.local_below > 0:
+        if start_level is None and self.local_below != 0:
             handed = self._in_driver()
             if isinstance(handed, Result):
                 return handed

@@ -15,6 +15,7 @@ writes, so a run killed after the hand-off resumes from Spark's levels, and one 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,13 @@ from kraftcheck.checker.spark import checkpoint as ckpt_io
 
 U64 = np.uint64
 I64 = np.int64
-LOCAL_BELOW = 20_000  # default: levels with fewer states are expanded in the driver (0: every level on Spark)
+# The default hand-off (no --local-below): at the first level whose in-process expansion is predicted (from the CPU
+# seconds per state of the level before) to take LOCAL_SECONDS or more, or that holds LOCAL_MAX states.  A level of T
+# seconds on one core takes about 0.6 T + J on two Spark cores (the ~25% of shipping, plus J, a job's fixed cost of
+# 0.1-0.3 s), so Spark only gains on levels of half a second or more.
+LOCAL_SECONDS = 0.5
+LOCAL_MAX = 50_000
+MIN_SAMPLE = 200  # a level of fewer states does not predict the next one's cost (the driver keeps the next one)
 
 
 class Handoff(Exception):
@@ -42,9 +49,10 @@ class Handoff(Exception):
 
 class DriverLevels:
     """The in-process BFS's hand-off hook: records every small level's fingerprints and parents (the shards Spark
-    starts from), seals it in the checkpoint, and raises ``Handoff`` at the first level of ``below`` states or more."""
+    starts from), seals it in the checkpoint, and raises ``Handoff`` at the first level of ``below`` states or more
+    (``below`` None: the first level predicted to take ``LOCAL_SECONDS``, see above)."""
 
-    def __init__(self, run: Run, below: int, partitions: int, checkpoint: ckpt_io.Checkpoint | None) -> None:
+    def __init__(self, run: Run, below: int | None, partitions: int, checkpoint: ckpt_io.Checkpoint | None) -> None:
         self.run = run
         self.below = below
         self.P = partitions
@@ -52,6 +60,7 @@ class DriverLevels:
         self.fps: list[np.ndarray] = []
         self.parents: list[np.ndarray] = []
         self.levels = 0  # levels expanded in the driver
+        self.last = (0, time.process_time())  # (states of the level before, when its expansion began)
 
     def __call__(self, depth: int, frontier: list[Any], fps: np.ndarray, visited: Visited, transitions: int) -> None:
         fps = np.asarray(fps, dtype=U64)
@@ -60,9 +69,20 @@ class DriverLevels:
         self.parents.append(parents)
         if self.checkpoint is not None:
             self._seal(depth, frontier, fps, parents, len(visited), transitions)
-        if len(frontier) >= self.below:
+        if self._wide(len(frontier)):
             raise Handoff(depth, frontier, fps, transitions, len(visited))
         self.levels = depth + 1
+
+    def _wide(self, n: int) -> bool:
+        """Whether Spark should expand a level of ``n`` states."""
+        if self.below is not None:
+            return n >= self.below
+        now = time.process_time()
+        before, began = self.last
+        self.last = (n, now)
+        if n >= LOCAL_MAX:
+            return True
+        return before >= MIN_SAMPLE and (now - began) / before * n >= LOCAL_SECONDS
 
     def _seal(self, depth: int, frontier: list[Any], fps: np.ndarray, parents: np.ndarray, distinct: int,
               transitions: int) -> None:
