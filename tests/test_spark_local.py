@@ -76,3 +76,25 @@ def test_levels_expanded_in_the_driver_are_sealed_and_resume_on_spark(tmp_path: 
     assert again.manifest["resumed_from_level"] == 2
     assert {f: getattr(again, f) for f in FIELDS} == {f: getattr(first, f) for f in FIELDS}
     assert again.trace is not None and first.trace is not None and again.trace.states() == first.trace.states()
+
+
+def test_the_cli_takes_local_below_with_the_spark_engine_only(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    base = [sys.executable, "-m", "kraftcheck", "check", "mutex", "--quiet"]
+    out = subprocess.run([*base, "--local-below", "5"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr == ("kraftcheck: error: --local-below applies to the Spark engine only: add --engine spark or "
+                          "drop it\n")
+    doc = tmp_path / "r.json"
+    out = subprocess.run([*base, "--engine", "spark", "--master", "local[2]", "--local-below", "3", "--json", str(doc)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(doc.read_text())
+    truth = check("mutex", progress=False)
+    assert r["distinct_states"] == truth.distinct_states and r["manifest"]["levels"] == truth.depth + 1
+    assert 0 < r["manifest"]["levels_in_driver"] < truth.depth  # a few levels in the driver, then Spark
