@@ -36,7 +36,7 @@ Modules, one concern each::
 
     driver.py          check_spark and the level loop: jobs, judging each level as in-process, checkpoints, resume
     local.py           small levels in the driver: the in-process BFS until the first wide level, then handed over
-    codec.py           how candidate states travel: pickle, with NamedTuple records rebuilt in C
+    codec.py           how candidate states travel: pickle, with records saved as their field values
     task.py            what one partition does for one level (in a Python worker): read, dedup, judge the new states
     expand.py          successors of a partition's new states in the in-process order, shipped to their owners
     order.py           order keys: the in-process BFS order as sortable integers
