@@ -105,15 +105,18 @@ def visited_shards(job: Job, q: int, shard_f: np.ndarray) -> list[tuple[int, np.
     files) every other partition's shard as of the previous level, mapped read-only.
 
     A candidate its owner has already visited is dropped by the owner anyway; dropping it here saves pickling,
-    shipping and unpickling it (most successors of a level are states visited before: on the quorum model about
-    four in five of those shipped).  The result is unchanged, as for the own partition.  A peer's shard of a newer
-    level may still be being written, so the previous level's (complete, renamed into place) is read; where it is
-    missing (the first level, a resumed run) nothing is dropped."""
+    shipping and unpickling it.  The result is unchanged, as for the own partition: the owner's shard of this level
+    holds everything its shard of the level before holds.  The peer's shard of this level is read when its task has
+    written it already (it is renamed into place whole, so it is complete; it also holds the states new at this level,
+    which successors reach by a step within the level), else the one of the level before; where neither is there (the
+    first level, a resumed run) nothing is dropped."""
     out = [(q, shard_f)]
     if job.shard_dir and job.mode in ("dedup", "seed"):
         for d in range(job.partitions):
             if d != q:
-                known = peer_shard(job.shard_dir, job.level - 1, d)
+                known = peer_shard(job.shard_dir, job.level, d)
+                if known is None:
+                    known = peer_shard(job.shard_dir, job.level - 1, d)
                 if known is not None:
                     out.append((d, known))
     return out
