@@ -107,6 +107,13 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
         inproc.verdict, inproc.violated_property, inproc.distinct_states, inproc.depth)
     assert spark.trace is not None and inproc.trace is not None
     assert spark.trace.step_keys() == inproc.trace.step_keys()
+    # the first levels in the driver, then the cluster (shards through the shuffle from the hand-off on)
+    handed = check_spark(Run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone,
+                         partitions=2, local_below=50)
+    assert 0 < handed.manifest["levels_in_driver"] < handed.manifest["levels"]
+    assert (handed.verdict, handed.violated_property, handed.distinct_states, handed.depth) == (
+        inproc.verdict, inproc.violated_property, inproc.distinct_states, inproc.depth)
+    assert handed.trace is not None and handed.trace.step_keys() == inproc.trace.step_keys()
 
 
 @needs_java
