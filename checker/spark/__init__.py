@@ -31,7 +31,8 @@ level L's job, one job later than the work; the expansion done for nothing is th
 
 Small levels stay in the driver (``local.py``): the first levels, while they hold fewer than ``--local-below`` states,
 are expanded in-process, and Spark starts from the first wider one as from a resumed level.  On one host a task also
-drops the candidates that their owner's shard file of the previous level already holds before shipping them.
+drops the candidates that their owner's shard file (of this level once written, else of the previous one) already
+holds before shipping them.
 Modules, one concern each::
 
     driver.py          check_spark and the level loop: jobs, judging each level as in-process, checkpoints, resume
