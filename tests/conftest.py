@@ -35,6 +35,14 @@ def state_graph(model: Model[Any, Any], ctx: Context[Any]) -> tuple[nx.DiGraph, 
     return g, list(dict.fromkeys(inits))
 
 
+@pytest.fixture(autouse=True)
+def _every_level_on_spark(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests marked ``spark`` test the Spark engine on small models, whose levels the engine would otherwise all
+    expand in the driver (checker/spark/local.py): there, every level goes to Spark unless a test says otherwise."""
+    if request.node.get_closest_marker("spark") is not None:
+        monkeypatch.setattr("kraftcheck.checker.spark.driver.LOCAL_BELOW", 0)
+
+
 @pytest.fixture
 def oracle() -> Any:
     return state_graph

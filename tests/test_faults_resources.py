@@ -133,7 +133,8 @@ def test_a_spark_run_on_a_full_disk_is_one_line(tmp_path: Path, full: str) -> No
     if full == "scratch":
         size, extra, env = "600k", "--set width=60 --set height=60", f"TMPDIR={small} "
     cmd = (f"mount -t tmpfs -o size={size} tmpfs {small} && {env}exec {sys.executable} -m kraftcheck check "
-           f"counter-grid --engine spark --master 'local[2]' --set width=10 --set height=10 {extra} --quiet")
+           f"counter-grid --engine spark --master 'local[2]' --set width=10 --set height=10 {extra} --quiet "
+           "--local-below 0")
     p = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], capture_output=True, text=True, env=ENV, cwd=tmp_path,
                        timeout=600)
     assert p.returncode == errors.DISK_FULL, p.stderr

@@ -153,7 +153,7 @@ def _signal_run(sig: int, tmp_path: Path) -> tuple[int, str, str, dict[str, Any]
     out_json = tmp_path / "r.json"
     p = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "counter-grid", "--engine", "spark",
                           "--master", "local[2]", "--set", "width=40", "--set", "height=40", "--quiet",
-                          "--checkpoint-dir", str(tmp_path / "ck"), "--json", str(out_json)],
+                          "--local-below", "0", "--checkpoint-dir", str(tmp_path / "ck"), "--json", str(out_json)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     ck = tmp_path / "ck"
     deadline = time.monotonic() + 120
@@ -177,8 +177,8 @@ def test_a_second_run_on_a_busy_directory_refuses_and_the_first_resumes_exactly(
     big = {"width": 25, "height": 25}
     a = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "counter-grid", "--engine", "spark",
                           "--master", "local[2]", "--set", "width=25", "--set", "height=25", "--quiet",
-                          "--checkpoint-dir", str(ck)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env)
+                          "--local-below", "0", "--checkpoint-dir", str(ck)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (ck / "level-000003" / "_COMPLETE.json").exists():
         time.sleep(0.2)

@@ -107,6 +107,13 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
         inproc.verdict, inproc.violated_property, inproc.distinct_states, inproc.depth)
     assert spark.trace is not None and inproc.trace is not None
     assert spark.trace.step_keys() == inproc.trace.step_keys()
+    # the first levels in the driver, then the cluster (shards through the shuffle from the hand-off on)
+    handed = check_spark(Run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone,
+                         partitions=2, local_below=50)
+    assert 0 < handed.manifest["levels_in_driver"] < handed.manifest["levels"]
+    assert (handed.verdict, handed.violated_property, handed.distinct_states, handed.depth) == (
+        inproc.verdict, inproc.violated_property, inproc.distinct_states, inproc.depth)
+    assert handed.trace is not None and handed.trace.step_keys() == inproc.trace.step_keys()
 
 
 @needs_java
@@ -117,7 +124,7 @@ def test_killed_driver_resumes_to_the_same_count(tmp_path: Path) -> None:
     bounds = {"width": side, "height": side}
     ck = tmp_path / "ck"
     cmd = CLI + ["check", "counter-grid", "--set", f"width={side}", "--set", f"height={side}", "--engine", "spark",
-                 "--master", "local[2]", "--checkpoint-dir", str(ck), "--quiet"]
+                 "--master", "local[2]", "--checkpoint-dir", str(ck), "--quiet", "--local-below", "0"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 240

@@ -124,7 +124,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         spark_only = [opt for opt, given in (("--master", args.master is not None),
                                              ("--partitions", args.partitions is not None),
                                              ("--checkpoint-dir", args.checkpoint_dir is not None),
-                                             ("--resume", args.resume)) if given]
+                                             ("--resume", args.resume),
+                                             ("--local-below", args.local_below is not None)) if given]
         if spark_only:
             raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
     check_output_paths(args)
@@ -229,6 +230,7 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         max_states=args.max_states,
         max_depth=args.max_depth,
         executor_timeout=args.executor_timeout,
+        local_below=args.local_below,
     )
     if live:
         result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}

@@ -143,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
     p.add_argument("--resume", action="store_true",
                    help="Spark: resume from the newest level that verifies (a damaged or foreign one is refused)")
+    p.add_argument("--local-below", type=_positive, metavar="N",
+                   help="Spark: expand levels of fewer than N states in the driver, in-process, until the first wider "
+                        "one (a Spark job costs more than it saves on a small level; default: the first level "
+                        "predicted to take half a second in-process; 0: every level on Spark)")
     p.add_argument("--executor-timeout", type=float, default=120.0, metavar="SECONDS",
                    help="Spark on a cluster: end the run (exit 22) after SECONDS without any executor (0: wait)")
     p.set_defaults(func=cmd_check)

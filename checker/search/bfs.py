@@ -52,16 +52,20 @@ def bfs(
     visited_kind: str = "compact",
     max_states: int | None = None,
     max_depth: int | None = None,
+    handoff: Callable[[int, list[Any], np.ndarray, Visited, int], None] | None = None,
 ) -> Result:
     """Explore with the cyclic garbage collector kept off what was alive at the last batch boundary.
 
     States are acyclic and freed by reference counting, yet the collector walks every live container each time
     enough were allocated, and BFS allocates millions: 15% of the quorum model's time went to collections.  Freezing
     at each batch boundary (``gc.freeze``) leaves it only the objects of the current batch; everything is unfrozen at
-    the end.  Skipped when the caller froze objects itself or turned the collector off."""
+    the end.  Skipped when the caller froze objects itself or turned the collector off.
+
+    ``handoff(depth, frontier, frontier_fps, visited, transitions)`` is called before each level is expanded; it may
+    raise to take the search over from there (the Spark engine expands small levels in-process this way)."""
     freeze = gc.isenabled() and not gc.get_freeze_count()
     try:
-        return _bfs(run, visited_kind, max_states, max_depth, gc.freeze if freeze else _no_op)
+        return _bfs(run, visited_kind, max_states, max_depth, gc.freeze if freeze else _no_op, handoff)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (the CLI maps it to the same): the partial figures, not a traceback
         return run.interrupted()
     finally:
@@ -79,6 +83,7 @@ def _bfs(
     max_states: int | None,
     max_depth: int | None,
     at_batch: Callable[[], None],
+    handoff: Callable[[int, list[Any], np.ndarray, Visited, int], None] | None = None,
 ) -> Result:
     ctx, fingerprint, fingerprint_batch = run.ctx, run.fingerprint, run.fingerprint_batch
     visited = make_visited(visited_kind)
@@ -118,6 +123,8 @@ def _bfs(
     depth = 0
 
     while frontier:
+        if handoff is not None:
+            handoff(depth, frontier, frontier_fps, visited, transitions)
         if max_depth is not None and depth >= max_depth:
             complete = not _has_unseen_successor(run, visited, frontier)
             verdict = "ok" if complete else "limit"

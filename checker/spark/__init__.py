@@ -28,9 +28,16 @@ from the same parent pointers, so not just as short: the same one) all agree wit
 Because a level's new states are expanded in the same task that finds them, the decisions for level L (a deadlock or
 action property while expanding level L-1, an invariant broken by a level-L state, the state limit) are taken after
 level L's job, one job later than the work; the expansion done for nothing is thrown away.
+
+Small levels stay in the driver (``local.py``): the first levels, while they hold fewer than ``--local-below`` states,
+are expanded in-process, and Spark starts from the first wider one as from a resumed level.  On one host a task also
+drops the candidates that their owner's shard file (of this level once written, else of the previous one) already
+holds before shipping them.
 Modules, one concern each::
 
     driver.py          check_spark and the level loop: jobs, judging each level as in-process, checkpoints, resume
+    local.py           small levels in the driver: the in-process BFS until the first wide level, then handed over
+    codec.py           how candidate states travel: pickle, with records saved as their field values
     task.py            what one partition does for one level (in a Python worker): read, dedup, judge the new states
     expand.py          successors of a partition's new states in the in-process order, shipped to their owners
     order.py           order keys: the in-process BFS order as sortable integers

@@ -19,13 +19,14 @@ import numpy as np
 
 from kraftcheck._version import __version__
 from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory, UsageError
-from kraftcheck.checker.search.bfs import BATCH
+from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports
+from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
 from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe
@@ -35,6 +36,7 @@ from kraftcheck.checker.traces.trace import Trace, rebuild
 from kraftcheck.model.encoding import ENCODING_VERSION
 
 I64 = np.int64
+LOCAL_BELOW: int | None = None  # check_spark's default local_below: None picks the hand-off by time (spark.local)
 
 
 def check_spark(
@@ -46,11 +48,14 @@ def check_spark(
     max_states: int | None = None,
     max_depth: int | None = None,
     executor_timeout: float = spark_session.EXECUTOR_TIMEOUT_S,
+    local_below: int | None = None,
 ) -> Result:
     """Breadth-first search of ``run`` on Spark; the same Result as ``checker.search.bfs.bfs`` (engine ``spark``).
 
     ``executor_timeout``: on a cluster, end the run (exit 22) when no executor has been there for that many seconds
-    (0 waits forever)."""
+    (0 waits forever).  ``local_below``: levels with fewer states are expanded in the driver, in-process, until the
+    first wider one (``spark.local``; the default, None, hands over at the first level predicted to take half a second
+    in-process; 0 sends every level to Spark)."""
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions takes a number >= 1, not {partitions}")
     for name, value in (("--max-states", max_states), ("--max-depth", max_depth)):
@@ -71,6 +76,7 @@ def check_spark(
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
     search.code = code_digest(run, ref, ship) if checkpoint is not None else ""
     search.executor_timeout = executor_timeout
+    search.local_below = local_below if local_below is not None else LOCAL_BELOW
     return search.run()
 
 
@@ -108,6 +114,8 @@ class _Search:
         self.code = ""  # the model code digest (a checkpoint's identity)
         self.executor_timeout = spark_session.EXECUTOR_TIMEOUT_S
         self.depth_done = 0  # the newest level whose states are all counted (an interrupted run's depth)
+        self.local_below: int | None = LOCAL_BELOW
+        self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
     def _submit(self, job: Job, prev: Any) -> dict[int, dict[str, Any]]:
@@ -145,7 +153,7 @@ class _Search:
                     raise DiskFull(f"an executor found {err[1]}")
                 raise RuntimeError(f"Spark task for level {job.level} failed:\n{err[1]}")
         self.rdd = rdd
-        if self.shard_dir and job.mode in ("init", "resume", "dedup"):
+        if self.shard_dir and job.mode in ("init", "resume", "seed", "dedup"):
             self.shard_level = job.level
             for q in range(self.P):  # a re-executed task of the next level still finds the shards it reads
                 shard_path(self.shard_dir, job.level - 2, q).unlink(missing_ok=True)
@@ -182,7 +190,12 @@ class _Search:
     def _search(self) -> Result:
         run = self.run_
         start_level = self._prepare()
-        if start_level is None:
+        if start_level is None and self.local_below != 0:
+            handed = self._in_driver()
+            if isinstance(handed, Result):
+                return handed
+            level = handed + 1
+        elif start_level is None:
             done = self._level_zero()
             if done is not None:
                 return done
@@ -245,6 +258,27 @@ class _Search:
         self.levels = last
         self._note_events(reports)
         return last
+
+    def _in_driver(self) -> Result | int:
+        """The first levels in-process (``spark.local``): the in-process result when the search ends before a level
+        of ``local_below`` states, else the level handed to Spark (its first job done, as after a resume)."""
+        run = self.run_
+        hook = DriverLevels(run, self.local_below, self.P, self.checkpoint)
+        try:
+            result = bfs(run, max_states=self.max_states, max_depth=self.max_depth, handoff=hook)
+        except Handoff as h:
+            self.distinct, self.transitions = h.distinct, h.transitions
+            self.coverage = np.array(run.coverage, dtype=I64)
+            self.ranks = np.arange(len(h.fps), dtype=I64)
+            self.levels = self.depth_done = self.driver_levels = h.depth
+            md = self.max_depth
+            job = self._job(h.depth, "seed", expand_all=md is not None and h.depth >= md)
+            rdd = self.sc.parallelize(hook.seeds(h), self.P).partitionBy(self.P, owner)
+            self._note_events(self._submit(job, rdd))
+            return h.depth
+        self.levels = self.driver_levels = hook.levels
+        result.manifest.update(self._extra())
+        return result
 
     def _level_zero(self) -> Result | None:
         run = self.run_
@@ -433,6 +467,7 @@ class _Search:
             "levels": self.levels,
             "checkpoint_dir": str(self.checkpoint.root) if self.checkpoint else None,
             "resumed_from_level": self.resumed_from,
+            "levels_in_driver": self.driver_levels,
             "spark_job_seconds": round(self.job_seconds, 3),
             # summed over tasks: CPU seconds by phase, plus "cpu" (all) and "wall" (tasks' elapsed time)
             "task_seconds": {k: round(v, 3) for k, v in sorted(self.task_time.items())},

@@ -3,12 +3,11 @@
 Generation follows the in-process BFS exactly (action by action over a batch of states, or state by state when action
 properties are checked), so that order keys, counts and the first deadlock or broken action property agree with it.
 The successors are fingerprinted, cut down to the occurrences that can be a state's first, and shipped to their owners
-(``fingerprint % P``) as one pickled blob per destination.
+(``fingerprint % P``) as one pickled blob per destination (``codec``).
 """
 
 from __future__ import annotations
 
-import pickle
 import time
 from itertools import chain
 from typing import Any
@@ -18,9 +17,10 @@ import numpy as np
 from kraftcheck.checker.errors import ModelError
 from kraftcheck.checker.search.bfs import BATCH, successor_lists
 from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.job import Job, lap
 from kraftcheck.checker.spark.order import YBITS
-from kraftcheck.checker.spark.shards import CAND, ROWS
+from kraftcheck.checker.spark.shards import CAND, ROWS, peer_shard
 
 U64 = np.uint64
 I64 = np.int64
@@ -70,15 +70,16 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
     P = job.partitions
     dest_u = (uf % U64(P)).astype(I64)
     reps = keep[first]  # the candidate carrying each distinct state
-    if len(shard_f):  # own states already visited need not travel
-        own = np.flatnonzero(dest_u == q)
-        at = np.minimum(np.searchsorted(shard_f, uf[own]), len(shard_f) - 1)
-        seen = np.zeros(len(uf), dtype=bool)
-        seen[own[shard_f[at] == uf[own]]] = True
-        if seen.any():
-            occ_keep = ~seen[inv]
-            keep, inv = keep[occ_keep], (np.cumsum(~seen) - 1)[inv[occ_keep]]
-            uf, reps, dest_u = uf[~seen], reps[~seen], dest_u[~seen]
+    seen = np.zeros(len(uf), dtype=bool)
+    for d, known in visited_shards(job, q, shard_f):  # states their owner has visited already need not travel
+        mine = np.flatnonzero(dest_u == d)
+        if len(mine) and len(known):
+            at = np.minimum(np.searchsorted(known, uf[mine]), len(known) - 1)
+            seen[mine[known[at] == uf[mine]]] = True
+    if seen.any():
+        occ_keep = ~seen[inv]
+        keep, inv = keep[occ_keep], (np.cumsum(~seen) - 1)[inv[occ_keep]]
+        uf, reps, dest_u = uf[~seen], reps[~seen], dest_u[~seen]
     u_order = np.argsort(dest_u, kind="stable")
     local = np.empty(len(uf), dtype=np.int32)  # index of a distinct state within its destination's list
     dest_o = dest_u[inv]
@@ -93,9 +94,31 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
         occ = o_order[o_cuts[d]:o_cuts[d + 1]]
         ci = keep[occ]  # candidate indices of these occurrences
         par = occ_p[ci]
-        blob = pickle.dumps([cand[i] for i in reps[us].tolist()], 5)
+        blob = codec.dumps([cand[i] for i in reps[us].tolist()])
         out.append((d, (CAND, uf[us], blob, local[inv[occ]], keys[par], occ_a[ci], occ_y[ci], fps[par])))
     lap(report, "ship", t)
+    return out
+
+
+def visited_shards(job: Job, q: int, shard_f: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The visited fingerprints (sorted) this task knows per owner: its own grown shard, and on one host (shard
+    files) every other partition's shard as of the previous level, mapped read-only.
+
+    A candidate its owner has already visited is dropped by the owner anyway; dropping it here saves pickling,
+    shipping and unpickling it.  The result is unchanged, as for the own partition: the owner's shard of this level
+    holds everything its shard of the level before holds.  The peer's shard of this level is read when its task has
+    written it already (it is renamed into place whole, so it is complete; it also holds the states new at this level,
+    which successors reach by a step within the level), else the one of the level before; where neither is there (the
+    first level, a resumed run) nothing is dropped."""
+    out = [(q, shard_f)]
+    if job.shard_dir and job.mode in ("dedup", "seed"):
+        for d in range(job.partitions):
+            if d != q:
+                known = peer_shard(job.shard_dir, job.level, d)
+                if known is None:
+                    known = peer_shard(job.shard_dir, job.level - 1, d)
+                if known is not None:
+                    out.append((d, known))
     return out
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 U64 = np.uint64
 # the kind of a record's payload (its first item)
-SHARD, ROWS, CAND, NOOP, SPILLED = 0, 1, 2, 3, 4
+SHARD, ROWS, CAND, NOOP, SPILLED, SEED = 0, 1, 2, 3, 4, 5  # SEED: a level the driver hands over (spark.local)
 
 
 def payloads(records: Iterable[Any]) -> Iterator[Any]:
@@ -57,6 +57,15 @@ def read_shard_file(shard_dir: str, level: int, q: int) -> tuple[np.ndarray, np.
         raise RuntimeError(f"shard file {path} is missing: shard files need every executor on the driver's "
                            "host (engine bug: they are only used with a local master)") from None
     return both[0], both[1]
+
+
+def peer_shard(shard_dir: str, level: int, q: int) -> np.ndarray | None:
+    """Partition q's visited fingerprints (sorted) after ``level``, mapped read-only from its shard file (no copy:
+    another task reads them to drop candidates already visited); None when the file is not there."""
+    try:
+        return np.load(shard_path(shard_dir, level, q), mmap_mode="r")[0]  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        return None
 
 
 def shard_of(records: Iterable[Any]) -> Iterator[tuple[np.ndarray, np.ndarray]]:

@@ -9,10 +9,10 @@ needs comes back in the task's report (see ``job``).
 from __future__ import annotations
 
 import gc
-import pickle
 import time
 import traceback
 from collections.abc import Iterable
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -21,10 +21,11 @@ from kraftcheck.checker.errors import ModelError, resource_error
 from kraftcheck.checker.search.bfs import BATCH
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.expand import expand
 from kraftcheck.checker.spark.job import Job, lap
 from kraftcheck.checker.spark.order import key_layout, order_keys
-from kraftcheck.checker.spark.shards import CAND, ROWS, SHARD, payloads, read_shard_file, write_shard_file
+from kraftcheck.checker.spark.shards import CAND, ROWS, SEED, SHARD, payloads, read_shard_file, write_shard_file
 
 U64 = np.uint64
 I64 = np.int64
@@ -38,6 +39,7 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     shard_p = np.zeros(0, dtype=U64)
     rows: tuple[np.ndarray, np.ndarray] | None = None
     cands: list[tuple[Any, ...]] = []
+    seed: tuple[Any, ...] | None = None
     for payload in payloads(records):  # always drain the input: a worker that leaves input unread is not reused
         kind = payload[0]
         if kind == SHARD:
@@ -46,6 +48,8 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
             rows = (payload[1], payload[2])
         elif kind == CAND:
             cands.append(payload)
+        elif kind == SEED:
+            seed = payload
     report: dict[str, Any] = {"time": {"read": time.process_time() - c0}}
     out: list[Any] = []
     if job.shard_dir and job.mode in ("dedup", "probe"):
@@ -56,6 +60,11 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     gc.disable()
     try:
         run = job.ref.load_run()
+        if job.mode == "seed":
+            if seed is None:
+                raise RuntimeError(f"partition {q} received no seed for level {job.level} (engine bug)")
+            shard_f, shard_p = seed[1], seed[2]
+            cands = [seed]
         out = _level(job, run, q, shard_f, shard_p, rows, cands, report)
     except Exception as exc:
         res = resource_error(exc)  # out of memory or a full disk, also under a ModelError: never the model's fault
@@ -98,6 +107,8 @@ def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         report["new_keys"] = keys
         if job.checkpoint:
             ckpt_io.write_part(job.checkpoint, 0, q, fps, np.zeros(len(fps), dtype=U64), keys, states)
+    elif job.mode == "seed":  # a level the driver expanded up to (spark.local): as a resumed level, from the records
+        _, _, _, keys, fps, states = cands[0]
     elif job.mode == "resume":
         assert job.checkpoint is not None
         shard_f, shard_p = ckpt_io.read_shard(job.checkpoint, job.level, q)
@@ -194,44 +205,47 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
     for ui, bi in zip(u.tolist(), blob_of.tolist()):
         lst = loaded.get(bi)
         if lst is None:
-            lst = loaded[bi] = pickle.loads(cands[bi][2])
+            lst = loaded[bi] = codec.loads(cands[bi][2])
         states.append(lst[ui - int(base[bi])])
     del loaded
     t = lap(report, "unpickle", t)
-    # invariants and targets, batch by batch as in-process: in the first batch with a broken invariant, the first
-    # invariant (in spec order) that some new state breaks, and the first such state, are reported
-    ctx = run.ctx
-    invariants = run.invariants
-    bad_batch = -1
-    bad: dict[int, tuple[int, int]] = {}
-    targets = [(n, run.targets[n]) for n in job.targets if n in run.targets]
-    hits: dict[str, int] = {}
-    for i, s in enumerate(states):
-        if bad_batch >= 0 and new_batch[i] != bad_batch:
-            break
-        for ii, (name, pred) in enumerate(invariants):
-            try:
-                ok = pred(s, ctx)
-            except Exception as exc:
-                raise ModelError(f"invariant {name} raised {type(exc).__name__}: {exc}") from exc
-            if not ok:
-                bad_batch = int(new_batch[i])
-                if ii not in bad:
-                    bad[ii] = (int(new_k[i]), int(new_f[i]))
-        if targets and bad_batch < 0:
-            for name, pred in targets:
-                if name not in hits and pred(s, ctx):
-                    hits[name] = int(new_k[i])
-            if len(hits) == len(targets):
-                targets = []
+    hits, inv = judge(run, job, states, new_k, new_f, new_batch)
     report["targets"] = hits
     t = lap(report, "judge", t)
-    if bad:
-        ii = min(bad)
-        report["inv"] = (bad_batch, ii, bad[ii][0], invariants[ii][0], bad[ii][1])
+    if inv is not None:
+        report["inv"] = inv
     if job.checkpoint and job.expand:
         ckpt_io.write_part(job.checkpoint, job.level, q, new_f, new_p, new_k, states)
         lap(report, "checkpoint", t)
-    if bad:
+    if inv is not None:
         return empty[0], empty[1], [], shard_f, shard_p
     return new_k, new_f, states, shard_f, shard_p
+
+
+def judge(run: Run, job: Job, states: list[Any], new_k: np.ndarray, new_f: np.ndarray, new_batch: np.ndarray
+          ) -> tuple[dict[str, int], tuple[int, int, int, str, int] | None]:
+    """Invariants and targets over the new states, batch by batch as in-process: the targets first reached (with the
+    order key of the first state reaching each) in the batches before the first one with a broken invariant, and for
+    that batch the first invariant (in spec order) some new state breaks and its first such state, as
+    (batch, invariant index, key, name, fingerprint).  Each invariant and target runs over a whole batch in one
+    C-level loop (``all``/``any`` over ``map``), as in ``checker.search.bfs``; states are only walked one by one to
+    find which one failed."""
+    ctx = run.ctx
+    invariants = run.invariants
+    targets = [(n, run.targets[n]) for n in job.targets if n in run.targets]
+    hits: dict[str, int] = {}
+    cuts = [0, *(np.flatnonzero(np.diff(new_batch)) + 1).tolist(), len(states)]
+    for lo, hi in zip(cuts, cuts[1:]):
+        seg = states[lo:hi]
+        for ii, (name, pred) in enumerate(invariants):
+            try:
+                ok = all(map(pred, seg, repeat(ctx)))
+            except Exception as exc:
+                raise ModelError(f"invariant {name} raised {type(exc).__name__}: {exc}") from exc
+            if not ok:
+                j = lo + next(j for j, x in enumerate(seg) if not pred(x, ctx))
+                return hits, (int(new_batch[lo]), ii, int(new_k[j]), name, int(new_f[j]))
+        for name, pred in targets:
+            if name not in hits and any(map(pred, seg, repeat(ctx))):
+                hits[name] = int(new_k[lo + next(j for j, x in enumerate(seg) if pred(x, ctx))])
+    return hits, None
