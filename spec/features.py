@@ -26,6 +26,7 @@ from kraftcheck.model.features.state import (
     enabled_levels,
     kraft_levels,
     registrations,
+    session,
     well_formed,
 )
 from kraftcheck.model.features.state import FEATURES as FEATURES_ZNODE
@@ -267,6 +268,29 @@ def registered_support(s: Any, ctx: Ctx) -> bool:
     return all(compatible(x, levels) for x in registrations(s.log).values())
 
 
+def session_renewed(s: Any, ctx: Ctx) -> bool:
+    """a ZooKeeper-mode broker runs in a later session than its first (a restart, an upgrade or a session expiry)"""
+    return isinstance(s, ZkState) and any(br.up and br.gen > 1 for br in s.brokers)
+
+
+@invariant("BrokerRegisteredInCurrentSession", "in ZooKeeper mode, /brokers/ids/<id> exists exactly for the running "
+           "brokers, owned by each one's current session and carrying its binary's supported features",
+           "KafkaZkClient.registerBroker (an ephemeral znode of the broker's session, re-created after an expiry by "
+           "KafkaServer's session handler); KIP-584 'Broker advertisement' (the supported features in the broker "
+           "znode)", premise=session_renewed)
+def registered_in_session(s: Any, ctx: Ctx) -> bool:
+    if not isinstance(s, ZkState):
+        return True
+    for b, br in enumerate(s.brokers):
+        n = zkm.get(s.zk, broker_path(b))
+        if not br.up:
+            if n is not None:
+                return False
+        elif n is None or n.owner != session(b, br.gen) or n.data != br.binary:
+            return False
+    return True
+
+
 # ---- reachability ------------------------------------------------------------------------------------------------
 
 
@@ -343,7 +367,7 @@ SPEC = Spec(FEATURES, [
     levels_well_formed, cached_levels_supported, update_compatible, epochs_monotonic, downgrade_allowed,
     disabled_means_empty, no_auto_finalize, new_cluster_all, no_incompatible_registration, mv_never_downgraded,
     quorum_supports,
-    registered_support,
+    registered_support, registered_in_session,
     zk_upgrade, zk_downgrade, kraft_upgrade, kraft_downgrade, mv_upgraded, rejected, shut_down, failover_mid_update,
     new_cluster, enabled_without_levels, disabled_after,
 ])

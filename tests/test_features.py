@@ -157,3 +157,23 @@ def test_a_metadata_version_downgrade_is_a_violation() -> None:
     down = attrs.evolve(s, log=s.log + (("level", 0, 1),))
     assert not prop.pred(s, ("kraft_update", (0, 1, True)), down, _ctx())
     assert prop.pred(s, ("kraft_update", (1, 1, False)), attrs.evolve(s, log=s.log + (("level", 1, 1),)), _ctx())
+
+
+def test_a_broker_is_registered_in_its_current_session_only() -> None:
+    """BrokerRegisteredInCurrentSession (KafkaZkClient.registerBroker): the two mutants it was written for (issue 14's
+    survivors) leave a broker whose znode belongs to an older session; a real stop and start keep it right."""
+    from kraftcheck.spec.features import registered_in_session as prop
+
+    registered_in_session = prop.pred
+    ctx = _ctx()
+    s = _zk()
+    assert registered_in_session(s, ctx)
+    restarted = start_broker(stop_broker(s, 0), 0, s.brokers[0].binary, ctx)
+    assert registered_in_session(restarted, ctx) and restarted.brokers[0].gen == s.brokers[0].gen + 1
+    # a running broker started again (mutant e88780add9): a new session, but the znode is the old session's
+    assert not registered_in_session(start_broker(s, 0, s.brokers[0].binary, ctx), ctx)
+    # an expiry that re-registers nothing in ZooKeeper (mutant 602a0dfc07): the broker's session moved on alone
+    assert not registered_in_session(attrs.evolve(s, brokers=(attrs.evolve(s.brokers[0], gen=s.brokers[0].gen + 1),
+                                                              *s.brokers[1:])), ctx)
+    # a stopped broker's znode went with its session
+    assert not registered_in_session(attrs.evolve(stop_broker(s, 0), zk=s.zk), ctx)

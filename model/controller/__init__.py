@@ -150,10 +150,13 @@ CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a 
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
                    "offset were added)",
                    bounds={"max_shutdowns": 1})
-CONTROLLER.profile("deep", "one broker crash-restart, a controlled shutdown, and every reduction off, at the default "
-                   "cluster size",
-                   bounds={"max_restarts": 1, "max_shutdowns": 1, "restartable_crashes_only": False,
-                           "crash_while_fenced_only": False})
+CONTROLLER.profile("deep", "the crash profile with every reduction off: a broker may crash at any time it runs and "
+                   "for good, one crash-restart, a controlled shutdown, one controller epoch (depth 23, 289 MB; its "
+                   "verdict is unreached: the failover premises need max_epoch=2, which the default and full profiles "
+                   "check, and the KIP-455 ones the reassign profile; with max_epoch=2 (the old deep profile) it was "
+                   "stopped unfinished at 475,634 states, depth 14 of about 23, queue still growing)",
+                   bounds={"max_restarts": 1, "max_epoch": 1, "max_shutdowns": 1, "restartable_crashes_only": False,
+                           "crash_while_fenced_only": False}, states=420_949, seconds=92)
 
 
 @CONTROLLER.bounds_check
