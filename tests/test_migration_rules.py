@@ -412,3 +412,14 @@ def test_canonical_encoding_is_the_encoding_of_the_canonical_key() -> None:
             nxt.extend(t for _, _, t in m.successors(s, ctx))
         frontier = nxt[:400]
     assert seen > 500 and ties > 0
+
+
+def test_a_rollback_starts_only_from_a_completed_step() -> None:
+    """Kafka 3.9 operations guide ('Reverting to ZooKeeper mode During the Migration'): revert from the last fully
+    completed step, backing out an unfinished one first.  Without this guard the unreduced model broke RollbackSafe
+    in 17 steps: a controller restarted without the migration config is elected during the rollback and finalizes."""
+    free = ctx(rollback_from_steady_only=False, reconfig_for_finalize_only=False)
+    s = step(step(to_dual_write(free), "roll_to_kraft", free, b=0), "reconfigure", free, c=1)
+    assert not s.ctrls[1].mig and succ(s, "rollback_begin", free) == []  # the finalization's restarts have begun
+    s = step(s, "reconfigure", free, c=1)  # backed out: controller 1 has the config again
+    assert s.ctrls[1].mig and len(succ(s, "rollback_begin", free)) == 1

@@ -51,6 +51,13 @@ def rollback_begin(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     # left migration mode; a rollback then would lose every change committed since, which ZooKeeper never gets
     if log_state(s) == POST_MIGRATION:
         return
+    # ... and only from a completed step: the Kafka 3.9 operations guide ("Reverting to ZooKeeper mode During the
+    # Migration": "If you did not fully complete any step, back out whatever you have done") has an operator who
+    # began the finalization's restarts re-enable zookeeper.metadata.migration.enable first; otherwise a controller
+    # without it, once elected, finalizes during the rollback (ActivationRecordsGenerator) and the quorum shuts
+    # down with committed changes ZooKeeper never gets
+    if not all(x.mig for x in s.ctrls):
+        return
     # (reduction rollback_from_steady_only) the operator starts from a steady state (an active dual-writing
     # leader, every running controller aware of its epoch) before the finalization's controller restarts; off, at
     # any point before the controllers leave migration mode (KIP-866 "Reversal to ZK")
