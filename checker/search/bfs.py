@@ -137,6 +137,7 @@ def _bfs(
             batch, batch_fps = frontier[lo : lo + BATCH], frontier_fps[lo : lo + BATCH]
             cand: list[Any] = []
             steps: list[tuple[str, tuple[Any, ...]]] = []  # (action, parameters) of each candidate: action props
+            groups: list[tuple[int, int]] = []  # (first candidate, action) of each state's action: action props
             counts: list[int] = []
             ai = 0
             try:
@@ -186,6 +187,8 @@ def _bfs(
                             if has_aprops:
                                 steps.extend(repeat((name, ()), len(cand) - before))
                         coverage[ai] += len(cand) - before
+                        if has_aprops:
+                            groups.append((before, ai))
                     if depth == 0 and lo == 0:
                         run.check_hashable(cand[start:], "an action")
                     if len(cand) == start and deadlock:
@@ -200,6 +203,12 @@ def _bfs(
                     broken = run.first_broken_step(froms, steps, cand)
                     if broken is not None:
                         j, bad = broken
+                        end = len(cand)  # coverage as when the search stops at step j: the steps of the
+                        for first, gai in reversed(groups):  # violating (state, action) and after are not counted
+                            coverage[gai] -= end - first
+                            end = first
+                            if first <= j:
+                                break
                         sf = int(np.repeat(batch_fps[: len(counts)], counts)[j])
                         name, values = steps[j]
                         return _action_violation(run, visited, transitions, depth, sf, froms[j], name, values,

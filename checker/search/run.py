@@ -102,11 +102,8 @@ class Run:
         per step: BFS pays this on every transition, including those to states already seen.  The answer is the
         per-step one: the earliest broken step, and at that step the first broken property in declaration order."""
         ctx = self.ctx
+        first = len(nxts)
         try:
-            for key, pred in list(self.step_premises.items()):
-                if any(map(pred, froms, steps, nxts, repeat(ctx))):
-                    del self.step_premises[key]
-            first = len(nxts)
             for _name, pred in self.action_props:
                 if all(map(pred, froms, steps, nxts, repeat(ctx))):
                     continue
@@ -117,6 +114,16 @@ class Run:
                 if self.broken_action_property(froms[j], steps[j], nxts[j]):  # raises a ModelError naming it
                     first = j
                     break
+        end = min(first + 1, len(nxts))  # premises as the per-step path visits them: up to the broken step
+        for key, pred in list(self.step_premises.items()):
+            try:
+                hit = any(map(pred, froms[:end], steps[:end], nxts[:end], repeat(ctx)))
+            except Exception:
+                hit = False
+                for j in range(end):
+                    self.visit_step_premises(froms[j], steps[j], nxts[j])  # raises a ModelError naming it
+            if hit:
+                del self.step_premises[key]
         if first == len(nxts):
             return None
         bad = self.broken_action_property(froms[first], steps[first], nxts[first])
