@@ -26,6 +26,25 @@
   and NewLeaderCommits would fail forever.  Once the network is fault-free a response arrives within
   request.timeout.ms (the partial synchrony every Raft liveness argument assumes), so such retries stop; a retry
   after a loss (nothing in flight) is the weakly fair send_* family and is unaffected;
+* an election round eventually runs to its end (``round-send``, ``round-request``, ``round-response``, strongly
+  fair): a Prospective or Candidate sends its Vote requests, they are delivered and their responses read, each
+  eventually, if the step is enabled infinitely often, even though the voter's own election timer may expire in
+  between (a timer expiry makes the round's request and response stale: the role change resets its connections).
+  Weak fairness alone allows a lasso no cluster shows: under ``prevote`` at ``max_msgs=1`` a Prospective times out
+  each time just before it sends its pre-vote, or just before its grant arrives, and never becomes Candidate.
+  Kafka's election timer is randomized (``quorum.election.timeout.ms`` plus a random share of it again,
+  KafkaRaftClient.randomElectionTimeoutMs; KIP-595 "randomized election timeouts") and far longer than a round
+  trip once the network is fault-free, so each round has a positive chance of finishing before the timer: over
+  infinitely many rounds one finishes with probability 1, which is what strong fairness states (a step offered
+  infinitely often is taken).  Only the round's live steps are in these families (a request or response still
+  ``cur``), so a voter that never answers, or always rejects, still gives a lasso (``prevote-no-grant``);
+* a follower's fetch timeout eventually stops firing while its leader leads (``fetch-timeouts-stop``, finite): the
+  timer (``quorum.fetch.timeout.ms``, FollowerState's fetchTimer) only expires when no Fetch was answered for that
+  long, which once the network is fault-free and the leader alive does not happen.  Without it, under ``prevote``
+  a follower may time out forever (Follower -> Prospective, whose connection reset makes its Fetch stale, -> back
+  to Follower when the pre-vote fails, all in one epoch) and a new leader never commits: a lasso of
+  NewLeaderCommits that no cluster shows.  Without ``prevote`` such a timeout starts an election in a higher epoch,
+  so it cannot lie on a cycle anyway.  A follower whose leader is gone may still time out, as before;
 * ``beyond-max-epoch`` is the bound cut: a voter that would start an election past ``max_epoch`` (its election timer,
   or a won pre-vote) has a step the unbounded protocol takes and the model cannot.  It is strongly fair with a cut,
   so a cycle that keeps coming back to such a state is not fair: behaviours past the epoch bound are not judged, and
@@ -41,9 +60,13 @@ from typing import Any
 from kraftcheck.model.fairness import Fairness, finite, strong, weak
 from kraftcheck.model.quorum.state import (
     CANDIDATE,
+    FOLLOWER,
+    LEADER,
+    NONE,
     PROSPECTIVE,
     RESIGNED,
     UNATTACHED,
+    VOTE_REQ,
     VOTED,
     Ctx,
     QState,
@@ -76,6 +99,29 @@ def _retry_in_flight(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
         return busy(s.net, me, s.voters[me].leader)
     sender: int = params["candidate"] if "candidate" in params else params["leader"]
     return busy(s.net, sender, params["voter"])
+
+
+def _live_round_message(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    """A Vote request or response of a round still running: its Prospective (pre-vote) or Candidate still expects
+    it (``cur``, the last field) and is still in that role (a Prospective that fell back to Voted keeps its
+    connections, ``state.moved``, and then drops the answer)."""
+    m = params["msg"]
+    if m[-1] is not True:
+        return False
+    if m[0] == VOTE_REQ:
+        owner, prevote = m[1], m[6]
+    else:
+        owner, prevote = m[2], m[7]
+    return bool(s.voters[owner].role == (PROSPECTIVE if prevote else CANDIDATE))
+
+
+def _leader_alive(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    """The fetch timeout of a Follower whose leader leads the follower's epoch."""
+    v = s.voters[params["node"]]
+    if v.role != FOLLOWER or v.leader == NONE:
+        return False
+    ldr = s.voters[v.leader]
+    return bool(ldr.role == LEADER and ldr.epoch == v.epoch)
 
 
 def beyond_max_epoch(s: QState, ctx: Ctx) -> bool:
@@ -116,6 +162,16 @@ FAIRNESS: tuple[Fairness, ...] = (
            doc="message loss (unbounded at the defaults), duplication and crashes eventually stop: never on a cycle"),
     finite("timeouts-stop", ("send_vote", "send_begin_epoch", "send_fetch"), when=_retry_in_flight,
            doc="a retry after request.timeout.ms while the response is still in flight eventually stops"),
+    finite("fetch-timeouts-stop", ("timeout",), when=_leader_alive,
+           doc="a follower's fetch timer stops expiring while its leader leads and the network is fault-free"),
+    strong("round-send", ("send_vote",),
+           doc="a Prospective or Candidate offered a slot for its Vote request infinitely often sends it "
+               "(randomized election timer)"),
+    strong("round-request", ("receive_vote",), when=_live_round_message,
+           doc="a Vote request still expected is delivered if that is possible infinitely often"),
+    strong("round-response", ("receive_vote_response",), when=_live_round_message,
+           doc="a Vote response still expected is read if that is possible infinitely often: some round's answers "
+               "eventually beat its election timer"),
 )
 
 # Per-message delivery of Fetch (and per-follower fetching): without it one follower's fetch loop could starve the
