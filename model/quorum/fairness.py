@@ -26,18 +26,20 @@
   and NewLeaderCommits would fail forever.  Once the network is fault-free a response arrives within
   request.timeout.ms (the partial synchrony every Raft liveness argument assumes), so such retries stop; a retry
   after a loss (nothing in flight) is the weakly fair send_* family and is unaffected;
-* an election round eventually runs to its end (``round-send``, ``round-request``, ``round-response``, strongly
-  fair): a Prospective or Candidate sends its Vote requests, they are delivered and their responses read, each
-  eventually, if the step is enabled infinitely often, even though the voter's own election timer may expire in
-  between (a timer expiry makes the round's request and response stale: the role change resets its connections).
-  Weak fairness alone allows a lasso no cluster shows: under ``prevote`` at ``max_msgs=1`` a Prospective times out
-  each time just before it sends its pre-vote, or just before its grant arrives, and never becomes Candidate.
+* an election round is eventually not cut short by its own timer (``rounds-complete``, finite): a Prospective or
+  Candidate whose round can still make progress (a request or response of it in flight, or room to send a request
+  to a voter that has not answered) times out only finitely often; its timer expiring while nothing of the round
+  can move (every voter answered, or the one network slot held by someone else) stays the weakly fair
+  ``election-timeout``.  Without it, under ``prevote`` at ``max_msgs=1`` a Prospective may time out each time just
+  before it sends its pre-vote to the voter that would grant it, or just before the grant arrives (the role change
+  makes the response stale), and never become Candidate: a lasso of LeaderEventuallyElected that no cluster shows.
   Kafka's election timer is randomized (``quorum.election.timeout.ms`` plus a random share of it again,
-  KafkaRaftClient.randomElectionTimeoutMs; KIP-595 "randomized election timeouts") and far longer than a round
-  trip once the network is fault-free, so each round has a positive chance of finishing before the timer: over
-  infinitely many rounds one finishes with probability 1, which is what strong fairness states (a step offered
-  infinitely often is taken).  Only the round's live steps are in these families (a request or response still
-  ``cur``), so a voter that never answers, or always rejects, still gives a lasso (``prevote-no-grant``);
+  QuorumState.randomElectionTimeoutMs, used by every transition to Prospective, Candidate and Unattached; KIP-595
+  "randomized election timeouts") and far longer than a round trip once the network is fault-free, so from some
+  point on rounds finish before their timer (with probability 1; the partial synchrony of ``timeouts-stop``).  A
+  round that can always move but never ends (a voter that drops every request, one that never grants:
+  ``prevote-no-grant``) is still a fair loop: while the round can move, the timer is not in ``election-timeout``,
+  so a loop that only re-sends is not made unfair by a timer it never takes;
 * a follower's fetch timeout eventually stops firing while its leader leads (``fetch-timeouts-stop``, finite): the
   timer (``quorum.fetch.timeout.ms``, FollowerState's fetchTimer) only expires when no Fetch was answered for that
   long, which once the network is fault-free and the leader alive does not happen.  Without it, under ``prevote``
@@ -66,7 +68,6 @@ from kraftcheck.model.quorum.state import (
     PROSPECTIVE,
     RESIGNED,
     UNATTACHED,
-    VOTE_REQ,
     VOTED,
     Ctx,
     QState,
@@ -78,10 +79,14 @@ _RECEIVE = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "rec
             "receive_end_epoch", "receive_fetch", "receive_fetch_response")
 _ELECTION_ROLES = frozenset((UNATTACHED, VOTED, CANDIDATE, PROSPECTIVE, RESIGNED))
 _TIMER_ROLES = frozenset((UNATTACHED, VOTED, CANDIDATE, RESIGNED))
+_ROUND_ROLES = frozenset((CANDIDATE, PROSPECTIVE))
 
 
 def _election_timeout(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
-    return s.voters[params["node"]].role in _ELECTION_ROLES
+    """The election timer of a voter that knows no leader, unless it is a round that can still move (that timeout
+    is ``rounds-complete``'s)."""
+    me = params["node"]
+    return s.voters[me].role in _ELECTION_ROLES and not round_can_move(s, me, ctx)
 
 
 def _stale(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
@@ -101,18 +106,27 @@ def _retry_in_flight(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
     return busy(s.net, sender, params["voter"])
 
 
-def _live_round_message(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
-    """A Vote request or response of a round still running: its Prospective (pre-vote) or Candidate still expects
-    it (``cur``, the last field) and is still in that role (a Prospective that fell back to Voted keeps its
-    connections, ``state.moved``, and then drops the answer)."""
-    m = params["msg"]
-    if m[-1] is not True:
+def round_can_move(s: QState, me: int, ctx: Ctx) -> bool:
+    """Voter ``me`` is a Prospective or Candidate whose round can still make progress: it awaits a response from some
+    voter (its request or the response in flight, ``busy``), or there is room to send a request to a voter that has
+    not answered (``election.send_vote``)."""
+    v = s.voters[me]
+    if v.role not in _ROUND_ROLES:
         return False
-    if m[0] == VOTE_REQ:
-        owner, prevote = m[1], m[6]
-    else:
-        owner, prevote = m[2], m[7]
-    return bool(s.voters[owner].role == (PROSPECTIVE if prevote else CANDIDATE))
+    net = s.net
+    room = len(net) < ctx.b.max_msgs
+    for j in range(ctx.b.voters):
+        if j == me:
+            continue
+        if busy(net, me, j):
+            return True
+        if room and v.votes[j] < 0:
+            return True
+    return False
+
+
+def _round_interrupted(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    return round_can_move(s, params["node"], ctx)
 
 
 def _leader_alive(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
@@ -164,14 +178,9 @@ FAIRNESS: tuple[Fairness, ...] = (
            doc="a retry after request.timeout.ms while the response is still in flight eventually stops"),
     finite("fetch-timeouts-stop", ("timeout",), when=_leader_alive,
            doc="a follower's fetch timer stops expiring while its leader leads and the network is fault-free"),
-    strong("round-send", ("send_vote",),
-           doc="a Prospective or Candidate offered a slot for its Vote request infinitely often sends it "
-               "(randomized election timer)"),
-    strong("round-request", ("receive_vote",), when=_live_round_message,
-           doc="a Vote request still expected is delivered if that is possible infinitely often"),
-    strong("round-response", ("receive_vote_response",), when=_live_round_message,
-           doc="a Vote response still expected is read if that is possible infinitely often: some round's answers "
-               "eventually beat its election timer"),
+    finite("rounds-complete", ("timeout",), when=_round_interrupted,
+           doc="a Prospective's or Candidate's randomized election timer eventually stops expiring while its round "
+               "can still move"),
 )
 
 # Per-message delivery of Fetch (and per-follower fetching): without it one follower's fetch loop could starve the
