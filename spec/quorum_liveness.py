@@ -8,12 +8,11 @@ come back to an election past ``max_epoch`` are cut at the bound and not judged.
 writes and check quorum have no fairness (they may happen, they need not).
 
 Randomized election timers (QuorumState.randomElectionTimeoutMs; KIP-595): a Prospective's or Candidate's timer
-eventually stops expiring while its round can still move (``rounds-complete``: a request or response of the round in
-flight, or room to send one to a voter that has not answered), and a follower's fetch timer stops expiring while its
-leader leads (``fetch-timeouts-stop``).  Without them ``--variant prevote`` at ``max_msgs=1`` has lassos in which a
-Prospective times out just before it sends to the voter that would grant, or just before its grant arrives, forever;
-a cluster whose timers are random and far longer than a round trip finishes some round with probability 1.  A voter
-that never grants still gives a lasso (``prevote-no-grant``).
+eventually stops expiring while its round is open (``rounds-complete``: some voter has not answered yet), and a
+follower's fetch timer stops expiring while its leader leads (``fetch-timeouts-stop``).  Without them ``--variant
+prevote`` at ``max_msgs=1`` has lassos in which a Prospective times out just before it sends to the voter that would
+grant, or just before its grant arrives, forever; a cluster whose timers are random and far longer than a round trip
+finishes some round with probability 1.  A voter that never grants still gives a lasso (``prevote-no-grant``).
 
 ``CommittedReachesVoters`` also needs fairness per message: with one fairness family for all Fetch deliveries, one
 follower's fetch loop may starve the other follower's Fetch forever (a fair cycle at the family level that no real
@@ -32,7 +31,7 @@ from kraftcheck.spec.liveness import leads_to
 FAMILIES = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
             "receive_end_epoch", "receive_fetch", "receive_fetch_response", "send_vote", "send_begin_epoch",
             "send_fetch", "deliver-stale", "election-timeout", "beyond-max-epoch", "faults-stop",
-            "timeouts-stop", "fetch-timeouts-stop", "rounds-complete")
+            "timeouts-stop", "fetch-timeouts-stop", "rounds-complete", "electable-send", "electable-timeout")
 
 
 def no_leader(s: QState, ctx: Ctx) -> bool:

@@ -27,19 +27,20 @@
   request.timeout.ms (the partial synchrony every Raft liveness argument assumes), so such retries stop; a retry
   after a loss (nothing in flight) is the weakly fair send_* family and is unaffected;
 * an election round is eventually not cut short by its own timer (``rounds-complete``, finite): a Prospective or
-  Candidate whose round can still make progress (a request or response of it in flight, or room to send a request
-  to a voter that has not answered) times out only finitely often; its timer expiring while nothing of the round
-  can move (every voter answered, or the one network slot held by someone else) stays the weakly fair
+  Candidate that has not yet heard from every voter (its request or the answer in flight, or a request still to
+  send) times out only finitely often; its timer expiring once every voter answered stays the weakly fair
   ``election-timeout``.  Without it, under ``prevote`` at ``max_msgs=1`` a Prospective may time out each time just
-  before it sends its pre-vote to the voter that would grant it, or just before the grant arrives (the role change
-  makes the response stale), and never become Candidate: a lasso of LeaderEventuallyElected that no cluster shows.
-  Kafka's election timer is randomized (``quorum.election.timeout.ms`` plus a random share of it again,
-  QuorumState.randomElectionTimeoutMs, used by every transition to Prospective, Candidate and Unattached; KIP-595
-  "randomized election timeouts") and far longer than a round trip once the network is fault-free, so from some
-  point on rounds finish before their timer (with probability 1; the partial synchrony of ``timeouts-stop``).  A
-  round that can always move but never ends (a voter that drops every request, one that never grants:
-  ``prevote-no-grant``) is still a fair loop: while the round can move, the timer is not in ``election-timeout``,
-  so a loop that only re-sends is not made unfair by a timer it never takes;
+  before it sends its pre-vote to the voter that would grant it (the one network slot held by another voter's
+  round), or just before the grant arrives (the role change makes the response stale), and never become Candidate:
+  a lasso of LeaderEventuallyElected that no cluster shows.  Kafka sends every Vote request at once
+  (KafkaRaftClient.maybeSendVoteRequests) and its election timer is randomized (``quorum.election.timeout.ms`` plus
+  a random share of it again, QuorumState.randomElectionTimeoutMs, used by every transition to Prospective,
+  Candidate and Unattached; KIP-595 "randomized election timeouts") and far longer than a round trip once the
+  network is fault-free, so from some point on rounds finish before their timer (with probability 1; the partial
+  synchrony of ``timeouts-stop``).  A round that never ends although it can always move (a voter that drops every
+  request) is still a fair loop: while the round is open its timer is not in ``election-timeout``, so a loop that
+  only re-sends is not made unfair by a timer it never takes; a round that ends in rejections
+  (``prevote-no-grant``) lets the timer fire again as before;
 * a follower's fetch timeout eventually stops firing while its leader leads (``fetch-timeouts-stop``, finite): the
   timer (``quorum.fetch.timeout.ms``, FollowerState's fetchTimer) only expires when no Fetch was answered for that
   long, which once the network is fault-free and the leader alive does not happen.  Without it, under ``prevote``
@@ -72,6 +73,8 @@ from kraftcheck.model.quorum.state import (
     Ctx,
     QState,
     busy,
+    last_epoch,
+    log_up_to_date,
     majority,
 )
 
@@ -107,22 +110,30 @@ def _retry_in_flight(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
 
 
 def round_can_move(s: QState, me: int, ctx: Ctx) -> bool:
-    """Voter ``me`` is a Prospective or Candidate whose round can still make progress: it awaits a response from some
-    voter (its request or the response in flight, ``busy``), or there is room to send a request to a voter that has
-    not answered (``election.send_vote``)."""
+    """Voter ``me`` is a Prospective or Candidate that has not yet heard from every voter: its request or the answer
+    is in flight, or it can send the request (once there is room: ``max_msgs`` is a bound of the model, not a limit
+    of Kafka, which sends to every voter at once, KafkaRaftClient.maybeSendVoteRequests)."""
     v = s.voters[me]
     if v.role not in _ROUND_ROLES:
         return False
-    net = s.net
-    room = len(net) < ctx.b.max_msgs
-    for j in range(ctx.b.voters):
-        if j == me:
-            continue
-        if busy(net, me, j):
-            return True
-        if room and v.votes[j] < 0:
-            return True
-    return False
+    return any(v.votes[j] < 0 for j in range(ctx.b.voters) if j != me)
+
+
+def electable(s: QState, me: int, ctx: Ctx) -> bool:
+    """Voter ``me``'s log is at least as up to date as the logs of a majority of voters (itself included): a
+    majority would grant it a vote on the log check (KIP-595 Vote), so its election can succeed."""
+    v = s.voters[me]
+    le, lo = last_epoch(v.log), len(v.log)
+    n = ctx.b.voters
+    return sum(1 for j in range(n) if log_up_to_date(le, lo, s.voters[j].log)) >= majority(n)
+
+
+def _electable_sender(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    return electable(s, params["candidate"], ctx)
+
+
+def _electable_timeout(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
+    return _election_timeout(s, params, ctx) and electable(s, params["node"], ctx)
 
 
 def _round_interrupted(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
@@ -178,6 +189,11 @@ FAIRNESS: tuple[Fairness, ...] = (
            doc="a retry after request.timeout.ms while the response is still in flight eventually stops"),
     finite("fetch-timeouts-stop", ("timeout",), when=_leader_alive,
            doc="a follower's fetch timer stops expiring while its leader leads and the network is fault-free"),
+    strong("electable-send", ("send_vote",), when=_electable_sender,
+           doc="a Prospective or Candidate whose log a majority would accept, offered the network infinitely often, "
+               "sends its Vote request: other voters' rounds do not starve it"),
+    weak("electable-timeout", ("timeout",), when=_electable_timeout,
+         doc="a leaderless voter whose log a majority would accept eventually times out, whatever other voters do"),
     finite("rounds-complete", ("timeout",), when=_round_interrupted,
            doc="a Prospective's or Candidate's randomized election timer eventually stops expiring while its round "
                "can still move"),
