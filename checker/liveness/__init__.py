@@ -31,8 +31,8 @@ learning a leader and never returns), where the two agree; under ``prevote`` the
 pre-vote at the top epoch, a state the protocol never rests in, so no cycle through it is a real one.  The states
 where a cut holds (``cut_states`` in the manifest, about half of the quorum graph) are still judged: a bad cycle
 through them is unfair for the reason the unbounded protocol gives.  What is not judged is what happens after the
-cut step, past the bound.  Bounded fault counters (restarts, duplications, session expiries) only grow, so they create no cycle; a
-fault budget spent is a fault that stopped.  A fault without a counter (the quorum's message loss, unbounded at its
+cut step, past the bound.  Bounded fault counters (restarts, duplications, session expiries) only grow, so they
+create no cycle; a fault budget spent is a fault that stopped.  A fault without a counter (the quorum's message loss, unbounded at its
 defaults) is declared ``finite`` (``model.fairness``): its steps are kept in the graph, may lie on a lasso's prefix,
 and are left out of every fair cycle.  Symmetry is unaffected: a finite family is a whole set of actions narrowed by a
 ``when`` that the model's permutations preserve.

@@ -41,6 +41,15 @@
   request) is still a fair loop: while the round is open its timer is not in ``election-timeout``, so a loop that
   only re-sends is not made unfair by a timer it never takes; a round that ends in rejections
   (``prevote-no-grant``) lets the timer fire again as before;
+* a voter that could win an election is not starved by the others (``electable-send``, strongly fair, and
+  ``electable-timeout``, weakly fair): a Prospective or Candidate whose log is at least as up to date as a majority's
+  (``electable``) sends its Vote requests if it is offered the network infinitely often, and such a voter that knows
+  no leader eventually times out.  Each Kafka voter runs its own timers and sends its own requests (per-voter
+  fairness); the families above are whole families, so at the family level voter 2's failing pre-vote rounds (its
+  log too short: every voter rejects it) could satisfy WF(send_vote) and WF(election-timeout) forever while voter 1,
+  which would win, never sends (the one network slot is taken by voter 2 whenever it could).  Per-voter fairness
+  would name voter ids and cost the symmetry reduction; the electable class is symmetric, and its fairness follows
+  from per-voter fairness (finitely many voters: a family enabled infinitely often has one voter whose sub-action is);
 * a follower's fetch timeout eventually stops firing while its leader leads (``fetch-timeouts-stop``, finite): the
   timer (``quorum.fetch.timeout.ms``, FollowerState's fetchTimer) only expires when no Fetch was answered for that
   long, which once the network is fault-free and the leader alive does not happen.  Without it, under ``prevote``
