@@ -50,20 +50,13 @@
   which would win, never sends (the one network slot is taken by voter 2 whenever it could).  Per-voter fairness
   would name voter ids and cost the symmetry reduction; the electable class is symmetric, and its fairness follows
   from per-voter fairness (finitely many voters: a family enabled infinitely often has one voter whose sub-action is);
-* a voter's Fetch is strongly fair, with a bound cut (``voter-fetch``): a follower that awaits nothing from its
-  leader while the network already holds ``max_msgs`` messages would fetch in Kafka (one connection per peer, no
-  shared slot), so that state counts as the family enabled and a cycle that keeps coming back to it is not judged.
-  Otherwise an observer's fetch loop (each answer sends the next Fetch) holds the one slot forever at
-  ``max_msgs=1`` and no voter ever fetches, a lasso no network shows (observers were reported as not judged at
-  ``max_msgs=1`` for that reason);
 * a follower's fetch timeout eventually stops firing while its leader leads (``fetch-timeouts-stop``, finite): the
   timer (``quorum.fetch.timeout.ms``, FollowerState's fetchTimer) only expires when no Fetch was answered for that
   long, which once the network is fault-free and the leader alive does not happen.  Without it, under ``prevote``
   a follower may time out forever (Follower -> Prospective, whose connection reset makes its Fetch stale, -> back
   to Follower when the pre-vote fails, all in one epoch) and a new leader never commits: a lasso of
   NewLeaderCommits that no cluster shows.  Without ``prevote`` such a timeout starts an election in a higher epoch,
-  so it cannot lie on a cycle anyway.  An observer's Fetch to a voter other than its live leader (sent after its
-  fetch timeout, pollFollowerAsObserver) is in the family too.  A follower whose leader is gone may still time out;
+  so it cannot lie on a cycle anyway.  A follower whose leader is gone may still time out, as before;
 * ``beyond-max-epoch`` is the bound cut: a voter that would start an election past ``max_epoch`` (its election timer,
   or a won pre-vote) has a step the unbounded protocol takes and the model cannot.  It is strongly fair with a cut,
   so a cycle that keeps coming back to such a state is not fair: behaviours past the epoch bound are not judged, and
