@@ -138,5 +138,14 @@ QUORUM.diagram = Diagram(
 
 __all__ = ["QUORUM", "Bounds", "QState", "Voter", "History"]
 
-# No liveness_unjudged hook: an observer's fetch loop holding the one network slot at max_msgs=1 (which gave a lasso no
-# real network shows) is the bound cut of the voter-fetch fairness family (model/quorum/fairness.py).
+
+def _liveness_unjudged(b: Bounds) -> str | None:
+    """With an observer and one message in flight, the observer's fetch loop (each answer sends the next Fetch) can
+    hold the only network slot forever, so no voter ever fetches: a lasso no real network shows (max_msgs is a bound,
+    not a network).  Judge liveness with observers at max_msgs >= 2."""
+    if b.observers and b.max_msgs < 2:
+        return "an observer's fetch loop can hold the one network slot (max_msgs=1) forever; use max_msgs >= 2"
+    return None
+
+
+QUORUM.liveness_unjudged = _liveness_unjudged

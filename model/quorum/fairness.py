@@ -145,32 +145,13 @@ def _electable_timeout(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
     return _election_timeout(s, params, ctx) and electable(s, params["node"], ctx)
 
 
-def _voter_follower(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
-    return bool(params["follower"] < ctx.b.voters)
-
-
-def voter_fetch_blocked(s: QState, ctx: Ctx) -> bool:
-    """The bound cut of ``voter-fetch``: a voter that follows a leader and awaits nothing from it would send its
-    Fetch (KafkaRaftClient.pollFollowerAsVoter), but the network holds ``max_msgs`` messages already.  ``max_msgs``
-    is a bound of the model, not of Kafka (one connection per peer, no shared slot)."""
-    net = s.net
-    if len(net) < ctx.b.max_msgs:
-        return False
-    for me in range(ctx.b.voters):
-        v = s.voters[me]
-        if v.role == FOLLOWER and not busy(net, me, v.leader):
-            return True
-    return False
-
-
 def _round_interrupted(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
     return round_can_move(s, params["node"], ctx)
 
 
 def _leader_alive(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
-    """The fetch timeout of a Follower whose leader leads the follower's epoch (a voter's ``timeout``, or an
-    observer's Fetch to another voter, ``observer_fetch``, which pollFollowerAsObserver sends after it)."""
-    v = s.voters[params["node"] if "node" in params else params["observer"]]
+    """The fetch timeout of a Follower whose leader leads the follower's epoch."""
+    v = s.voters[params["node"]]
     if v.role != FOLLOWER or v.leader == NONE:
         return False
     ldr = s.voters[v.leader]
@@ -215,16 +196,13 @@ FAIRNESS: tuple[Fairness, ...] = (
            doc="message loss (unbounded at the defaults), duplication and crashes eventually stop: never on a cycle"),
     finite("timeouts-stop", ("send_vote", "send_begin_epoch", "send_fetch"), when=_retry_in_flight,
            doc="a retry after request.timeout.ms while the response is still in flight eventually stops"),
-    finite("fetch-timeouts-stop", ("timeout", "observer_fetch"), when=_leader_alive,
+    finite("fetch-timeouts-stop", ("timeout",), when=_leader_alive,
            doc="a follower's fetch timer stops expiring while its leader leads and the network is fault-free"),
     strong("electable-send", ("send_vote",), when=_electable_sender,
            doc="a Prospective or Candidate whose log a majority would accept, offered the network infinitely often, "
                "sends its Vote request: other voters' rounds do not starve it"),
     weak("electable-timeout", ("timeout",), when=_electable_timeout,
          doc="a leaderless voter whose log a majority would accept eventually times out, whatever other voters do"),
-    strong("voter-fetch", ("send_fetch",), when=_voter_follower, cut=voter_fetch_blocked,
-           doc="a voter's Fetch, offered the network infinitely often, is sent: an observer's fetch loop does not "
-               "starve the voters"),
     finite("rounds-complete", ("timeout",), when=_round_interrupted,
            doc="a Prospective's or Candidate's randomized election timer eventually stops expiring while its round "
                "can still move"),
