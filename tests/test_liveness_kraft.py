@@ -190,3 +190,33 @@ def test_the_epoch_cut_is_constant_on_every_cycle() -> None:
     mixed = (per_label_cut > 0) & (per_label_cut < per_label_size)
     assert not mixed.any(), f"{int(mixed.sum())} cycles pass the epoch cut only part of the time"
     assert ((per_label_cut > 1) & (per_label_cut == per_label_size)).any()  # cycles wholly at the cut exist
+
+
+def _without(families: tuple[str, ...], name: str, prop: Any) -> Any:
+    """``prop`` again under another name, assuming every family but ``families``."""
+    from kraftcheck.spec.liveness import leads_to
+    from kraftcheck.spec.quorum_liveness import FAMILIES
+
+    assert prop.trigger is not None
+    kept = tuple(f for f in FAMILIES if f not in families)
+    return leads_to(name, prop.trigger, prop.meaning, "test", assumes=kept)(prop.pred)
+
+
+QUIET = {"loss": False, "max_dups": 0, "max_restarts": 0, "max_epoch": 1}
+
+
+def test_prevote_liveness_holds_under_randomized_election_timers() -> None:
+    """Under prevote both properties hold once rounds finish before their timer (rounds-complete) and a voter that
+    could win is not starved (electable-send, electable-timeout); without those families a Prospective that times out
+    just before it sends, or before its grant arrives, is a lasso of LeaderEventuallyElected."""
+    from kraftcheck.spec.quorum_liveness import some_leader
+
+    r = check("quorum", variants=["prevote"], bounds=QUIET)
+    assert r.verdict in ("ok", "unreached") and r.violated_property is None, r.summary()
+    assert all(v.startswith("holds") for v in r.manifest["liveness"]["properties"].values())
+    assert r.manifest["liveness"]["symmetry_reduction"] is True
+    weak_only = _without(("rounds-complete", "electable-send", "electable-timeout"), "ElectedWithoutRandomTimers",
+                         some_leader)
+    r = check(Spec(QUORUM, SAFETY + LIVENESS + [weak_only]), variants=["prevote"], bounds=QUIET)
+    assert (r.verdict, r.violated_property) == ("liveness", "ElectedWithoutRandomTimers")
+    assert r.trace is not None and any(st.action == "timeout" for st in r.trace.steps[r.trace.loop:])
