@@ -44,7 +44,9 @@ def no_leader(s: QState, ctx: Ctx) -> bool:
     "whenever no voter leads, some voter eventually becomes leader (so leaders are elected infinitely often: no "
     "endless split votes or flapping)",
     "KIP-595 Leader Election: 'the voter ... becomes a candidate ... until it wins the election'; KIP-996 pre-vote "
-    "must not stop elections; randomized election backoff (quorum.election.backoff.max.ms)",
+    "must not stop elections; randomized election backoff (quorum.election.backoff.max.ms) and election timers "
+    "(QuorumState.randomElectionTimeoutMs: some round finishes before its timer, fairness rounds-complete, "
+    "electable-send, electable-timeout)",
     assumes=FAMILIES,
 )
 def some_leader(s: QState, ctx: Ctx) -> bool:
