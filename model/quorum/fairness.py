@@ -159,8 +159,9 @@ def _leader_alive(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
 
 
 def beyond_max_epoch(s: QState, ctx: Ctx) -> bool:
-    """Some voter would start an election in epoch max_epoch + 1: its election timer (without pre-vote), or a pre-vote
-    it has won (KIP-996), at the epoch bound."""
+    """Some voter would start an election in epoch max_epoch + 1: its election timer (without pre-vote; with it, a
+    Resigned voter's, which ``election.timeout`` sends straight to Candidate), or a pre-vote it has won (KIP-996), at
+    the epoch bound."""
     top = ctx.b.max_epoch
     prevote = "prevote" in ctx.variants
     need = majority(ctx.b.voters)
@@ -168,6 +169,8 @@ def beyond_max_epoch(s: QState, ctx: Ctx) -> bool:
         if v.epoch < top:
             continue
         if not prevote and v.role in _TIMER_ROLES:
+            return True
+        if prevote and v.role == RESIGNED:  # under prevote a Resigned voter's timer still starts an election
             return True
         if v.role == PROSPECTIVE and v.votes.count(1) >= need:
             return True
