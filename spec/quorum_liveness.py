@@ -7,6 +7,13 @@ that knows no leader expires (weak fairness: the randomized election backoff mak
 come back to an election past ``max_epoch`` are cut at the bound and not judged.  A follower's fetch timeout, client
 writes and check quorum have no fairness (they may happen, they need not).
 
+Randomized election timers (QuorumState.randomElectionTimeoutMs; KIP-595): a Prospective's or Candidate's timer
+eventually stops expiring while its round is open (``rounds-complete``: some voter has not answered yet), and a
+follower's fetch timer stops expiring while its leader leads (``fetch-timeouts-stop``).  Without them ``--variant
+prevote`` at ``max_msgs=1`` has lassos in which a Prospective times out just before it sends to the voter that would
+grant, or just before its grant arrives, forever; a cluster whose timers are random and far longer than a round trip
+finishes some round with probability 1.  A voter that never grants still gives a lasso (``prevote-no-grant``).
+
 ``CommittedReachesVoters`` also needs fairness per message: with one fairness family for all Fetch deliveries, one
 follower's fetch loop may starve the other follower's Fetch forever (a fair cycle at the family level that no real
 network shows).  Per-message fairness names voter ids, which the symmetry reduction permutes, so it runs on an
@@ -24,7 +31,7 @@ from kraftcheck.spec.liveness import leads_to
 FAMILIES = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
             "receive_end_epoch", "receive_fetch", "receive_fetch_response", "send_vote", "send_begin_epoch",
             "send_fetch", "deliver-stale", "election-timeout", "beyond-max-epoch", "faults-stop",
-            "timeouts-stop")
+            "timeouts-stop", "fetch-timeouts-stop", "rounds-complete", "electable-send", "electable-timeout")
 
 
 def no_leader(s: QState, ctx: Ctx) -> bool:
@@ -37,7 +44,9 @@ def no_leader(s: QState, ctx: Ctx) -> bool:
     "whenever no voter leads, some voter eventually becomes leader (so leaders are elected infinitely often: no "
     "endless split votes or flapping)",
     "KIP-595 Leader Election: 'the voter ... becomes a candidate ... until it wins the election'; KIP-996 pre-vote "
-    "must not stop elections; randomized election backoff (quorum.election.backoff.max.ms)",
+    "must not stop elections; randomized election backoff (quorum.election.backoff.max.ms) and election timers "
+    "(QuorumState.randomElectionTimeoutMs: some round finishes before its timer, fairness rounds-complete, "
+    "electable-send, electable-timeout)",
     assumes=FAMILIES,
 )
 def some_leader(s: QState, ctx: Ctx) -> bool:

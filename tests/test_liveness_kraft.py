@@ -159,3 +159,64 @@ def test_unbounded_loss_needs_faults_to_stop(tmp_path: Path) -> None:
     write_itf(r.trace, QUORUM, path)
     again = replay_trace(Spec(QUORUM, SAFETY + LIVENESS), path, variants=[], bounds={"max_epoch": 1})
     assert again.verdict == "ok" and "a fault that eventually stops" in again.message
+
+
+def test_the_epoch_cut_is_constant_on_every_cycle() -> None:
+    """Why the max_epoch cut neither invents nor hides a lasso.  The cut stands for an election timer that the bound
+    disables (weakly fair in Kafka's terms: ``election-timeout``); it is declared strongly fair, which could hide a
+    cycle that passes the cut only some of the time.  No cycle does: at the top epoch a voter in a timer role
+    (Unattached, Voted, Candidate, Resigned) leaves it only by learning a leader and never comes back (a new epoch is
+    beyond the bound, restarts are a fault that stops), so on every cycle of fault-free steps the cut is enabled
+    everywhere or nowhere, where weak and strong fairness agree: every cycle inside the bound is judged exactly as the
+    unbounded protocol would judge it; only behaviours that leave the bound are not judged."""
+    import numpy as np
+    from scipy.sparse.csgraph import connected_components
+
+    from kraftcheck.checker.liveness.fair import csr
+
+    spec = Spec(QUORUM, SAFETY + LIVENESS)
+    run = Run(spec, make_context(spec, (), {"max_epoch": 1}), "inprocess", "bfs")
+    r = check_liveness(run, "compact", None, None)
+    assert r.verdict in ("ok", "unreached"), r.summary()
+    g = run.graph
+    assert g is not None
+    on_cycle = g.stop == 0  # steps of a finite family (faults, retries in flight) are never on a lasso's cycle
+    _, labels = connected_components(csr(g.n, g.src[on_cycle], g.dst[on_cycle]), directed=True, connection="strong")
+    cut = np.zeros(g.n, dtype=bool)
+    cut[g.cut_state] = True
+    assert cut.any() and not cut.all()
+    per_label_cut = np.bincount(labels, weights=cut, minlength=labels.max() + 1)
+    per_label_size = np.bincount(labels, minlength=labels.max() + 1)
+    mixed = (per_label_cut > 0) & (per_label_cut < per_label_size)
+    assert not mixed.any(), f"{int(mixed.sum())} cycles pass the epoch cut only part of the time"
+    assert ((per_label_cut > 1) & (per_label_cut == per_label_size)).any()  # cycles wholly at the cut exist
+
+
+def _without(families: tuple[str, ...], name: str, prop: Any) -> Any:
+    """``prop`` again under another name, assuming every family but ``families``."""
+    from kraftcheck.spec.liveness import leads_to
+    from kraftcheck.spec.quorum_liveness import FAMILIES
+
+    assert prop.trigger is not None
+    kept = tuple(f for f in FAMILIES if f not in families)
+    return leads_to(name, prop.trigger, prop.meaning, "test", assumes=kept)(prop.pred)
+
+
+QUIET = {"loss": False, "max_dups": 0, "max_restarts": 0, "max_epoch": 1}
+
+
+def test_prevote_liveness_holds_under_randomized_election_timers() -> None:
+    """Under prevote both properties hold once rounds finish before their timer (rounds-complete) and a voter that
+    could win is not starved (electable-send, electable-timeout); without those families a Prospective that times out
+    just before it sends, or before its grant arrives, is a lasso of LeaderEventuallyElected."""
+    from kraftcheck.spec.quorum_liveness import some_leader
+
+    r = check("quorum", variants=["prevote"], bounds=QUIET)
+    assert r.verdict in ("ok", "unreached") and r.violated_property is None, r.summary()
+    assert all(v.startswith("holds") for v in r.manifest["liveness"]["properties"].values())
+    assert r.manifest["liveness"]["symmetry_reduction"] is True
+    weak_only = _without(("rounds-complete", "electable-send", "electable-timeout"), "ElectedWithoutRandomTimers",
+                         some_leader)
+    r = check(Spec(QUORUM, SAFETY + LIVENESS + [weak_only]), variants=["prevote"], bounds=QUIET)
+    assert (r.verdict, r.violated_property) == ("liveness", "ElectedWithoutRandomTimers")
+    assert r.trace is not None and any(st.action == "timeout" for st in r.trace.steps[r.trace.loop:])

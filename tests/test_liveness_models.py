@@ -85,3 +85,33 @@ def test_kafka_39_migration_stalls_the_strict_dual_write_property() -> None:
     assert (r.verdict, r.violated_property) == ("liveness", "DualWriteReachedStrict"), r.summary()
     assert r.manifest["liveness"]["properties"]["DualWriteReached"].startswith("holds")
     assert r.trace is not None and stalled(r.trace.states()[-1])
+
+
+# faults and client writes off: the finalization is reached in 13 steps, 2,931 states
+QUIET_MIGRATION = {"max_client_writes": 0, "max_crashes": 0, "max_expiries": 0, "max_outages": 0, "max_zk_writes": 0,
+                   "max_lost_answers": 0, "incompatible_brokers": 0}
+
+
+def test_a_finalization_that_never_commits_is_a_lasso_not_a_deadlock(tmp_path: Path) -> None:
+    """Mutation finalize-write-fails: the active controller retries the final ZkMigrationRecord forever.  The retry
+    is a stutter, so the run is no deadlock; the loop is fair (finalize is never enabled as a real step), so
+    FinalizationCompletes fails with a replayable lasso whose loop sits where every controller left migration mode."""
+    from kraftcheck.model.migration.state import MIGRATION as MIGRATION_STATE
+    from kraftcheck.model.migration.state import log_state
+
+    r = check("migration", variants=["finalize-write-fails"], bounds=QUIET_MIGRATION)
+    assert (r.verdict, r.violated_property, r.exit_code) == ("liveness", "FinalizationCompletes", 13), r.summary()
+    assert r.expected_violation_found is True
+    assert r.manifest["liveness"]["properties"]["DualWriteReached"].startswith("holds")
+    assert r.trace is not None and r.trace.loop is not None
+    last = r.trace.states()[-1]
+    assert log_state(last) == MIGRATION_STATE and not any(x.mig for x in last.ctrls)
+    path = tmp_path / "lasso.itf.json"
+    write_itf(r.trace, MIGRATION, path)
+    again = replay_trace("migration", path)
+    assert (again.verdict, again.violated_property, again.exit_code) == ("liveness", "FinalizationCompletes", 13)
+    # on the correct model the finalize step is enabled at the loop's state, so stuttering there is not fair
+    plain = replay_trace("migration", parse_itf(json.loads(path.read_text())), variants=[], bounds=r.bounds)
+    assert plain.verdict in ("diverged", "ok")
+    ok = check("migration", bounds=QUIET_MIGRATION)
+    assert ok.manifest["liveness"]["properties"]["FinalizationCompletes"].startswith("holds")

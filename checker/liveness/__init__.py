@@ -22,9 +22,18 @@ properties are checked on a second search without the reduction, recorded in the
 Bounds: a bound that disables a step the protocol would take (``max_epoch`` forbidding an election) is declared as
 the family's ``cut`` (``model.fairness``); the cut counts as enabled and taking it leaves the checked graph, so a
 behaviour that stalls only because of a bound is not fair and never reported, and behaviours past the bound are not
-judged.  Bounded fault counters (restarts, duplications, session expiries) only grow, so they create no cycle; a
-fault budget spent is a fault that stopped.  A fault without a counter (the quorum's message loss, unbounded at its
-defaults) is declared ``finite`` (``model.fairness``): its steps are kept in the graph, may lie on a lasso's prefix,
-and are left out of every fair cycle.  Symmetry is unaffected: a finite family is a whole set of actions narrowed by a
-``when`` that the model's permutations preserve.
+judged.  What that means exactly: every cycle of the bounded graph is a behaviour of the unbounded protocol, and it is
+judged with the enabledness the protocol has (the cut adds what the bound removed), so no cycle inside the bound is
+invented or hidden, provided the cut's kind matches the fairness of the step it stands for. The quorum's cut is declared
+strong although an election timer is weakly fair; ``tests/test_liveness_kraft.py`` checks that on every fault-free cycle
+the cut holds everywhere or nowhere (at the top epoch a voter in a timer role leaves it only by learning a leader and
+never returns), where the two agree; under ``prevote`` the cut is a Prospective that won its pre-vote at the top epoch,
+a state the protocol never rests in, so no cycle through it is a real one. The states where a cut holds (``cut_states``
+in the manifest, about half of the quorum graph) are still judged: a bad cycle through them is unfair for the reason the
+unbounded protocol gives. What is not judged is what happens after the cut step, past the bound. Bounded fault counters
+(restarts, duplications, session expiries) only grow, so they create no cycle; a fault budget spent is a fault that
+stopped. A fault without a counter (the quorum's message loss, unbounded at its defaults) is declared ``finite``
+(``model.fairness``): its steps are kept in the graph, may lie on a lasso's prefix, and are left out of every fair
+cycle. Symmetry is unaffected: a finite family is a whole set of actions narrowed by a ``when`` that the model's
+permutations preserve.
 """

@@ -108,6 +108,9 @@ MIGRATION.variant("kip-rollback-deletes-epoch", "the rollback deletes /controlle
 MIGRATION.variant("brokers-check-loops", "the driver, finding every ZK broker registered, goes back to "
                   "WAIT_FOR_CONTROLLER_QUORUM instead of BECOME_CONTROLLER, so it never leaves its wait loop "
                   "(liveness)", kind="mutation", expect="DualWriteReached")
+MIGRATION.variant("finalize-write-fails", "the final ZkMigrationRecord write fails every time and the active "
+                  "controller retries it, forever, so the migration never finishes (liveness: a fair loop, not a "
+                  "deadlock)", kind="mutation", expect="FinalizationCompletes")
 
 
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------

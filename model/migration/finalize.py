@@ -93,4 +93,10 @@ def finalize(s: MigState, ctx: Context[Bounds]) -> Succ:
     # migration since this controller was configured with 'zookeeper.metadata.migration.enable' set to 'false'":
     # POST_MIGRATION among its activation records, with no quorum or broker check (the activation, a step of its own
     # here: nothing else of this controller can happen before it)
+    if ctx.on("finalize-write-fails"):
+        # liveness mutation: the write of the final record fails every time and the controller retries it, still
+        # active (QuorumController retries a failed write event); a retry changes nothing, a stutter in TLA+ terms,
+        # so the run is not a deadlock but a fair loop in which the migration never finishes
+        yield (c,), s
+        return
     yield (c,), replace(s, log=append(s, ("mig", POST_MIGRATION)))
