@@ -1,13 +1,13 @@
 """Plain models against their tuned twins: what writing a model the README's way costs today (issue 20, item 1).
 
-For each model of ``bench/plain/`` (written plainly: attrs records, frozensets, a bag, symmetry declared with ``model.ids``)
-and its tuned twin (the same states and transitions as int tuples, ``tests/test_bench_plain.py`` checks it), with and
-without symmetry, it prints the distinct states, the states per CPU second, the peak RSS per state and the
-CPU ratio over the tuned twin; with symmetry also the same plain model with a hand-written every-renaming
-canonicaliser (``SPEC_RENAMING``, the documented way before the declaration).  Every run is a fresh process (the peak RSS is that process's own, and no memo or import
-survives from one run to the next); the runs are interleaved over ``--repeat`` rounds and the best CPU time of each
-is kept, so a neighbour's burst on the shared machine hits both twins alike.  The load average is printed before and
-after: compare ratios within one run, not absolute rates across runs.
+For each model of ``bench/plain/`` (written plainly: attrs records, frozensets, a bag, symmetry declared with
+``model.ids``) and its tuned twin (the same states and transitions as int tuples, ``tests/test_bench_plain.py`` checks
+it), with and without symmetry, it prints the distinct states, the states per CPU second, the peak RSS per state and
+the CPU ratio over the tuned twin; with symmetry also the same plain model with a hand-written every-renaming
+canonicaliser (``SPEC_RENAMING``, the documented way before the declaration).  Every run is a fresh process (the peak
+RSS is that process's own, and no memo or import survives from one run to the next); the runs are interleaved over
+``--repeat`` rounds and the best CPU time of each is kept, so a neighbour's burst on the shared machine hits both twins
+alike.  The load average is printed before and after: compare ratios within one run, not absolute rates across runs.
 
     python bench/bench_plain.py [--repeat 3] [--quick | --large] [--only two-phase|election]
 
