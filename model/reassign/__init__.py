@@ -24,6 +24,7 @@ from typing import Any
 from kraftcheck.model.core import Context, Model
 from kraftcheck.model.encoding import to_view
 from kraftcheck.model.reassign import cluster, controller
+from kraftcheck.model.reassign.fairness import FAIRNESS
 from kraftcheck.model.reassign.state import Bounds, RState, initial_state
 from kraftcheck.model.reassign.symmetry import encode
 
@@ -49,6 +50,10 @@ REASSIGN.variant("rebuild-from-reassignments-only", "on failover the controller 
                  expect="FailoverRebuildsReassignments")
 REASSIGN.variant("no-drop", "no replica is ever dropped when a reassignment changes (the algorithm before the seed)",
                  kind="mutation", expect="NoIntermediateReplica")
+REASSIGN.variant("isr-change-ignores-reassignment", "the controller handles the ISR change of a partition being "
+                 "reassigned but never completes it (processPartitionReassignmentIsrChange without "
+                 "maybeCompleteReassignment): a fair loop in which the reassignment never ends (liveness)",
+                 kind="mutation", expect="ReassignmentEventuallyEnds")
 
 REASSIGN.reduction("submit_when_settled", "a client submits a request only when no request, legacy copy or watch "
                    "event waits for the controller; off, requests race the controller's processing (a change between "
@@ -98,6 +103,7 @@ REASSIGN.action(params=C)(controller.resign)
 REASSIGN.action(params=("broker",))(cluster.broker_crash)
 REASSIGN.action(params=("broker",))(cluster.broker_restart)
 REASSIGN.action(cluster.idle)
+REASSIGN.declare_fairness(*FAIRNESS)  # model/reassign/fairness.py: what ReassignmentEventuallyEnds assumes
 
 
 def view(s: Any) -> Any:
