@@ -3,7 +3,8 @@
 What it assumes: the controller handles every watch event, every request it has read and every ISR change (its event
 loop); replicas of the assignment fetch from a live leader and join the ISR; with no controller one is elected and a
 zombie resigns; a crashed replica broker is restarted (weak fairness).  Controller crashes, session expiries and broker
-crashes eventually stop (``finite``, and budgeted).  Clients (a change, a cancel) are not assumed to act.  No bound cut:
+crashes eventually stop (``finite``, and budgeted).  Clients (a change, a cancel) are not assumed to act, only to stop
+eventually (``finite``: an operator changing the target forever keeps any reassignment in progress).  No bound cut:
 no budget disables a step the protocol takes to finish a reassignment (see the fairness module).
 """
 

@@ -14,10 +14,14 @@ once faults stop.  ``ReassignmentEventuallyEnds`` (spec/reassign_liveness.py) as
   (or for a cancel, an operator step), so without it the property fails, as it should;
 * controller crash, session expiry and broker crash are faults that eventually stop (``finite``): their budgets in
   ``Used`` only grow, so they cannot lie on a cycle anyway; the family says so in the fairness itself;
-* client submissions (a new reassignment, a change, a cancel) are operator steps and are not fair; ``idle`` neither.
+* client submissions (a new reassignment, a change, a cancel) are operator steps and are not fair, but they do
+  eventually stop (``finite`` "clients"): an operator who changes the target forever keeps a reassignment in
+  progress forever, trivially, in the unbounded protocol, and the property is not about that.  ``max_requests``
+  makes them finite here anyway; the family states the assumption so that it does not hide in the bound.  ``idle``
+  has no fairness.
 
 No bound cut: no budget disables a step the protocol takes to finish a reassignment.  ``max_requests`` and
-``max_legacy`` bound the clients (not fair), the fault budgets bound the faults (finite); the controller's and the
+``max_legacy`` bound the clients and the fault budgets bound the faults, both declared finite; the controller's and the
 replicas' steps have no counter, and zxids and request names are not in the encoding (``symmetry.py``), so a graph
 cycle is a cycle of the unbounded protocol too.  Whole families, so a reduction keeps its soundness argument
 (``checker/liveness/__init__.py``).
@@ -43,4 +47,5 @@ FAIRNESS: tuple[Fairness, ...] = (
     weak("broker_restart", ("broker_restart",), doc="a crashed replica broker is restarted (operator's supervisor)"),
     finite("faults", ("controller_crash", "session_expire", "broker_crash"),
            doc="controller crash, session expiry and broker crash eventually stop (budgeted)"),
+    finite("clients", ("submit",), doc="the operator eventually stops submitting changes and cancels (budgeted)"),
 )
