@@ -1,5 +1,6 @@
-"""Liveness of the controller and migration models: each liveness mutation gives a lasso that ``replay`` re-executes
-and re-judges, the correct model passes, and the bound cuts are what keep a bound from looking like a stuck broker."""
+"""Liveness of the controller, migration and reassignment models: each liveness mutation gives a lasso that
+``replay`` re-executes and re-judges, the correct model passes, and the bound cuts are what keep a bound from looking
+like a stuck broker."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from kraftcheck.checker.api import replay_trace
 from kraftcheck.checker.traces.itf import parse_itf, to_itf, write_itf
 from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.migration import MIGRATION
+from kraftcheck.model.reassign import REASSIGN
 from kraftcheck.spec.controller import SPEC as CONTROLLER_SPEC
 from kraftcheck.spec.controller_liveness import none_registered_fenced, some_registered_fenced
 from kraftcheck.spec.core import Spec
@@ -21,8 +23,11 @@ from kraftcheck.spec.liveness import leads_to
 CASES = {  # model -> (mutation, property, bounds small enough for the default suite)
     "controller": ("heartbeat-stale-offset", "RegisteredBrokerUnfenced", {"max_epoch": 1}),
     "migration": ("brokers-check-loops", "DualWriteReached", {}),
+    "reassign": ("isr-change-ignores-reassignment", "ReassignmentEventuallyEnds",
+                 {"max_requests": 1, "max_expiries": 0, "max_legacy": 0, "brokers": 2, "replication_factor": 1,
+                  "min_isr": 1, "controllers": 1}),
 }
-MODELS = {"controller": CONTROLLER, "migration": MIGRATION}
+MODELS = {"controller": CONTROLLER, "migration": MIGRATION, "reassign": REASSIGN}
 
 
 @pytest.mark.parametrize("model", sorted(CASES))
@@ -51,7 +56,8 @@ def test_liveness_holds_without_the_mutation(model: str) -> None:
     r = check(model, bounds=bounds)
     assert r.verdict in ("ok", "unreached") and r.violated_property is None, r.summary()
     assert r.manifest["liveness"]["properties"][prop].startswith("holds")
-    assert r.manifest["liveness"]["symmetry_reduction"] is True  # whole fairness families: the reduction is kept
+    # whole fairness families: a model's symmetry reduction is kept (reassign has none, only its exact encoding)
+    assert r.manifest["liveness"]["symmetry_reduction"] is (MODELS[model].symmetry is not None)
 
 
 def test_controller_log_bound_is_a_cut_not_a_stuck_broker() -> None:

@@ -1,17 +1,25 @@
 """The reassignment model (ZooKeeper mode, seed 001): the drop computation on the seed's own example, the default
-check (every target and premise reached), the faults profile, and the issue's mutation list."""
+check (every target and premise reached), the faults profile, the issue's mutation list, and the liveness property
+ReassignmentEventuallyEnds with its mutation's lasso."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from kraftcheck.checker.api import check
+from kraftcheck.checker.api import check, replay_trace
 from kraftcheck.checker.cli.main import main
+from kraftcheck.checker.traces.itf import parse_itf, write_itf
 from kraftcheck.model.core import Context
 from kraftcheck.model.reassign import REASSIGN, cluster, controller
 from kraftcheck.model.reassign import drop as dropm
-from kraftcheck.model.reassign.state import CHILD, REQUESTS, Bounds, part
+from kraftcheck.model.reassign.state import CHILD, REQUESTS, Bounds, in_flight, part
+from kraftcheck.spec.core import Spec
+from kraftcheck.spec.liveness import leads_to
 from kraftcheck.spec.reassign import SPEC
+from kraftcheck.spec.reassign_liveness import reassignment_ended, reassignment_in_progress
 
 ISSUE_MUTATIONS = {
     "ignore-legacy-flag": "OneRoutePerReassignment",
@@ -22,6 +30,7 @@ ISSUE_MUTATIONS = {
     "skip-min-isr-check": "DropKeepsLeaderAndMinIsr",
     "rebuild-from-reassignments-only": "FailoverRebuildsReassignments",
     "no-drop": "NoIntermediateReplica",
+    "isr-change-ignores-reassignment": "ReassignmentEventuallyEnds",  # liveness: a lasso, exit 13
 }
 TARGETS = {"ReassignedByLegacyRoute", "ReassignedByNewRoute", "ReassignmentChanged", "CancelCompleted",
            "ReassignmentCompleted", "FailoverMidReassignment", "IntermediateReplicaDropped", "RouteConflictIgnored"}
@@ -60,7 +69,7 @@ def test_spec_names_the_issue_properties_targets_and_mutations() -> None:
     assert TARGETS <= {p.name for p in SPEC.of_kind("reachable")}
     mutations = {n: v.expect for n, v in REASSIGN.variants.items() if v.kind == "mutation"}
     assert mutations == ISSUE_MUTATIONS
-    assert all(p.source.startswith(("seed 001", "KafkaController")) for p in SPEC.properties)
+    assert all(p.source.startswith(("seed 001", "KafkaController", "KIP-455")) for p in SPEC.properties)
 
 
 @pytest.mark.slow
@@ -76,6 +85,8 @@ def test_faults_profile_holds() -> None:
     r = check("reassign", profile="faults")
     assert r.verdict in ("ok", "unreached"), r.summary()
     assert r.violated_property is None
+    # liveness is judged there, not skipped: with the crashes the reassignment still ends
+    assert r.manifest["liveness"]["properties"]["ReassignmentEventuallyEnds"].startswith("holds")
 
 
 def test_a_bad_bound_is_one_line_and_its_own_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
@@ -113,3 +124,57 @@ def test_each_mutation_has_its_shortest_counterexample(variant: str) -> None:
     r = check("reassign", variants=[variant])
     assert r.violated_property == ISSUE_MUTATIONS[variant] and r.trace is not None
     assert [s.action for s in r.trace.steps] == SHORTEST[variant]
+
+
+# The smallest bounds that show the liveness mutation: one controller, two brokers, replication factor 1 (so
+# min.insync.replicas 1), one request and no fault: 7 states.
+LASSO_BOUNDS = {"max_requests": 1, "max_expiries": 0, "max_legacy": 0, "brokers": 2, "replication_factor": 1,
+                "min_isr": 1, "controllers": 1}
+
+
+def test_ignoring_the_isr_change_never_ends_the_reassignment(tmp_path: Path) -> None:
+    """Mutation isr-change-ignores-reassignment: [0] -> [1] is applied, replica 1 joins the ISR, and the controller
+    handles the ISR change without completing (a stutter), forever: a lasso whose loop sits at a state where the
+    reassignment znode exists and the ISR covers its target.  ``replay`` re-executes and re-judges it; on the correct
+    model the completion is enabled there, so the same stutter is not a fair loop."""
+    r = check("reassign", variants=["isr-change-ignores-reassignment"], bounds=LASSO_BOUNDS)
+    assert (r.verdict, r.violated_property, r.exit_code) == ("liveness", "ReassignmentEventuallyEnds", 13)
+    assert r.expected_violation_found is True and r.distinct_states == 7
+    assert r.trace is not None and r.trace.loop == len(r.trace.steps)
+    assert [st.action for st in r.trace.steps] == ["submit", "deliver_requests", "process", "deliver_requests",
+                                                   "catch_up"]
+    last = r.trace.states()[-1]
+    assert in_flight(last) and part(last)[2] == (0, 1) and last.ctls[0].ctx is not None
+    path = tmp_path / "lasso.itf.json"
+    write_itf(r.trace, REASSIGN, path)
+    doc = json.loads(path.read_text())
+    assert doc["loop"] == r.trace.loop and doc["#meta"]["violation"] == "ReassignmentEventuallyEnds"
+    again = replay_trace("reassign", path)
+    assert (again.verdict, again.violated_property, again.exit_code) == ("liveness", "ReassignmentEventuallyEnds", 13)
+    plain = replay_trace("reassign", parse_itf(doc), variants=[], bounds=r.bounds)
+    assert plain.verdict in ("diverged", "ok")
+    ok = check("reassign", bounds=LASSO_BOUNDS)
+    assert ok.manifest["liveness"]["properties"]["ReassignmentEventuallyEnds"].startswith("holds")
+
+
+def test_the_cli_exits_13_on_the_liveness_mutation(capsys: pytest.CaptureFixture[str]) -> None:
+    sets = [a for k, v in LASSO_BOUNDS.items() for a in ("--set", f"{k}={v}")]
+    code = main(["check", "reassign", "--variant", "isr-change-ignores-reassignment", "--quiet", *sets])
+    assert code == 13 and "ReassignmentEventuallyEnds" in capsys.readouterr().out
+
+
+def test_a_crashed_target_broker_that_never_restarts_stalls_the_reassignment() -> None:
+    """Why broker_restart is assumed fair: without it, the faults profile has a lasso in which a replica the
+    reassignment waits for crashes and stays down, so the ISR never covers the target (in Kafka the reassignment
+    waits for the broker, or for a cancel, which no operator is assumed to send)."""
+    every = [f.name for f in REASSIGN.fairness if f.name != "broker_restart"]
+    no_restart = leads_to("EndsWithoutRestarts", reassignment_in_progress, "as ReassignmentEventuallyEnds, no "
+                          "broker restart assumed", "test", assumes=every)(reassignment_ended.pred)
+    safety = [p for p in SPEC.properties if p.kind != "liveness"]
+    r = check(Spec(REASSIGN, [*safety, reassignment_ended, no_restart]), profile="faults")
+    assert (r.verdict, r.violated_property) == ("liveness", "EndsWithoutRestarts"), r.summary()
+    assert r.manifest["liveness"]["properties"]["ReassignmentEventuallyEnds"].startswith("holds")
+    assert r.trace is not None and r.trace.loop == len(r.trace.steps) and r.trace.steps[-1].action == "broker_crash"
+    last = r.trace.states()[-1]
+    target = last.ctls[0].ctx.target if last.ctls[0].ctx is not None else ()
+    assert in_flight(last) and set(last.down) & set(target) and not set(target) <= set(part(last)[2])

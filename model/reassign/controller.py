@@ -215,7 +215,8 @@ def process(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
 def complete(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
     """The ISR holds every target replica: the assignment becomes the target, the other replicas are dropped (RSM),
     a leader outside the target is replaced, /admin/reassignments/foo/0 is removed and, for a legacy reassignment,
-    /admin/reassign_partitions (seed 'Revised protocol when a partition catches up')."""
+    /admin/reassign_partitions (seed 'Revised protocol when a partition catches up'; in Kafka 3.9 the
+    PartitionReassignmentIsrChange event, KafkaController.maybeCompleteReassignment -> onPartitionReassignment)."""
     for c, x in enumerate(s.ctls):
         r = x.ctx
         if not x.active or r is None:
@@ -225,6 +226,12 @@ def complete(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         if ctx.on("complete-early"):
             caught_up = any(t in isr for t in r.target)
         if not caught_up:
+            continue
+        if ctx.on("isr-change-ignores-reassignment"):
+            # liveness mutation: KafkaController.processPartitionReassignmentIsrChange (3.9) handles the event but
+            # skips maybeCompleteReassignment; handling it changes nothing, a stutter, so the run is a fair loop
+            # (the controller keeps handling events), not a deadlock
+            yield (c,), s
             continue
         new_isr = tuple(i for i in isr if i in r.target)
         new_leader = leader if leader in r.target else next((i for i in r.target if i in new_isr), -1)
