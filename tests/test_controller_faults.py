@@ -72,6 +72,7 @@ def test_the_stale_broker_epoch_premise_is_reached_with_a_restart_reduced_or_not
         assert "BrokerEpochFencing" not in r.vacuous_properties
 
 
+@pytest.mark.slow  # 16 s; the main job runs the crash profile and reaches the premise there (test_controller_check)
 def test_the_crash_profile_reaches_the_stale_broker_epoch_premise_the_default_leaves_out() -> None:
     """The main job runs the controller at 'default' and 'crash': together every premise and target is reached."""
     crash = check(SPEC, profile="crash")
