@@ -20,7 +20,6 @@ from kraftcheck.model.controller.image import Image, Partition, image_of, replic
 from kraftcheck.model.controller.replicas import in_progress
 from kraftcheck.model.controller.state import K_CANCEL, K_REASSIGN, NO_LEADER, PART_KINDS, Bounds, Entry, State
 from kraftcheck.model.core import Context
-from kraftcheck.model.memo import by_identity
 from kraftcheck.spec.core import action_property, invariant, reachable
 
 Step = tuple[str, tuple[Any, ...]]
@@ -76,7 +75,6 @@ def _change(out: Scan, target: dict[int, frozenset[int]], kind: str, p: int, old
     return out
 
 
-@by_identity
 @lru_cache(maxsize=1 << 16)
 def scan(log: tuple[Entry, ...], b: Bounds) -> Scan:
     """The reassignment facts of one log (memoised: logs are interned and shared)."""

@@ -12,9 +12,6 @@ that keeps its old leader, a follower with a leader's replica table.  Mutation a
 
 from __future__ import annotations
 
-from itertools import repeat
-
-from kraftcheck.model.memo import by_identity
 from kraftcheck.model.quorum.state import (
     CANDIDATE,
     FOLLOWER,
@@ -65,14 +62,6 @@ def voter_shape_error(i: int, v: Voter, n: int, variants: frozenset[str] | set[s
     return None
 
 
-def _voter_ok(i: int, v: Voter, n: int, variants: frozenset[str] | set[str]) -> bool:
-    return voter_shape_error(i, v, n, variants) is None
-
-
-# a successor shares all but one or two voter records with its parent: each record is judged once, not per state
-_voter_ok_memo = by_identity(_voter_ok, maxsize=1 << 16)
-
-
 def premise_role_fields(s: QState, ctx: Ctx) -> bool:
     """a voter holds a role-only field: a leader's replica ends or an election tally"""
     return any(v.ends or v.votes for v in s.voters)
@@ -88,4 +77,4 @@ def premise_role_fields(s: QState, ctx: Ctx) -> bool:
 )
 def state_shape(s: QState, ctx: Ctx) -> bool:
     n, variants = ctx.b.voters, ctx.variants
-    return all(map(_voter_ok_memo, range(len(s.voters)), s.voters, repeat(n), repeat(variants)))
+    return all(voter_shape_error(i, v, n, variants) is None for i, v in enumerate(s.voters))

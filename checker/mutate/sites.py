@@ -3,7 +3,7 @@
 A model's own modules: when its actions live in a package under ``kraftcheck.model`` (``kraftcheck.model.quorum``),
 every module of that package, plus the helper modules directly under ``kraftcheck.model`` that the package imports
 (``model/zookeeper.py`` for the migration; never the contract ``core.py``/``encoding.py`` nor the shared helpers
-``memo.py``/``records.py``); otherwise (an example, a user's file) the modules that define its actions and initial
+``ids.py``/``records.py``); otherwise (an example, a user's file) the modules that define its actions and initial
 states.  ``spec/`` and ``checker/`` are never mutated.
 
 The snapshot holds the source of those modules and of the module that defines the spec, read once: the original
@@ -26,11 +26,10 @@ import attrs
 from kraftcheck.spec.core import Spec
 
 MODEL_ROOT = "kraftcheck.model"
-# the model contract and the hooks every model shares: the sequence-diagram reader is display, the identity memo a
-# cache of pure functions and ``replace`` a faster attrs.evolve, not rules
+# the model contract and the hooks every model shares: the sequence-diagram reader is display, declared symmetry
+# engine code and ``replace`` a faster attrs.evolve, not rules
 CONTRACT = frozenset({"kraftcheck.model", "kraftcheck.model.core", "kraftcheck.model.encoding",
-                      "kraftcheck.model.diagram", "kraftcheck.model.ids", "kraftcheck.model.memo",
-                      "kraftcheck.model.records"})
+                      "kraftcheck.model.diagram", "kraftcheck.model.ids", "kraftcheck.model.records"})
 # the directory holding model/, spec/, examples/: the checkout (kraftcheck/ only links to them) or an installed package
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -203,7 +202,7 @@ def _called_closure(roots: list[Any]) -> list[Any]:
         seen[id(fn)] = fn
         for name in _code_names(fn.__code__):
             helper = fn.__globals__.get(name)
-            while getattr(helper, "__wrapped__", None) is not None:  # through memos (lru_cache, model.memo)
+            while getattr(helper, "__wrapped__", None) is not None:  # through memos (functools.lru_cache)
                 helper = helper.__wrapped__
             if not str(getattr(helper, "__module__", "") or "").startswith(MODEL_ROOT + "."):
                 continue

@@ -136,8 +136,6 @@ def _bfs(
             at_batch()
             batch, batch_fps = frontier[lo : lo + BATCH], frontier_fps[lo : lo + BATCH]
             cand: list[Any] = []
-            steps: list[tuple[str, tuple[Any, ...]]] = []  # (action, parameters) of each candidate: action props
-            groups: list[tuple[int, int]] = []  # (first candidate, action) of each state's action: action props
             counts: list[int] = []
             ai = 0
             try:
@@ -163,8 +161,7 @@ def _bfs(
                     # candidates are action-major: parent of each is the batch state at the same position
                     parents = np.repeat(np.tile(batch_fps, len(actions)),
                                         counts_by_action.ravel())
-                stuck_at = -1  # the first state of the batch without successors (a deadlock), if any
-                for s in batch if per_state else ():
+                for s, sf in zip(batch, batch_fps.tolist()) if per_state else ():
                     start = len(cand)
                     for ai in range(len(actions)):
                         name, fn, has_params = actions[ai]
@@ -178,44 +175,41 @@ def _bfs(
                                 if edge is not None:
                                     edge(s, ai, values, t)
                                 if has_aprops:
-                                    steps.append((name, values))
+                                    bad = run.broken_action_property(s, (name, values), t)
+                                    if bad:
+                                        return _action_violation(
+                                            run,
+                                            visited,
+                                            transitions,
+                                            depth,
+                                            sf,
+                                            s,
+                                            name,
+                                            values,
+                                            t,
+                                            bad,
+                                            extra,
+                                            trace_to,
+                                        )
                         else:
                             for t in succ:
                                 cand.append(t)
                                 if edge is not None:
                                     edge(s, ai, (), t)
-                            if has_aprops:
-                                steps.extend(repeat((name, ()), len(cand) - before))
+                                if has_aprops:
+                                    bad = run.broken_action_property(s, (name, ()), t)
+                                    if bad:
+                                        return _action_violation(
+                                            run, visited, transitions, depth, sf, s, name, (), t, bad, extra, trace_to
+                                        )
                         coverage[ai] += len(cand) - before
-                        if has_aprops:
-                            groups.append((before, ai))
                     if depth == 0 and lo == 0:
                         run.check_hashable(cand[start:], "an action")
                     if len(cand) == start and deadlock:
-                        stuck_at = len(counts)
-                        break
+                        return run.result(
+                            "deadlock", len(visited), transitions + len(cand), depth, trace=trace_to(sf), extra=extra
+                        )
                     counts.append(len(cand) - start)
-                if has_aprops:
-                    # every step of the batch against every action property, one C-level loop per property; the
-                    # verdict is the per-step one (the first broken step in generation order, ahead of a deadlock
-                    # met later in the batch)
-                    froms = list(chain.from_iterable(map(repeat, batch, counts)))
-                    broken = run.first_broken_step(froms, steps, cand)
-                    if broken is not None:
-                        j, bad = broken
-                        end = len(cand)  # coverage as when the search stops at step j: the steps of the
-                        for first, gai in reversed(groups):  # violating (state, action) and after are not counted
-                            coverage[gai] -= end - first
-                            end = first
-                            if first <= j:
-                                break
-                        sf = int(np.repeat(batch_fps[: len(counts)], counts)[j])
-                        name, values = steps[j]
-                        return _action_violation(run, visited, transitions, depth, sf, froms[j], name, values,
-                                                 cand[j], bad, extra, trace_to)
-                if stuck_at >= 0:
-                    return run.result("deadlock", len(visited), transitions + len(cand), depth,
-                                      trace=trace_to(int(batch_fps[stuck_at])), extra=extra)
                 if per_state:
                     parents = np.repeat(batch_fps, counts)
                 cand_fps = fingerprint_batch(cand)

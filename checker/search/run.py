@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from itertools import repeat
 from typing import Any
 
 import attrs
@@ -92,43 +91,6 @@ class Run:
             if not ok:
                 return name
         return None
-
-    def first_broken_step(
-        self, froms: list[Any], steps: list[tuple[str, tuple[Any, ...]]], nxts: list[Any]
-    ) -> tuple[int, str] | None:
-        """``broken_action_property`` over a batch of steps: the first broken step (position, property), if any.
-
-        Each property and step premise runs over the whole batch in one C-level ``map`` instead of a Python call
-        per step: BFS pays this on every transition, including those to states already seen.  The answer is the
-        per-step one: the earliest broken step, and at that step the first broken property in declaration order."""
-        ctx = self.ctx
-        first = len(nxts)
-        try:
-            for _name, pred in self.action_props:
-                if all(map(pred, froms, steps, nxts, repeat(ctx))):
-                    continue
-                first = next((j for j in range(first) if not pred(froms[j], steps[j], nxts[j], ctx)), first)
-        except Exception:
-            first = len(nxts)  # a property raised: find the step the per-step path reports it on
-            for j in range(len(nxts)):
-                if self.broken_action_property(froms[j], steps[j], nxts[j]):  # raises a ModelError naming it
-                    first = j
-                    break
-        end = min(first + 1, len(nxts))  # premises as the per-step path visits them: up to the broken step
-        for key, pred in list(self.step_premises.items()):
-            try:
-                hit = any(map(pred, froms[:end], steps[:end], nxts[:end], repeat(ctx)))
-            except Exception:
-                hit = False
-                for j in range(end):
-                    self.visit_step_premises(froms[j], steps[j], nxts[j])  # raises a ModelError naming it
-            if hit:
-                del self.step_premises[key]
-        if first == len(nxts):
-            return None
-        bad = self.broken_action_property(froms[first], steps[first], nxts[first])
-        assert bad is not None
-        return first, bad
 
     def visit_step_premises(self, state: Any, step: tuple[str, tuple[Any, ...]], nxt: Any) -> None:
         ctx = self.ctx

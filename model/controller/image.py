@@ -13,7 +13,6 @@ from functools import lru_cache
 import attrs
 
 from kraftcheck.model.controller.state import ASSIGN, CS, FENCE, NO_LEADER, PART, REG, UNFENCE, Entry, Record
-from kraftcheck.model.memo import by_identity
 from kraftcheck.model.records import replace
 
 
@@ -95,7 +94,6 @@ def apply_record(img: Image, rec: Record, offset: int) -> Image:
     return Image(img.regs[:b] + (reg,) + img.regs[b + 1:], img.parts)
 
 
-@by_identity
 @lru_cache(maxsize=1 << 17)
 def image_of(entries: tuple[Entry, ...], brokers: int, partitions: int, replication_factor: int = 0) -> Image:
     """The image after replaying ``entries`` from the bootstrap image."""

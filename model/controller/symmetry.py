@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from kraftcheck.model.controller.state import ASSIGN, PART, PART_KINDS, Bounds, Entry, State
-from kraftcheck.model.memo import by_identity
 
 
 def _ids(bp: tuple[int, ...], ids: tuple[int, ...]) -> tuple[int, ...]:
@@ -67,7 +66,6 @@ class _LogInfo:
 _LOGS: dict[tuple[int, int], dict[tuple[Entry, ...], _LogInfo]] = {}  # (controllers, brokers) -> log -> info
 
 
-@by_identity  # logs are interned: one identity probe instead of hashing every entry of the log
 def _info(log: tuple[Entry, ...], controllers: int, brokers: int) -> _LogInfo:
     cache = _LOGS.get((controllers, brokers))
     if cache is None:
@@ -94,7 +92,6 @@ def _log_text(log: tuple[Entry, ...], info: _LogInfo, cp: tuple[int, ...] | None
     return text
 
 
-@by_identity  # a successor shares most broker records with its parent
 def _broker_text(b: Any) -> str:
     p, st = b.pending, b.stray
     return repr((b.proc, b.inc, b.epoch, b.applied,
