@@ -182,9 +182,25 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     runs = [(r["model"], r["manifest"]["profile"]) for r in json.loads(out.read_text())["results"]]
     # the controller also runs its crash profile (a broker restart the default cannot afford) and its reassign
     # profile (KIP-455 reassignment, off by default); reassign its faults profile (Model.main_profiles)
-    assert runs == [("quorum", "default"), ("controller", "default"), ("controller", "crash"),
-                    ("controller", "reassign"), ("migration", "default"), ("reassign", "default"),
-                    ("reassign", "faults"), ("features", "default")]
+    assert runs == [("quorum", "default"), ("quorum", "duplication"), ("quorum", "faults"),
+                    ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
+                    ("migration", "default"), ("reassign", "default"), ("reassign", "faults"),
+                    ("features", "default")]
+
+
+def test_a_named_model_runs_its_main_profiles_unless_a_profile_is_given(tmp_path: Path) -> None:
+    """``check quorum`` is the quorum's share of the main job (its profiles together reach every premise);
+    ``--profile``, ``--set`` or ``--variant`` ask for one run."""
+    def profiles(*argv: str) -> list[str]:
+        out = tmp_path / "r.json"
+        main(["check", *argv, "--quiet", "--max-states", "50", "--json", str(out)])
+        data = json.loads(out.read_text())
+        return [r["manifest"]["profile"] for r in data.get("results", [data])]
+
+    assert profiles("quorum") == ["default", "duplication", "faults"]
+    assert profiles("quorum", "--profile", "default") == ["default"]
+    assert profiles("quorum", "--set", "max_dups=1") == ["default"]
+    assert profiles("quorum", "--variant", "double-vote") == ["default"]
 
 
 def test_examples_run_by_name_with_or_without_the_example_prefix(tmp_path: Path) -> None:

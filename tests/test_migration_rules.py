@@ -423,3 +423,25 @@ def test_a_rollback_starts_only_from_a_completed_step() -> None:
     assert not s.ctrls[1].mig and succ(s, "rollback_begin", free) == []  # the finalization's restarts have begun
     s = step(s, "reconfigure", free, c=1)  # backed out: controller 1 has the config again
     assert s.ctrls[1].mig and len(succ(s, "rollback_begin", free)) == 1
+
+
+def test_tuple_bytes_depend_on_the_value_only() -> None:
+    """The migration encoding's ``tuple_bytes``: equal values give equal bytes however their sub-objects are shared
+    (pickle's memo is off), values of different types differ, and the bytes are the same under another hash seed."""
+    import os
+    import subprocess
+    import sys
+
+    from kraftcheck.model.tuple_bytes import tuple_bytes
+
+    word = "".join(["con", "troller"])
+    shared, unshared = (word, word, (1, None)), ("".join(["contr", "oller"]), "controller", (1, None))
+    assert tuple_bytes(shared) == tuple_bytes(unshared)
+    for a, b in [((True,), (1,)), (("1",), (1,)), (((),), (None,)), ((b"a",), ("a",)), ((1, (2,)), ((1, 2),))]:
+        assert tuple_bytes(a) != tuple_bytes(b), (a, b)
+    code = ("from kraftcheck.model.migration import MIGRATION; from kraftcheck.model.migration.symmetry import "
+            "canonical_encoding; ctx = MIGRATION.context(); s = next(iter(MIGRATION.initial_states(ctx))); "
+            "print(canonical_encoding(s, ctx.b).hex())")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(outs) == 1 and outs.pop().strip()

@@ -40,23 +40,52 @@ def _assert_clean(r: Any) -> None:
         assert r.coverage[action] > 0, action
 
 
-@pytest.mark.slow
 def test_default_bounds_pass_and_reach_every_target() -> None:
-    """The defaults (about a minute): every fault on, every target and premise reached."""
+    """The defaults (several seconds): a restart and message loss on, a client record; every target and premise
+    reached.  Duplication is the duplication and faults profiles' (the main job runs all three)."""
     r = check("quorum")
     _assert_clean(r)
-    for fault in ("restart", "lose", "duplicate"):   # on by default
+    for fault in ("restart", "lose"):   # on by default
         assert r.coverage[fault] > 0, fault
+    assert r.coverage["duplicate"] == 0
 
 
-def test_default_bounds_without_restarts_pass_and_reach_every_target() -> None:
-    """The defaults less the restart (a few seconds): loss and duplication on, every target and premise reached but
-    the premises that need a restart."""
-    r = check("quorum", bounds={"max_restarts": 0})
-    assert r.verdict in ("ok", "unreached"), (r.verdict, r.violated_property)
-    assert r.unreached_targets == [] and r.violated_property is None
-    assert set(r.vacuous_properties) <= {"VotePersistence", "HighWatermarkMonotonic"}
+def test_duplication_profile_passes_and_reaches_every_target() -> None:
+    """The duplication profile (a few seconds): loss and duplication on, no restart; every target and premise
+    reached (the restart premises, too: a voter that loses its volatile state is not their only way in)."""
+    r = check("quorum", profile="duplication")
+    _assert_clean(r)
     assert r.coverage["lose"] > 0 and r.coverage["duplicate"] > 0 and r.coverage["restart"] == 0
+
+
+def test_main_profiles_put_every_pair_of_fault_kinds_in_one_run() -> None:
+    """Pairwise coverage: a restart, a duplication and a client record meet two by two in some main-job profile,
+    with loss in every one; all three at once is the full (and deep) profile's."""
+    from itertools import combinations
+
+    kinds = {"restart": "max_restarts", "duplication": "max_dups", "client record": "max_values"}
+    runs = [{**QUORUM.bound_fields(), **QUORUM.profile_bounds(p)} for p in QUORUM.main_profiles]
+    assert all(b["loss"] for b in runs)
+    for pair in combinations(kinds.values(), 2):
+        assert any(all(b[k] >= 1 for k in pair) for b in runs), pair
+    full = {**QUORUM.bound_fields(), **QUORUM.profile_bounds("full")}
+    assert all(full[k] >= 1 for k in kinds.values())
+    assert QUORUM.profiles["default"].states == 158_030   # pinned below by the slow test of all three
+
+
+@pytest.mark.slow
+def test_main_profiles_together_reach_every_target_and_premise() -> None:
+    """The three runs of the main job (about 25 s): each clean, their declared counts, and together ok."""
+    from kraftcheck.checker.cli.commands import combine_profiles
+
+    runs = [check("quorum", profile=p) for p in QUORUM.main_profiles]
+    for p, r in zip(QUORUM.main_profiles, runs):
+        assert r.violated_property is None and r.distinct_states == QUORUM.profiles[p].states, p
+    faults = runs[2]
+    assert faults.verdict == "unreached" and faults.unreached_targets == ["ValueCommitted"]
+    assert faults.coverage["restart"] > 0 and faults.coverage["duplicate"] > 0 and faults.coverage["lose"] > 0
+    combine_profiles(runs)
+    assert [r.verdict for r in runs] == ["ok", "ok", "ok"]
 
 
 def test_duplicated_responses_are_ignored_as_kafka_does() -> None:

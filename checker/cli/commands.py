@@ -132,8 +132,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     specs = [resolve(n) for n in names]
     if args.check_symmetry is not None:
         return _check_symmetry(args, specs, bounds)
-    main_job = not args.models and not args.variant and not args.bounds and args.profile == "default"
-    runs = [(spec, p) for spec in specs for p in (spec.model.main_profiles if main_job else (args.profile,))]
+    # without --profile, --set or --variant a model is checked at its main-job profiles, named or not
+    main_job = args.profile is None and not args.variant and not args.bounds
+    runs = [(spec, p) for spec in specs
+            for p in (spec.model.main_profiles if main_job else (args.profile or "default",))]
     for spec, profile in runs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
         _print_notes(spec, args.variant, bounds, profile)
     results = []
@@ -245,7 +247,7 @@ def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str
     if args.engine != "inprocess":
         raise UsageError("--check-symmetry runs in process: drop --engine spark")
     for spec in specs:
-        ctx, _ = prepare(spec, args.variant, bounds, args.profile)
+        ctx, _ = prepare(spec, args.variant, bounds, args.profile or "default")
         report = check_symmetry(spec.model, ctx, args.check_symmetry)
         print(f"symmetry of {report.model}: ok ({report.note})")
     return errors.OK
@@ -258,12 +260,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError("--walks 0 makes no walk: give at least 1")
     check_output_paths(args)
     spec = resolve(args.model)
-    _print_notes(spec, args.variant, _bounds(args.bounds), args.profile)
+    _print_notes(spec, args.variant, _bounds(args.bounds), args.profile or "default")
     r = simulate(
         spec,
         args.variant,
         _bounds(args.bounds),
-        profile=args.profile,
+        profile=args.profile or "default",
         walks=args.walks,
         depth=args.depth,
         seed=args.seed,

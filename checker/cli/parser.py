@@ -87,10 +87,11 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--profile",
-        default="default",
+        default=None,
         metavar="NAME",
         help="bounds profile: 'default' (the model's defaults) or one the model declares, e.g. 'deep'; --set and "
-        "what a --variant needs apply on top (see 'kraftcheck list')",
+        "what a --variant needs apply on top (see 'kraftcheck list').  Without --profile, --set or --variant, check "
+        "runs each model's main-job profiles (list shows them)",
     )
     p.add_argument("--json", metavar="FILE", help="write the result as JSON (with the counterexample as ITF)")
     p.add_argument(

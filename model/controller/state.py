@@ -22,7 +22,9 @@ class Bounds:
     brokers: int = 2  # broker ids 0..brokers-1; every partition is replicated on every broker, in id order
     partitions: int = 1
     max_epoch: int = 2  # highest controller (leader) epoch that may be elected
-    max_log: int = 5  # most entries (record batches) the metadata log may hold (5: the controlled-shutdown target)
+    # most entries (record batches) the metadata log may hold: 4 by default (two registrations and unfencings, or
+    # what a failover, a deposed write and a session expiry leave room for), 5 where a controlled shutdown is checked
+    max_log: int = 4
     max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash)
     max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
     max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)

@@ -24,20 +24,21 @@ from kraftcheck.model.migration.state import (
     is_active,
 )
 from kraftcheck.model.records import replace
+from kraftcheck.model.tuple_bytes import tuple_bytes
 from kraftcheck.model.zookeeper import Zk
 
 
 def encode(s: MigState | tuple[Any, ...]) -> bytes:
-    """The model's stable encoding: a nested tuple of scalars (no sets), cheaper than the generic one.  The
-    canonical key (a tuple already) is encoded as it is."""
+    """The model's stable encoding: a nested tuple of scalars (no sets), written by ``tuple_bytes``, cheaper than the
+    generic one.  The canonical key (a tuple already) is encoded as it is."""
     if type(s) is tuple:
-        return repr(s).encode()
+        return tuple_bytes(s)
     assert isinstance(s, MigState)
     zk = s.zk
     lead = [None if x.zk is None else (x.zk.zk_epoch, x.zk.epoch_version, x.zk.mig_version, x.zk.written,
                                        x.zk.applied) for x in s.ctrls]
     u = s.used
-    return repr((
+    return tuple_bytes((
         tuple((p, n.data, n.version, n.owner) for p, n in zk.nodes),
         tuple(sorted(zk.sessions)),
         zk.available,
@@ -47,7 +48,7 @@ def encode(s: MigState | tuple[Any, ...]) -> bytes:
         (u.crashes, u.reconfigs, u.expiries, u.outages, u.zk_writes, u.client_writes, u.lost_answers),
         s.values, s.op, s.holder, s.epoch_hi, s.taken_over, tuple(sorted(s.rpc_to)), tuple(sorted(s.dw_epochs)),
         s.all_off,
-    )).encode()
+    ))
 
 
 def rename_controllers(s: MigState, perm: list[int]) -> MigState:
@@ -189,7 +190,7 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
 
     # controllers sorted by their own state; among controllers in the same state every order is tried and the
     # smallest key kept, so that the representative does not depend on the ids
-    sort_key = {c: (repr(ctrl_keys[c]), c != s.leader) for c in range(n)}
+    sort_key = {c: (tuple_bytes(ctrl_keys[c]), c != s.leader) for c in range(n)}
     order = tuple(sorted(range(n), key=lambda c: sort_key[c]))
     ties = [list(g) for _, g in itertools.groupby(order, key=lambda c: sort_key[c])]
     if all(len(g) == 1 for g in ties):
@@ -200,12 +201,12 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
 
 def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:
     """The representative the checker fingerprints (see ``_candidate_keys``): the candidate with the smallest
-    ``repr``."""
+    encoding."""
     candidates = _candidate_keys(s, b)
-    return candidates[0] if len(candidates) == 1 else min(candidates, key=repr)
+    return candidates[0] if len(candidates) == 1 else min(candidates, key=tuple_bytes)
 
 
 def canonical_encoding(s: MigState, b: Bounds) -> bytes:
     """``encode(canonical_key(s, b))``, with each candidate's text built once (the fingerprint's hot path)."""
     candidates = _candidate_keys(s, b)
-    return (repr(candidates[0]) if len(candidates) == 1 else min(map(repr, candidates))).encode()
+    return tuple_bytes(candidates[0]) if len(candidates) == 1 else min(map(tuple_bytes, candidates))

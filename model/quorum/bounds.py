@@ -1,11 +1,15 @@
 """Bounds of the quorum model: every one has a default and a ``--set name=value`` override.
 
-The defaults switch every fault on (one crash+restart, message loss, one duplication) and fit about a minute of one
-core: to pay for the faults, one message in flight (``max_msgs=1``: the voters' sends are serialised, a broadcast is
-sent one retry at a time, and a request can only be re-sent once its predecessor is gone) and the reduction
-``lose_responses_only``.  The ``deep`` profile (``model/quorum/__init__.py``) switches that reduction off and allows
-a second client value.  ``resend_when_lost`` changes nothing at one message in flight (a re-send needs room for a
-second request); it is off by default and matters once ``max_msgs`` is raised.  ``observers`` is 0 by default:
+The defaults switch on one crash+restart, message loss and one client record, and leave duplication off
+(``max_dups=0``): the main job (``kraftcheck check``) checks the quorum at three profiles so that every pair of
+fault kinds meets in some run within the 2-minute one-core budget: ``default`` (restart, loss, a client record),
+``duplication`` (one duplication, loss, a client record, no restart) and ``faults`` (restart, duplication and loss
+together, elections and LeaderChange records but no client record).  All three at once (the former default,
+865,133 states) is the ``full`` profile; ``deep`` adds a second client value and the loss of requests.  To pay for
+the faults, one message is in flight (``max_msgs=1``: the voters' sends are serialised, a broadcast is sent one
+retry at a time, and a request can only be re-sent once its predecessor is gone) and the reduction
+``lose_responses_only`` is on.  ``resend_when_lost`` changes nothing at one message in flight (a re-send needs room
+for a second request); it is off by default and matters once ``max_msgs`` is raised.  ``observers`` is 0 by default:
 one observer multiplies the defaults' state count more than fivefold, so the ``observers`` profile checks one.
 """
 
@@ -23,7 +27,7 @@ class Bounds:
     #                          are not sends: they may exceed it by max_dups)
     fetch_max: int = 1       # entries per Fetch response (the size limit; 1 makes every partial read possible)
     loss: bool = True        # message loss fault
-    max_dups: int = 1        # message duplication faults
+    max_dups: int = 0        # message duplication faults (the main job's duplication and faults profiles: 1)
     max_restarts: int = 1    # crash+restart faults (volatile state lost; epoch, vote, leader and log kept)
     max_resigns: int = 0     # graceful leader resignations (EndQuorumEpoch)
     observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1)
