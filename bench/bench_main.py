@@ -39,8 +39,10 @@ def main_job(checkout: str | None) -> dict[str, Any]:
         out = Path(tmp) / "main.json"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load0, wall0 = os.getloadavg()[0], time.perf_counter()
+        # cwd is the temporary directory: ``python -m`` puts the working directory first on sys.path, ahead of
+        # PYTHONPATH, so run from a checkout it would import that checkout's kraftcheck whatever ``--base`` says
         proc = subprocess.run([sys.executable, "-m", "kraftcheck", "check", "--quiet", "--json", str(out)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         wall = time.perf_counter() - wall0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if not out.exists():
