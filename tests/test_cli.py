@@ -22,8 +22,8 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     names = {m["name"] for m in doc["models"]}
     assert {"counter-grid", "mutex", "philosophers"} <= names
     for m in doc["models"]:
-        assert set(m) >= {"name", "bounds", "variants", "properties", "profiles", "reductions"}
-        assert "default" in m["profiles"]
+        assert set(m) >= {"name", "bounds", "variants", "properties", "profiles", "reductions", "main_profiles"}
+        assert "default" in m["profiles"] and set(m["main_profiles"]) <= set(m["profiles"])
         for v in m["variants"]:
             assert set(v) >= {"name", "kind", "expect", "needs", "requires", "equivalent"}
             # a mutation names the property it breaks, or says why none can (an equivalent mutant)

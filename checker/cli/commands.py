@@ -47,6 +47,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "bounds": mdl.bound_fields(),
                 "bound_docs": mdl.bound_docs(),
                 "profiles": profiles,
+                "main_profiles": list(mdl.main_profiles),
                 "reductions": {r.bound: r.doc for r in mdl.reductions.values()},
                 "variants": [
                     {
@@ -85,6 +86,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         for k, v in m["bounds"].items():
             doc = m["bound_docs"].get(k)
             con.print(f"    {k}={v}" + (f": {doc}" if doc else ""))
+        runs = m["main_profiles"]
+        con.print(f"  check {m['name']} runs profile{'s' if len(runs) > 1 else ''} {', '.join(runs)}"
+                  + (" (each is judged; a premise reached in one counts for all)" if len(runs) > 1 else ""))
         for pname, p in m["profiles"].items():
             cost = ""
             if p["states"] is not None:
