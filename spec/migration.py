@@ -47,6 +47,7 @@ from kraftcheck.model.migration.state import (
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
 from kraftcheck.spec import Spec, action_property, invariant, reachable
 from kraftcheck.spec.migration_liveness import LIVENESS
+from kraftcheck.spec.zookeeper import SESSION_PROPERTIES
 
 Step = tuple[str, tuple[Any, ...]]
 Ctx = Context[Bounds]
@@ -452,13 +453,22 @@ def lost_answer_wedges(s: MigState, ctx: Ctx) -> bool:
             and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE) and migration_names_holder(s))
 
 
+@reachable("ControllerCrashedDuringMigration",
+           "a KRaft controller is down after a crash while the migration (or a rollback) runs",
+           "KIP-866 'Failure modes: initial data migration' (the active controller fails during the copy; the next "
+           "leader aborts it and copies again)")
+def controller_crashed(s: MigState, ctx: Ctx) -> bool:
+    return s.op in (OP_MIGRATE, OP_ROLLBACK) and any(not x.up for x in s.ctrls)
+
+
 SPEC = Spec(MIGRATION, [
     migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
     zk_prefix, migration_atomic, no_writes_after_finalize, rollback_safe, lag_bounded, incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
     misconfigured_leader, reenabled, copy_not_recorded, migration_changed_before_claim_write, stale_claim_overwrite,
-    lost_answer_wedges, zk_writable_after_finalize,
+    lost_answer_wedges, zk_writable_after_finalize, controller_crashed,
+    *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/migration_liveness.py
 ])
 
