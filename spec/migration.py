@@ -247,6 +247,22 @@ def migration_atomic(s: MigState, ctx: Ctx) -> bool:
     return not img.copied or img.mig != PRE_MIGRATION
 
 
+def driver_caches_migration_version(s: MigState, ctx: Ctx) -> bool:
+    """a driver holds a /migration version for its next conditional write (cached after its claim or a write)"""
+    return any(x.zk is not None for x in s.ctrls)
+
+
+@invariant("MigrationVersionFromZooKeeper",
+           "no driver expects a /migration version that ZooKeeper's znode has not reached: the version a driver "
+           "caches for its next conditional write is one a ZooKeeper answer gave it",
+           "KafkaZkClient.retryMigrationRequestsUntilConnected returns the /migration SetData's new version, kept "
+           "with ZkMigrationLeadershipState.withMigrationZkVersion (ZkMigrationClient, ZkTopicMigrationClient, 3.9)",
+           premise=driver_caches_migration_version)
+def migration_version_from_zk(s: MigState, ctx: Ctx) -> bool:
+    v = zkm.version(s.zk, MIGRATION_ZNODE)
+    return all(x.zk is None or x.zk.mig_version <= (-1 if v is None else v) for x in s.ctrls)
+
+
 def _sees_finalization(s: MigState, c: int) -> bool:
     """Controller ``c`` has seen the final ZkMigrationRecord (its view of the log includes it)."""
     post = next((i for i, r in enumerate(s.log) if r[1] == "mig" and r[2] == POST_MIGRATION), None)
@@ -463,7 +479,8 @@ def controller_crashed(s: MigState, ctx: Ctx) -> bool:
 
 SPEC = Spec(MIGRATION, [
     migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
-    zk_prefix, migration_atomic, no_writes_after_finalize, rollback_safe, lag_bounded, incompatible_isolated,
+    zk_prefix, migration_atomic, migration_version_from_zk, no_writes_after_finalize, rollback_safe, lag_bounded,
+    incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
     misconfigured_leader, reenabled, copy_not_recorded, migration_changed_before_claim_write, stale_claim_overwrite,
