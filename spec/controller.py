@@ -18,6 +18,7 @@ from kraftcheck.model.controller.state import (
     OFFLINE,
     PART_KINDS,
     STOPPING,
+    UNFENCE,
     Bounds,
     State,
     supported_mv,
@@ -414,6 +415,33 @@ def committed_never_lost(s: State, step: Step, t: State, ctx: Context[Bounds]) -
     return t.ml.hw >= s.ml.hw and t.ml.log[: s.ml.hw] == s.ml.log[: s.ml.hw]
 
 
+def fenced_broker_behind_heartbeats(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a fenced broker heartbeats before it has applied its own registration record"""
+    if step[0] != "heartbeat":
+        return False
+    x, c = step[1]
+    br, reg = s.brokers[x], controller_image(s, ctx.b, c).regs[x]
+    return reg is not None and reg.fenced and reg.epoch == br.epoch and br.applied <= reg.epoch
+
+
+@action_property(
+    "UnfencedOnlyWhenCaughtUp",
+    "a heartbeat unfences a broker only once the broker has applied its own RegisterBrokerRecord (its metadata "
+    "offset has reached its broker epoch)",
+    "BrokerHeartbeatManager.calculateNextBrokerState (3.9, FENCED: currentMetadataOffset >= "
+    "registerBrokerRecordOffset); KIP-631 'Fencing'",
+    premise=fenced_broker_behind_heartbeats,
+)
+def unfenced_only_when_caught_up(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if step[0] != "heartbeat":
+        return True
+    x, c = step[1]
+    before, after = mlog.own_log(s.ml, c), mlog.own_log(t.ml, c)
+    applied = s.brokers[x].applied
+    return all(not (r[0] == UNFENCE and r[1] == x and applied <= r[2])
+               for e in after[len(before):] for r in e.records)
+
+
 def registration_sent(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
     """a broker's BrokerRegistration reaches a controller"""
     return step[0] == "register"
@@ -452,6 +480,7 @@ SPEC = Spec(
         shutdown_waits_for_active_brokers,
         committed_never_lost,
         registered_support_mv,
+        unfenced_only_when_caught_up,
         failover,
         zombie_reverted,
         fenced_then_unfenced,

@@ -127,10 +127,12 @@ def reassign_written(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bo
 @action_property(
     "ReassignmentRecordsTarget",
     "the record an AlterPartitionReassignments writes sets replicas = target + removing, adding = target - current "
-    "replicas, removing = current - target (or, when the ISR already covers the target, the target alone)",
+    "replicas, removing = current - target (or, when the ISR already covers the target, the target alone); and only "
+    "for a valid target: non-empty, no broker twice, every broker registered",
     "KIP-455 (AddingReplicas / RemovingReplicas of the partition); "
     "ReplicationControlManager.changePartitionReassignment, "
-    "PartitionReassignmentReplicas (3.9)",
+    "PartitionReassignmentReplicas, validateManualPartitionAssignment ('The manual partition assignment includes an "
+    "empty replica list.') (3.9)",
     premise=reassign_written,
 )
 def records_target(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
@@ -138,7 +140,10 @@ def records_target(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool
         return True
     b = ctx.b
     c, p, target = step[1]
-    old = image_of(mlog.own_log(s.ml, c), b.brokers, b.partitions, b.replication_factor).parts[p]
+    before = image_of(mlog.own_log(s.ml, c), b.brokers, b.partitions, b.replication_factor)
+    if not target or len(set(target)) != len(target) or any(before.regs[r] is None for r in target):
+        return False  # validateManualPartitionAssignment: InvalidReplicaAssignmentException, no record
+    old = before.parts[p]
     new = image_of(mlog.own_log(t.ml, c), b.brokers, b.partitions, b.replication_factor).parts[p]
     cur, tgt = set(replicas_of(old, b.brokers)), set(target)
     if not in_progress(new.adding, new.removing):

@@ -47,6 +47,7 @@ from kraftcheck.model.migration.state import (
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
 from kraftcheck.spec import Spec, action_property, invariant, reachable
 from kraftcheck.spec.migration_liveness import LIVENESS
+from kraftcheck.spec.zookeeper import SESSION_PROPERTIES
 
 Step = tuple[str, tuple[Any, ...]]
 Ctx = Context[Bounds]
@@ -244,6 +245,22 @@ def zk_prefix(s: MigState, ctx: Ctx) -> bool:
 def migration_atomic(s: MigState, ctx: Ctx) -> bool:
     img = image(s.log)
     return not img.copied or img.mig != PRE_MIGRATION
+
+
+def driver_caches_migration_version(s: MigState, ctx: Ctx) -> bool:
+    """a driver holds a /migration version for its next conditional write (cached after its claim or a write)"""
+    return any(x.zk is not None for x in s.ctrls)
+
+
+@invariant("MigrationVersionFromZooKeeper",
+           "no driver expects a /migration version that ZooKeeper's znode has not reached: the version a driver "
+           "caches for its next conditional write is one a ZooKeeper answer gave it",
+           "KafkaZkClient.retryMigrationRequestsUntilConnected returns the /migration SetData's new version, kept "
+           "with ZkMigrationLeadershipState.withMigrationZkVersion (ZkMigrationClient, ZkTopicMigrationClient, 3.9)",
+           premise=driver_caches_migration_version)
+def migration_version_from_zk(s: MigState, ctx: Ctx) -> bool:
+    v = zkm.version(s.zk, MIGRATION_ZNODE)
+    return all(x.zk is None or x.zk.mig_version <= (-1 if v is None else v) for x in s.ctrls)
 
 
 def _sees_finalization(s: MigState, c: int) -> bool:
@@ -452,13 +469,23 @@ def lost_answer_wedges(s: MigState, ctx: Ctx) -> bool:
             and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE) and migration_names_holder(s))
 
 
+@reachable("ControllerCrashedDuringMigration",
+           "a KRaft controller is down after a crash while the migration (or a rollback) runs",
+           "KIP-866 'Failure modes: initial data migration' (the active controller fails during the copy; the next "
+           "leader aborts it and copies again)")
+def controller_crashed(s: MigState, ctx: Ctx) -> bool:
+    return s.op in (OP_MIGRATE, OP_ROLLBACK) and any(not x.up for x in s.ctrls)
+
+
 SPEC = Spec(MIGRATION, [
     migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
-    zk_prefix, migration_atomic, no_writes_after_finalize, rollback_safe, lag_bounded, incompatible_isolated,
+    zk_prefix, migration_atomic, migration_version_from_zk, no_writes_after_finalize, rollback_safe, lag_bounded,
+    incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
     misconfigured_leader, reenabled, copy_not_recorded, migration_changed_before_claim_write, stale_claim_overwrite,
-    lost_answer_wedges, zk_writable_after_finalize,
+    lost_answer_wedges, zk_writable_after_finalize, controller_crashed,
+    *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/migration_liveness.py
 ])
 

@@ -22,6 +22,7 @@ from kraftcheck.model.reassign.state import (
 )
 from kraftcheck.spec import Spec, action_property, invariant, reachable
 from kraftcheck.spec.reassign_liveness import LIVENESS
+from kraftcheck.spec.zookeeper import SESSION_PROPERTIES
 
 Step = tuple[str, tuple[Any, ...]]
 Ctx = Context[Bounds]
@@ -275,6 +276,7 @@ SPEC = Spec(REASSIGN, [
     one_route, reassignments_match, no_request_lost, complete_when_isr, cancel_restores, drop_safe, no_intermediate,
     failover_rebuilds, czxid_identifies, leader_in_isr, epoch_fencing,
     ROUTE_LEGACY, ROUTE_NEW, CHANGED, DROPPED, CANCELLED, COMPLETED, FAILOVER, CONFLICT,
+    *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/reassign_liveness.py
 ])
 
