@@ -29,6 +29,7 @@ contract that a state and its parts are never changed after the state is made (d
 from __future__ import annotations
 
 import enum
+import keyword
 import struct
 import weakref
 from collections.abc import Callable
@@ -105,22 +106,53 @@ def _enc_none(v: None) -> bytes:
     return b"N"
 
 
-def _enc_tuple(v: Any) -> bytes:
-    hit = _MEMO.get(id(v))
-    if hit is not None and hit[0] is v:
-        return hit[1]
-    out = b"(" + _n(len(v)) + b"".join(map(_enc, v))
-    _MEMO[id(v)] = (v, out)
-    return out
+# One value's encoding, inlined into the generated encoders below rather than called: a Python call costs about as
+# much as the work it dispatches, and a state's parts are mostly strs, small ints and parts already memoised.
+# ``type(x) is str`` / ``is int`` are exact, so a bool, an IntEnum or a str subclass never reaches the str or int
+# tables (keyed by value, where ``True == 1``); everything else goes through the identity memo, then ``_enc``.
+_PART = """\
+{i}t = type({x})
+{i}if t is str:
+{i}    {e} = S({x})
+{i}    if {e} is None:
+{i}        {e} = enc_str({x})
+{i}elif t is int:
+{i}    {e} = I({x})
+{i}    if {e} is None:
+{i}        {e} = enc_int({x})
+{i}else:
+{i}    h = M(id({x}))
+{i}    {e} = h[1] if h is not None and h[0] is {x} else enc({x})
+"""
 
 
-def _enc_set(v: Any) -> bytes:
-    hit = _MEMO.get(id(v))
-    if hit is not None and hit[0] is v:
-        return hit[1]
-    out = b"{" + _n(len(v)) + b"".join(sorted(map(_enc, v)))
-    _MEMO[id(v)] = (v, out)
+def _generated(name: str, src: str, **env: Any) -> Encoder:
+    """Compile ``src`` (defining ``enc_v``) once, with the encoder's tables bound as globals."""
+    scope: dict[str, Any] = {"S": _STRS.get, "I": _SMALL_INTS.get, "M": _MEMO.get, "MEMO": _MEMO, "enc": _enc,
+                             "enc_str": _enc_str, "enc_int": _enc_int, "n": _n, "sorted": sorted, **env}
+    exec(compile(src, f"<kraftcheck encoder {name}>", "exec"), scope)  # noqa: S102 - our own template, no input
+    return scope["enc_v"]  # type: ignore[no-any-return]
+
+
+_SEQ_SRC = """\
+def enc_v(v):
+    h = M(id(v))
+    if h is not None and h[0] is v:
+        return h[1]
+    parts = {start}
+    add = parts.append
+    for x in v:
+{part}        add(e)
+{finish}
+    MEMO[id(v)] = (v, out)
     return out
+"""
+_ONE = _PART.format(i=" " * 8, x="x", e="e")
+# a tuple (or list): its elements in order; a frozenset (or set): its elements' encodings sorted as bytes
+_enc_tuple = _generated("tuple", _SEQ_SRC.format(start='[b"(" + n(len(v))]', part=_ONE,
+                                                 finish='    out = b"".join(parts)'))
+_enc_set = _generated("set", _SEQ_SRC.format(start="[]", part=_ONE,
+                                             finish='    parts.sort()\n    out = b"{" + n(len(v)) + b"".join(parts)'))
 
 
 def _enc_dict(v: Any) -> bytes:
@@ -143,9 +175,18 @@ def record_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 def _record_encoder(name: str, names: tuple[str, ...]) -> Encoder:
-    """The encoder of one record class, built once: its header bytes (tag, class name, field count) and one C call
-    that reads every field."""
+    """The encoder of one record class, compiled once: its header bytes (tag, class name, field count), then each field
+    read by attribute and encoded inline (``_PART``).  Field names that are not plain identifiers (a NamedTuple's are
+    always, an attrs class's too) fall back to one C call that reads every field and ``_enc`` per field."""
     head = b"R" + _enc_str(name) + _n(len(names))
+    if all(f.isidentifier() and not keyword.iskeyword(f) for f in names):
+        body = "".join(f"    x{k} = v.{f}\n" + _PART.format(i="    ", x=f"x{k}", e=f"e{k}")
+                       for k, f in enumerate(names))
+        parts = ", ".join(["head"] + [f"e{k}" for k in range(len(names))])
+        join = parts.replace(", ", " + ") if len(names) < 3 else f'b"".join(({parts},))'
+        return _generated(name, f"def enc_v(v):\n    h = M(id(v))\n    if h is not None and h[0] is v:\n"
+                                f"        return h[1]\n{body}    out = {join}\n    MEMO[id(v)] = (v, out)\n"
+                                f"    return out\n", head=head)
     get = record_getter(names)
 
     def enc(v: Any) -> bytes:
