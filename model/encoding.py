@@ -55,6 +55,7 @@ _STRS: dict[str, bytes] = {}
 _SMALL_INTS = {i: b"i" + _q(i) for i in range(-16, 1024)}  # only ints are looked up: True never reaches it
 Encoder = Callable[[Any], bytes]
 _BY_TYPE: dict[type, Encoder] = {}
+_TOP: dict[type, Encoder] = {}  # record class -> the encoding of a whole state of that class, tag included
 
 
 def _fields(cls: type) -> tuple[str, ...]:
@@ -174,7 +175,7 @@ def record_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return attrgetter(*names)  # type: ignore[return-value]
 
 
-def _record_encoder(name: str, names: tuple[str, ...]) -> Encoder:
+def _record_encoder(cls: type, name: str, names: tuple[str, ...]) -> Encoder:
     """The encoder of one record class, compiled once: its header bytes (tag, class name, field count), then each field
     read by attribute and encoded inline (``_PART``).  Field names that are not plain identifiers (a NamedTuple's are
     always, an attrs class's too) fall back to one C call that reads every field and ``_enc`` per field."""
@@ -184,9 +185,11 @@ def _record_encoder(name: str, names: tuple[str, ...]) -> Encoder:
                        for k, f in enumerate(names))
         parts = ", ".join(["head"] + [f"e{k}" for k in range(len(names))])
         join = parts.replace(", ", " + ") if len(names) < 3 else f'b"".join(({parts},))'
-        return _generated(name, f"def enc_v(v):\n    h = M(id(v))\n    if h is not None and h[0] is v:\n"
-                                f"        return h[1]\n{body}    out = {join}\n    MEMO[id(v)] = (v, out)\n"
-                                f"    return out\n", head=head)
+        memo = f"def enc_v(v):\n    h = M(id(v))\n    if h is not None and h[0] is v:\n        return h[1]\n{body}" \
+               f"    out = {join}\n    MEMO[id(v)] = (v, out)\n    return out\n"
+        # a whole state: tagged, and neither looked up nor kept (a successor is a new object, met once)
+        _TOP[cls] = _generated(name, f"def enc_v(v):\n{body}    return {join}\n", head=STRUCT_TAG + head)
+        return _generated(name, memo, head=head)
     get = record_getter(names)
 
     def enc(v: Any) -> bytes:
@@ -217,11 +220,11 @@ def _compile(t: type) -> Encoder:
     """The encoder of type ``t``, made once per type and kept in ``_BY_TYPE``."""
     f: Encoder
     if attrs.has(t):
-        f = _record_encoder(t.__name__, _fields(t))
+        f = _record_encoder(t, t.__name__, _fields(t))
     elif issubclass(t, enum.Enum):
         f = _enum_encoder(t)
     elif issubclass(t, tuple) and hasattr(t, "_fields"):  # a NamedTuple: a record
-        f = _record_encoder(t.__name__, tuple(t._fields))
+        f = _record_encoder(t, t.__name__, tuple(t._fields))
     elif issubclass(t, (tuple, list)):
         f = _enc_tuple
     elif issubclass(t, (frozenset, set)):
@@ -267,6 +270,11 @@ def clear_memo() -> None:
 def stable_encode(state: Any) -> bytes:
     """The stable byte encoding of a state (see the module docstring for its three shapes and why it is exact)."""
     t = type(state)
+    top = _TOP.get(t)
+    if top is not None:
+        if len(_MEMO) > MEMO_LIMIT:
+            _MEMO.clear()
+        return top(state)
     if t is tuple:
         ints = True
         for v in state:
