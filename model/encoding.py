@@ -50,6 +50,7 @@ MEMO_LIMIT = 200_000  # memo entries kept before the memo is cleared
 _q = struct.Struct("<q").pack
 _n = struct.Struct("<I").pack  # lengths and counts
 _MEMO: dict[int, tuple[Any, bytes]] = {}
+_CHILD: dict[Any, tuple[Any, bytes]] = {}  # tuples in sets by their elements' ids (see ``_SET_SRC``)
 STR_LIMIT = 100_000  # strs whose encoding is kept (a model's strs are mostly a few names: roles, message kinds)
 _STRS: dict[str, bytes] = {}
 _SMALL_INTS = {i: b"i" + _q(i) for i in range(-16, 1024)}  # only ints are looked up: True never reaches it
@@ -129,7 +130,8 @@ _PART = """\
 
 def _generated(name: str, src: str, **env: Any) -> Encoder:
     """Compile ``src`` (defining ``enc_v``) once, with the encoder's tables bound as globals."""
-    scope: dict[str, Any] = {"S": _STRS.get, "I": _SMALL_INTS.get, "M": _MEMO.get, "MEMO": _MEMO, "enc": _enc,
+    scope: dict[str, Any] = {"S": _STRS.get, "I": _SMALL_INTS.get, "M": _MEMO.get, "MEMO": _MEMO, "C": _CHILD.get, "CHILD": _CHILD,
+ "enc": _enc,
                              "enc_str": _enc_str, "enc_int": _enc_int, "n": _n, "sorted": sorted, **env}
     exec(compile(src, f"<kraftcheck encoder {name}>", "exec"), scope)  # noqa: S102 - our own template, no input
     return scope["enc_v"]  # type: ignore[no-any-return]
@@ -152,8 +154,35 @@ _ONE = _PART.format(i=" " * 8, x="x", e="e")
 # a tuple (or list): its elements in order; a frozenset (or set): its elements' encodings sorted as bytes
 _enc_tuple = _generated("tuple", _SEQ_SRC.format(start='[b"(" + n(len(v))]', part=_ONE,
                                                  finish='    out = b"".join(parts)'))
-_enc_set = _generated("set", _SEQ_SRC.format(start="[]", part=_ONE,
-                                             finish='    parts.sort()\n    out = b"{" + n(len(v)) + b"".join(parts)'))
+
+# A set's tuple elements (a bag's (message, count) pairs, a map's (key, value) pairs) are usually made afresh when
+# the set is rebuilt, from the very objects of the pairs they replace (the same message, a cached small int): a tuple
+# element is looked up by its elements' ids (``CHILD``).  Exact, not by value: an entry holds its tuple, hence that
+# tuple's elements, so while the entry exists no other object has those ids, and a tuple of the same objects encodes
+# the same (``True`` and ``1`` are two objects, so they never share a key).  A pair's key is one int (two 64-bit ids),
+# a longer tuple's the tuple of ids.  (Looking whole sets up by their elements' ids as well was measured slower.)
+_SET_SRC = """\
+def enc_v(v):
+    h = M(id(v))
+    if h is not None and h[0] is v:
+        return h[1]
+    parts = []
+    add = parts.append
+    for x in v:
+        if type(x) is tuple:
+            k = (id(x[0]) << 64 | id(x[1])) if len(x) == 2 else tuple(map(id, x))
+            h = C(k)
+            if h is None:
+                h = CHILD[k] = (x, enc_tuple(x))
+            add(h[1])
+            continue
+{part}        add(e)
+    parts.sort()
+    out = b"{{" + n(len(v)) + b"".join(parts)
+    MEMO[id(v)] = (v, out)
+    return out
+"""
+_enc_set = _generated("set", _SET_SRC.format(part=_ONE), enc_tuple=_enc_tuple)
 
 
 def _enc_dict(v: Any) -> bytes:
@@ -257,10 +286,16 @@ def on_clear(method: Callable[[], None]) -> None:
     _ON_CLEAR.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
 
 
+def _forget() -> None:
+    """Empty this module's memos (when they reach ``MEMO_LIMIT`` within a batch; the symmetry's memos are its own)."""
+    _MEMO.clear()
+    _CHILD.clear()
+
+
 def clear_memo() -> None:
     """Forget every memoised encoding (and the references the memos hold): the batch fingerprinter calls this after
     each batch."""
-    _MEMO.clear()
+    _forget()
     for w in _ON_CLEAR:
         fn = w()
         if fn is not None:
@@ -273,7 +308,7 @@ def stable_encode(state: Any) -> bytes:
     top = _TOP.get(t)
     if top is not None:
         if len(_MEMO) > MEMO_LIMIT:
-            _MEMO.clear()
+            _forget()
         return top(state)
     if t is tuple:
         ints = True
@@ -293,7 +328,7 @@ def stable_encode(state: Any) -> bytes:
     elif t is int or t is str or t is bool or state is None:
         return repr(state).encode()
     if len(_MEMO) > MEMO_LIMIT:
-        _MEMO.clear()
+        _forget()
     return STRUCT_TAG + _enc(state)
 
 
