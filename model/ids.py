@@ -80,6 +80,17 @@ class IdSymmetry:
     indexed: bool = False
 
 
+_RECORDS: dict[type, bool] = {}
+
+
+def _is_record(t: type) -> bool:
+    """``attrs.has(t)``, looked up once per type (``attrs.has`` itself costs a generic-alias check a call)."""
+    r = _RECORDS.get(t)
+    if r is None:
+        r = _RECORDS[t] = attrs.has(t)
+    return r
+
+
 _PLANS: dict[type, tuple[tuple[str, ...], tuple[tuple[str, str] | None, ...]]] = {}
 
 
@@ -98,7 +109,7 @@ def rename(v: Any, perm: Perm) -> Any:
     t = type(v)
     if t is int or t is str or t is bool or v is None or t is bytes:
         return v
-    if attrs.has(t):
+    if _is_record(t):
         names, modes = _plan(t)
         changes = {}
         for name, mode in zip(names, modes):
@@ -232,7 +243,7 @@ class Canon:
 
     def _collect(self, v: Any, kind: str, parts: list[list[Any]], depth: int) -> None:
         """Append, for each id, the parts of ``v`` indexed or keyed by it (through records only)."""
-        if depth > 8 or not attrs.has(type(v)):
+        if depth > 8 or not _is_record(type(v)):
             return
         names, modes = _plan(type(v))
         for name, mode in zip(names, modes):
@@ -321,7 +332,7 @@ class Canon:
             self.touched += 1  # it held an id: so does every part that holds it
             return hit[1]
         before = self.touched
-        if attrs.has(t):
+        if _is_record(t):
             f = self.record_enc.get(t)
             if f is None:
                 f = self.record_enc[t] = self._record(t)
@@ -431,7 +442,7 @@ def _blind(v: Any, blind: Perm) -> bytes:
         return b"H"
     if t is int or t is str or t is bool or v is None or t is bytes:
         return E._enc(v)
-    if attrs.has(t):
+    if _is_record(t):
         names, modes = _plan(t)
         parts = [b"R", E._enc_str(t.__name__)]
         for name, mode in zip(names, modes):
