@@ -44,7 +44,9 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 INT_ROW_TAG = bytes(8)  # starts the encoding of a tuple of int64s; a repr never holds a NUL byte, so no clash
 STRUCT_TAG = b"\x00\x01"  # starts a structural encoding: differs from INT_ROW_TAG in byte 2, and from any repr
-ENCODING_VERSION = 2  # bumped whenever stable_encode's bytes change: checkpoints record it and refuse a mismatch
+# bumped whenever an encoding's bytes change (3: declared symmetry picks its candidates by whole-state signatures, so a
+# symmetric state's canonical encoding may differ): checkpoints record it and refuse a mismatch
+ENCODING_VERSION = 3
 MEMO_LIMIT = 200_000  # memo entries kept before the memo is cleared
 
 _q = struct.Struct("<q").pack
@@ -130,9 +132,8 @@ _PART = """\
 
 def _generated(name: str, src: str, **env: Any) -> Encoder:
     """Compile ``src`` (defining ``enc_v``) once, with the encoder's tables bound as globals."""
-    scope: dict[str, Any] = {"S": _STRS.get, "I": _SMALL_INTS.get, "M": _MEMO.get, "MEMO": _MEMO, "C": _CHILD.get, "CHILD": _CHILD,
- "enc": _enc,
-                             "enc_str": _enc_str, "enc_int": _enc_int, "n": _n, "sorted": sorted, **env}
+    scope: dict[str, Any] = {"S": _STRS.get, "I": _SMALL_INTS.get, "M": _MEMO.get, "MEMO": _MEMO, "C": _CHILD.get,
+                             "CHILD": _CHILD, "enc": _enc, "enc_str": _enc_str, "enc_int": _enc_int, "n": _n, **env}
     exec(compile(src, f"<kraftcheck encoder {name}>", "exec"), scope)  # noqa: S102 - our own template, no input
     return scope["enc_v"]  # type: ignore[no-any-return]
 

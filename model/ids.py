@@ -16,8 +16,9 @@ Every other value is renamed inside (records in a frozenset of messages, per-nod
 itself: an unmarked int is data.
 
 The canonical encoding of a state is the smallest, as bytes, of ``encode(rename(state, p))`` over the *candidate*
-permutations ``p``: those that list the ids in ascending order of an id-free *signature* (the parts of the state
-indexed or keyed by the id, with every id in them blinded to "this id" or "another id").  A renaming maps the
+permutations ``p``: those that list the ids in ascending order of an id-free *signature* (for a record state, the
+whole state with every id blinded to "this id" or "another id", indexed tuples as (own element, sorted others); for a
+tuple state, the parts of it indexed or keyed by the id, so blinded).  A renaming maps the
 signature of id ``i`` to that of its new name, so the candidates of a renamed state are the candidates of the state
 composed with the renaming, and both reach the same set of renamed states: the canonical encoding is the same for
 every state of a symmetry class, and two classes never share one (it is the encoding of a member).  Only ids with
@@ -169,6 +170,9 @@ class Canon:
         self.perm: Perm = {}
         self.memo: dict[int, tuple[Any, bytes]] = {}  # the current permutation's memo
         self.memos: dict[tuple[tuple[int, ...], ...], dict[int, tuple[Any, bytes]]] = {}
+        self.tuples: dict[Any, tuple[Any, bytes, bool]] = {}  # the current permutation's tuples by element ids
+        self.tuple_memos: dict[tuple[tuple[int, ...], ...], dict[Any, tuple[Any, bytes, bool]]] = {}
+        self.blinds: dict[tuple[str, int], tuple[Perm, dict[int, tuple[Any, bytes]]]] = {}  # (kind, id) -> memo
         self.free: dict[int, tuple[Any, bytes]] = {}  # parts that held no id: the same under every permutation
         self.states: dict[int, tuple[Any, bytes]] = {}  # state -> canonical encoding: a candidate met twice is free
         self.touched = 0  # counts ids renamed: a part whose encoding left it unchanged held none
@@ -177,6 +181,9 @@ class Canon:
 
     def clear(self) -> None:
         self.memos.clear()
+        self.blinds.clear()
+        self.tuple_memos.clear()
+        self.tuples = {}
         self.free.clear()
         self.states.clear()
         self.memo = {}
@@ -189,12 +196,15 @@ class Canon:
         kinds = sorted(self.sizes)
         for kind in kinds:
             n = self.sizes[kind]
-            parts: list[list[Any]] = [[] for _ in range(n)]
-            if kind == self.top_kind and type(s) is tuple:
-                for i in range(min(n, len(s))):
-                    parts[i].append(s[i])
-            self._collect(s, kind, parts, 0)
-            sigs = [self._blind_all(parts[i], kind, i) for i in range(n)]
+            if type(s) is tuple:  # a tuple state: the parts indexed or keyed by each id
+                parts: list[list[Any]] = [[] for _ in range(n)]
+                if kind == self.top_kind:
+                    for i in range(min(n, len(s))):
+                        parts[i].append(s[i])
+                self._collect(s, kind, parts, 0)
+                sigs = [b"".join([_blind(x, self._blinding(kind, i)[0]) for x in parts[i]]) for i in range(n)]
+            else:
+                sigs = [self._whole(s, kind, i) for i in range(n)]
             order = sorted(range(n), key=sigs.__getitem__)
             blocks: list[list[int]] = []
             for i in order:
@@ -263,11 +273,25 @@ class Canon:
                     if type(i) is int and 0 <= i < len(parts):
                         parts[i].append(_HOLDER)
 
-    def _blind_all(self, parts: list[Any], kind: str, me: int) -> bytes:
-        """The id-free signature of id ``me``: its parts with every id of ``kind`` blinded to self or other."""
-        blind = {k: (1,) * n for k, n in self.sizes.items()}  # ids of the other kinds: all alike
-        blind[kind] = tuple(0 if i == me else 1 for i in range(self.sizes[kind]))
-        return b"".join(_blind(x, blind) for x in parts)
+    def _blinding(self, kind: str, me: int) -> tuple[Perm, dict[int, tuple[Any, bytes]]]:
+        """The blinding of id ``me`` of ``kind`` (self -> 0, other ids of every kind -> 1) and its memo."""
+        key = (kind, me)
+        cached = self.blinds.get(key)
+        if cached is None:
+            blind = {k: (1,) * n for k, n in self.sizes.items()}  # ids of the other kinds: all alike
+            blind[kind] = tuple(0 if i == me else 1 for i in range(self.sizes[kind]))
+            cached = self.blinds[key] = (blind, {})
+        return cached
+
+    def _whole(self, s: Any, kind: str, me: int) -> bytes:
+        """The id-free signature of id ``me`` in a record state: the whole state with every id of ``kind`` blinded to
+        self or other (``_blind``).  It holds the parts indexed or keyed by ``me`` and the fields naming it, and
+        also tells apart ids that differ only in what else holds them (the messages a node sent or is sent, in an
+        unmarked bag), so fewer ids tie and fewer renamings are encoded.  ``_blind`` takes no position or name of
+        an id into account, so renaming the state renames the signatures with it: the candidates stay a function
+        of the class.  Blinded parts are memoised per (kind, id) for the batch: most are shared with the parent."""
+        blind, memo = self._blinding(kind, me)
+        return _blind(s, blind, memo)
 
     # ---- encodings ---------------------------------------------------------------------------------------------
     def encoding(self, s: Any) -> bytes:
@@ -277,7 +301,8 @@ class Canon:
         hit = self.states.get(id(s))
         if hit is not None and hit[0] is s:
             return hit[1]
-        if len(self.free) + len(self.states) + len(self.memo) * len(self.memos) > E.MEMO_LIMIT:  # about the size
+        if (len(self.free) + len(self.states) + (len(self.memo) + len(self.tuples)) * len(self.memos)
+                + sum(len(m) for _, m in self.blinds.values()) > E.MEMO_LIMIT):  # about the size
             self.clear()
         t = type(s)
         if t is int or t is str or t is bool or s is None:
@@ -313,6 +338,10 @@ class Canon:
         if memo is None:
             memo = self.memos[key] = {}
         self.memo = memo
+        tuples = self.tuple_memos.get(key)
+        if tuples is None:
+            tuples = self.tuple_memos[key] = {}
+        self.tuples = tuples
         if self.top_kind is not None and type(s) is tuple:
             t = _permute_indexed(s, p[self.top_kind])
             self.touched += 1
@@ -337,7 +366,9 @@ class Canon:
             if f is None:
                 f = self.record_enc[t] = self._record(t)
             out = f(v)
-        elif t is tuple or t is list:
+        elif t is tuple:
+            return self._tuple(v)
+        elif t is list:
             out = b"(" + E._n(len(v)) + b"".join(map(self.enc, v))
         elif t is frozenset or t is set:
             out = b"{" + E._n(len(v)) + b"".join(sorted(map(self.enc, v)))
@@ -348,6 +379,21 @@ class Canon:
         else:
             return E._enc(v)  # enums and the rest: no ids inside
         (self.free if self.touched == before else self.memo)[id(v)] = (v, out)
+        return out
+
+    def _tuple(self, v: tuple[Any, ...]) -> bytes:
+        """A tuple made afresh from the objects of one met before (a bag's (message, count) pair rebuilt on each send)
+        is found by its elements' ids, per permutation (``tuples``).  Exact for the reason ``model.encoding``'s
+        ``CHILD`` is: the entry holds its tuple, hence its elements, so equal keys mean the same objects, which encode
+        the same under one permutation.  The entry keeps whether the tuple held an id (``touched``), for its parent."""
+        k = (id(v[0]) << 64 | id(v[1])) if len(v) == 2 else tuple(map(id, v))
+        hit = self.tuples.get(k)
+        if hit is not None:
+            self.touched += hit[2]
+            return hit[1]
+        before = self.touched
+        out = b"(" + E._n(len(v)) + b"".join(map(self.enc, v))
+        self.tuples[k] = (v, out, self.touched != before)
         return out
 
     def _namedtuple(self, v: Any) -> bytes:
@@ -434,21 +480,34 @@ def rename_top(s: Any, p: Perm, top_kind: str | None) -> Any:
     return r
 
 
-def _blind(v: Any, blind: Perm) -> bytes:
+def _blind(v: Any, blind: Perm, memo: dict[int, tuple[Any, bytes]] | None = None) -> bytes:
     """The encoding of ``v`` with its ids renamed by ``blind`` (self -> 0, any other -> 1) and its indexed tuples as
-    (own element, sorted others): invariant under renaming the other ids."""
+    (own element, sorted others): invariant under renaming the other ids.  ``memo`` (id -> (object, bytes)), kept
+    for one ``blind`` by the caller, spares re-blinding the parts a successor shares with its parent."""
     t = type(v)
     if v is _HOLDER:
         return b"H"
     if t is int or t is str or t is bool or v is None or t is bytes:
         return E._enc(v)
+    if memo is not None:
+        hit = memo.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1]
+        out = _blind_part(v, t, blind, memo)
+        memo[id(v)] = (v, out)
+        return out
+    return _blind_part(v, t, blind, memo)
+
+
+def _blind_part(v: Any, t: type, blind: Perm, memo: dict[int, tuple[Any, bytes]] | None) -> bytes:
+    """``_blind`` of a value that is not a scalar."""
     if _is_record(t):
         names, modes = _plan(t)
         parts = [b"R", E._enc_str(t.__name__)]
         for name, mode in zip(names, modes):
             x = getattr(v, name)
             if mode is None:
-                parts.append(_blind(x, blind))
+                parts.append(_blind(x, blind, memo))
                 continue
             how, kind = mode
             p = blind.get(kind)
@@ -458,20 +517,34 @@ def _blind(v: Any, blind: Perm) -> bytes:
                 inner = [E._enc(_rename_id(i, p)) for i in x]
                 parts.append(b"{" + E._n(len(inner)) + b"".join(sorted(inner) if type(x) is not tuple else inner))
             elif how == "indexed":
-                mine = [_blind(e, blind) for i, e in enumerate(x) if p is not None and i < len(p) and p[i] == 0]
-                rest = sorted(_blind(e, blind) for i, e in enumerate(x) if not (p is not None and i < len(p) and
+                mine = [_blind(e, blind, memo) for i, e in enumerate(x) if p is not None and i < len(p) and p[i] == 0]
+                rest = sorted(_blind(e, blind, memo) for i, e in enumerate(x) if not (p is not None and i < len(p) and
                                                                                  p[i] == 0))
                 parts.append(b"[" + E._n(len(x)) + b"".join(mine) + b"|" + b"".join(rest))
             else:
-                inner = sorted(E._enc(_rename_id(k, p)) + _blind(e, blind) for k, e in _pairs(x))
+                inner = sorted(E._enc(_rename_id(k, p)) + _blind(e, blind, memo) for k, e in _pairs(x))
                 parts.append(b"<" + E._n(len(inner)) + b"".join(inner))
         return b"".join(parts)
     if t is frozenset or t is set:
-        return b"{" + E._n(len(v)) + b"".join(sorted(_blind(x, blind) for x in v))
+        if memo is None:
+            return b"{" + E._n(len(v)) + b"".join(sorted(_blind(x, blind) for x in v))
+        inner = []
+        for x in v:  # a pair made afresh from the objects of one met before (a bag's): by their ids, exact as
+            if type(x) is tuple and len(x) == 2:  # model.encoding's CHILD (the entry holds the pair, so its parts)
+                k = id(x[0]) << 64 | id(x[1])  # >= 2**64: never an id key
+                hit = memo.get(k)
+                if hit is None:
+                    hit = memo[k] = (x, _blind_part(x, tuple, blind, memo))
+                inner.append(hit[1])
+            else:
+                inner.append(_blind(x, blind, memo))
+        inner.sort()
+        return b"{" + E._n(len(v)) + b"".join(inner)
     if t is dict:
-        return b"<" + E._n(len(v)) + b"".join(sorted(_blind(k, blind) + _blind(x, blind) for k, x in v.items()))
+        return b"<" + E._n(len(v)) + b"".join(sorted(_blind(k, blind, memo) + _blind(x, blind, memo)
+                                                     for k, x in v.items()))
     if isinstance(v, (tuple, list)):
-        return b"(" + E._n(len(v)) + b"".join(_blind(x, blind) for x in v)
+        return b"(" + E._n(len(v)) + b"".join(_blind(x, blind, memo) for x in v)
     return E._enc(v)
 
 
