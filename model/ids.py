@@ -16,9 +16,9 @@ Every other value is renamed inside (records in a frozenset of messages, per-nod
 itself: an unmarked int is data.
 
 The canonical encoding of a state is the smallest, as bytes, of ``encode(rename(state, p))`` over the *candidate*
-permutations ``p``: those that list the ids in ascending order of an id-free *signature* (for a record state, the
-whole state with every id blinded to "this id" or "another id", indexed tuples as (own element, sorted others); for a
-tuple state, the parts of it indexed or keyed by the id, so blinded).  A renaming maps the
+permutations ``p``: those that list the ids in ascending order of an id-free *signature* (the parts of the state
+indexed or keyed by the id, with every id in them blinded to "this id" or "another id"; where ids of a record state tie
+on that, the state's unmarked containers so blinded as well: a bag of messages tells nodes apart by what they sent).  A renaming maps the
 signature of id ``i`` to that of its new name, so the candidates of a renamed state are the candidates of the state
 composed with the renaming, and both reach the same set of renamed states: the canonical encoding is the same for
 every state of a symmetry class, and two classes never share one (it is the encoding of a member).  Only ids with
@@ -32,6 +32,7 @@ one canonical fingerprint: a wrong declaration (an id field left unmarked) is fo
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -166,15 +167,15 @@ class Canon:
         kinds = sorted(self.sizes)
         for kind in kinds:
             n = self.sizes[kind]
-            if type(s) is tuple:  # a tuple state: the parts indexed or keyed by each id
-                parts: list[list[Any]] = [[] for _ in range(n)]
-                if kind == self.top_kind:
-                    for i in range(min(n, len(s))):
-                        parts[i].append(s[i])
-                self._collect(s, kind, parts, 0)
-                sigs = [b"".join([_blind(x, self._blinding(kind, i)[0]) for x in parts[i]]) for i in range(n)]
-            else:
-                sigs = [self._whole(s, kind, i) for i in range(n)]
+            parts: list[list[Any]] = [[] for _ in range(n)]
+            if kind == self.top_kind and type(s) is tuple:
+                for i in range(min(n, len(s))):
+                    parts[i].append(s[i])
+            self._collect(s, kind, parts, 0)
+            sigs = [b"".join([_blind(x, self._blinding(kind, i)[0]) for x in parts[i]]) for i in range(n)]
+            if type(s) is not tuple and len(set(sigs)) < n:  # ties: the whole state may tell them apart
+                ties = collections.Counter(sigs)
+                sigs = [sig + b"|" + self._unmarked(s, kind, i) if ties[sig] > 1 else sig for i, sig in enumerate(sigs)]
             order = sorted(range(n), key=sigs.__getitem__)
             blocks: list[list[int]] = []
             for i in order:
@@ -253,15 +254,23 @@ class Canon:
             cached = self.blinds[key] = (blind, {})
         return cached
 
-    def _whole(self, s: Any, kind: str, me: int) -> bytes:
-        """The id-free signature of id ``me`` in a record state: the whole state with every id of ``kind`` blinded to
-        self or other (``_blind``).  It holds the parts indexed or keyed by ``me`` and the fields naming it, and
-        also tells apart ids that differ only in what else holds them (the messages a node sent or is sent, in an
-        unmarked bag), so fewer ids tie and fewer renamings are encoded.  ``_blind`` takes no position or name of
-        an id into account, so renaming the state renames the signatures with it: the candidates stay a function
-        of the class.  Blinded parts are memoised per (kind, id) for the batch: most are shared with the parent."""
+    def _unmarked(self, s: Any, kind: str, me: int) -> bytes:
+        """What tells apart ids whose parts tie (``candidates``): the record state's unmarked containers (a bag of
+        messages, a set of records) with every id of ``kind`` blinded to self or other (``_blind``), so two nodes
+        that differ only in the messages naming them no longer tie and fewer renamings are encoded.  The fields are
+        chosen by name and ``_blind`` takes no position or name of an id into account, so renaming the state renames
+        these signatures with it: the candidates stay a function of the class.  Blinded parts are memoised per
+        (kind, id) for the batch: most are shared with the parent."""
         blind, memo = self._blinding(kind, me)
-        return _blind(s, blind, memo)
+        if not _is_record(type(s)):
+            return _blind(s, blind, memo)
+        names, modes = _plan(type(s))
+        out = []
+        for name, mode in zip(names, modes):
+            x = getattr(s, name)
+            if mode is None and type(x) in _CONTAINERS:
+                out.append(_blind(x, blind, memo))
+        return b"".join(out)
 
     # ---- encodings ---------------------------------------------------------------------------------------------
     def encoding(self, s: Any) -> bytes:
@@ -412,6 +421,7 @@ class Canon:
 
 
 _TWO = E._n(2)
+_CONTAINERS = frozenset({frozenset, set, tuple, list, dict})
 TWIN_BLOCK = 3  # blocks of equal signatures this large are searched for twins (a pair costs as much as it saves)
 
 
