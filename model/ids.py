@@ -17,14 +17,14 @@ itself: an unmarked int is data.
 
 The canonical encoding of a state is the smallest, as bytes, of ``encode(rename(state, p))`` over the *candidate*
 permutations ``p``: those that list the ids in ascending order of an id-free *signature* (the parts of the state
-indexed or keyed by the id, with every id in them blinded to "this id" or "another id"; where ids of a record state tie
-on that, the state's unmarked containers so blinded as well: a bag of messages tells nodes apart by what they sent).  A renaming maps the
-signature of id ``i`` to that of its new name, so the candidates of a renamed state are the candidates of the state
-composed with the renaming, and both reach the same set of renamed states: the canonical encoding is the same for
-every state of a symmetry class, and two classes never share one (it is the encoding of a member).  Only ids with
-equal signatures are tried in every order, except twins (two ids whose swap maps the state to itself give equal
-encodings in either order, so one order is tried).  Encodings are memoised per permutation for the batch: a part
-that held no id encodes alike under every permutation and is kept once.
+indexed or keyed by the id, with every id in them blinded to "this id" or "another id"; where ids of a record state
+tie on that, the state's unmarked containers so blinded as well: a bag of messages tells nodes apart by what they
+sent). A renaming maps the signature of id ``i`` to that of its new name, so the candidates of a renamed state are the
+candidates of the state composed with the renaming, and both reach the same set of renamed states: the canonical
+encoding is the same for every state of a symmetry class, and two classes never share one (it is the encoding of a
+member). Only ids with equal signatures are tried in every order, except twins (two ids whose swap maps the state to
+itself give equal encodings in either order, so one order is tried). Encodings are memoised per permutation for the
+batch: a part that held no id encodes alike under every permutation and is kept once.
 
 ``check_symmetry`` in ``checker.search.symmetry_check`` renames sampled states under every permutation and asserts
 one canonical fingerprint: a wrong declaration (an id field left unmarked) is found there.
