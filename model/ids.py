@@ -172,7 +172,7 @@ class Canon:
                 for i in range(min(n, len(s))):
                     parts[i].append(s[i])
             self._collect(s, kind, parts, 0)
-            sigs = [b"".join([_blind(x, self._blinding(kind, i)[0]) for x in parts[i]]) for i in range(n)]
+            sigs = [b"".join([_blind(x, *self._blinding(kind, i)) for x in parts[i]]) for i in range(n)]
             if type(s) is not tuple and len(set(sigs)) < n:  # ties: the whole state may tell them apart
                 ties = collections.Counter(sigs)
                 sigs = [sig + b"|" + self._unmarked(s, kind, i) if ties[sig] > 1 else sig for i, sig in enumerate(sigs)]
