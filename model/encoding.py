@@ -24,11 +24,18 @@ its parts with its parent, so most of a new state's encoding is a join of bytes 
 reference to each object it keys, so an ``id`` can never be reused while its entry exists, and it is bounded
 (``MEMO_LIMIT`` entries, then cleared; the batch fingerprinter clears it after each batch).  This relies on the model
 contract that a state and its parts are never changed after the state is made (dicts and lists included).
+
+The encoders of records, tuples and sets are generated once (per record class: one attribute read and one inlined
+dispatch per field, ``_PART``), since a Python call costs about as much as the work it dispatches; a whole record
+state is encoded without entering the memo (a successor is a new object, met once).  A set's tuple elements are also
+found by their elements' ids (``_CHILD``, see ``_SET_SRC``): a bag rebuilt on each send has new pairs of the same
+messages.  None of this changes the bytes (``tests/test_encoding.py`` pins a sample against the previous encoder).
 """
 
 from __future__ import annotations
 
 import enum
+import keyword
 import struct
 import weakref
 from collections.abc import Callable
@@ -43,17 +50,21 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 INT_ROW_TAG = bytes(8)  # starts the encoding of a tuple of int64s; a repr never holds a NUL byte, so no clash
 STRUCT_TAG = b"\x00\x01"  # starts a structural encoding: differs from INT_ROW_TAG in byte 2, and from any repr
-ENCODING_VERSION = 2  # bumped whenever stable_encode's bytes change: checkpoints record it and refuse a mismatch
+# bumped whenever an encoding's bytes change (3: declared symmetry picks its candidates by whole-state signatures, so a
+# symmetric state's canonical encoding may differ): checkpoints record it and refuse a mismatch
+ENCODING_VERSION = 3
 MEMO_LIMIT = 200_000  # memo entries kept before the memo is cleared
 
 _q = struct.Struct("<q").pack
 _n = struct.Struct("<I").pack  # lengths and counts
 _MEMO: dict[int, tuple[Any, bytes]] = {}
+_CHILD: dict[Any, tuple[Any, bytes]] = {}  # tuples in sets by their elements' ids (see ``_SET_SRC``)
 STR_LIMIT = 100_000  # strs whose encoding is kept (a model's strs are mostly a few names: roles, message kinds)
 _STRS: dict[str, bytes] = {}
 _SMALL_INTS = {i: b"i" + _q(i) for i in range(-16, 1024)}  # only ints are looked up: True never reaches it
 Encoder = Callable[[Any], bytes]
 _BY_TYPE: dict[type, Encoder] = {}
+_TOP: dict[type, Encoder] = {}  # record class -> the encoding of a whole state of that class, tag included
 
 
 def _fields(cls: type) -> tuple[str, ...]:
@@ -105,22 +116,80 @@ def _enc_none(v: None) -> bytes:
     return b"N"
 
 
-def _enc_tuple(v: Any) -> bytes:
-    hit = _MEMO.get(id(v))
-    if hit is not None and hit[0] is v:
-        return hit[1]
-    out = b"(" + _n(len(v)) + b"".join(map(_enc, v))
-    _MEMO[id(v)] = (v, out)
-    return out
+# One value's encoding, inlined into the generated encoders below rather than called: a Python call costs about as
+# much as the work it dispatches, and a state's parts are mostly strs, small ints and parts already memoised.
+# ``type(x) is str`` / ``is int`` are exact, so a bool, an IntEnum or a str subclass never reaches the str or int
+# tables (keyed by value, where ``True == 1``); everything else goes through the identity memo, then ``_enc``.
+_PART = """\
+{i}t = type({x})
+{i}if t is str:
+{i}    {e} = S({x})
+{i}    if {e} is None:
+{i}        {e} = enc_str({x})
+{i}elif t is int:
+{i}    {e} = I({x})
+{i}    if {e} is None:
+{i}        {e} = enc_int({x})
+{i}else:
+{i}    h = M(id({x}))
+{i}    {e} = h[1] if h is not None and h[0] is {x} else enc({x})
+"""
 
 
-def _enc_set(v: Any) -> bytes:
-    hit = _MEMO.get(id(v))
-    if hit is not None and hit[0] is v:
-        return hit[1]
-    out = b"{" + _n(len(v)) + b"".join(sorted(map(_enc, v)))
-    _MEMO[id(v)] = (v, out)
+def _generated(name: str, src: str, **env: Any) -> Encoder:
+    """Compile ``src`` (defining ``enc_v``) once, with the encoder's tables bound as globals."""
+    scope: dict[str, Any] = {"S": _STRS.get, "I": _SMALL_INTS.get, "M": _MEMO.get, "MEMO": _MEMO, "C": _CHILD.get,
+                             "CHILD": _CHILD, "enc": _enc, "enc_str": _enc_str, "enc_int": _enc_int, "n": _n, **env}
+    exec(compile(src, f"<kraftcheck encoder {name}>", "exec"), scope)  # noqa: S102 - our own template, no input
+    return scope["enc_v"]  # type: ignore[no-any-return]
+
+
+_SEQ_SRC = """\
+def enc_v(v):
+    h = M(id(v))
+    if h is not None and h[0] is v:
+        return h[1]
+    parts = {start}
+    add = parts.append
+    for x in v:
+{part}        add(e)
+{finish}
+    MEMO[id(v)] = (v, out)
     return out
+"""
+_ONE = _PART.format(i=" " * 8, x="x", e="e")
+# a tuple (or list): its elements in order; a frozenset (or set): its elements' encodings sorted as bytes
+_enc_tuple = _generated("tuple", _SEQ_SRC.format(start='[b"(" + n(len(v))]', part=_ONE,
+                                                 finish='    out = b"".join(parts)'))
+
+# A set's tuple elements (a bag's (message, count) pairs, a map's (key, value) pairs) are usually made afresh when
+# the set is rebuilt, from the very objects of the pairs they replace (the same message, a cached small int): a tuple
+# element is looked up by its elements' ids (``CHILD``).  Exact, not by value: an entry holds its tuple, hence that
+# tuple's elements, so while the entry exists no other object has those ids, and a tuple of the same objects encodes
+# the same (``True`` and ``1`` are two objects, so they never share a key).  A pair's key is one int (two 64-bit ids),
+# a longer tuple's the tuple of ids.  (Looking whole sets up by their elements' ids as well was measured slower.)
+_SET_SRC = """\
+def enc_v(v):
+    h = M(id(v))
+    if h is not None and h[0] is v:
+        return h[1]
+    parts = []
+    add = parts.append
+    for x in v:
+        if type(x) is tuple:
+            k = (id(x[0]) << 64 | id(x[1])) if len(x) == 2 else tuple(map(id, x))
+            h = C(k)
+            if h is None:
+                h = CHILD[k] = (x, enc_tuple(x))
+            add(h[1])
+            continue
+{part}        add(e)
+    parts.sort()
+    out = b"{{" + n(len(v)) + b"".join(parts)
+    MEMO[id(v)] = (v, out)
+    return out
+"""
+_enc_set = _generated("set", _SET_SRC.format(part=_ONE), enc_tuple=_enc_tuple)
 
 
 def _enc_dict(v: Any) -> bytes:
@@ -142,10 +211,21 @@ def record_getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return attrgetter(*names)  # type: ignore[return-value]
 
 
-def _record_encoder(name: str, names: tuple[str, ...]) -> Encoder:
-    """The encoder of one record class, built once: its header bytes (tag, class name, field count) and one C call
-    that reads every field."""
+def _record_encoder(cls: type, name: str, names: tuple[str, ...]) -> Encoder:
+    """The encoder of one record class, compiled once: its header bytes (tag, class name, field count), then each field
+    read by attribute and encoded inline (``_PART``).  Field names that are not plain identifiers (a NamedTuple's are
+    always, an attrs class's too) fall back to one C call that reads every field and ``_enc`` per field."""
     head = b"R" + _enc_str(name) + _n(len(names))
+    if all(f.isidentifier() and not keyword.iskeyword(f) for f in names):
+        body = "".join(f"    x{k} = v.{f}\n" + _PART.format(i="    ", x=f"x{k}", e=f"e{k}")
+                       for k, f in enumerate(names))
+        parts = ", ".join(["head"] + [f"e{k}" for k in range(len(names))])
+        join = parts.replace(", ", " + ") if len(names) < 3 else f'b"".join(({parts},))'
+        memo = f"def enc_v(v):\n    h = M(id(v))\n    if h is not None and h[0] is v:\n        return h[1]\n{body}" \
+               f"    out = {join}\n    MEMO[id(v)] = (v, out)\n    return out\n"
+        # a whole state: tagged, and neither looked up nor kept (a successor is a new object, met once)
+        _TOP[cls] = _generated(name, f"def enc_v(v):\n{body}    return {join}\n", head=STRUCT_TAG + head)
+        return _generated(name, memo, head=head)
     get = record_getter(names)
 
     def enc(v: Any) -> bytes:
@@ -176,11 +256,11 @@ def _compile(t: type) -> Encoder:
     """The encoder of type ``t``, made once per type and kept in ``_BY_TYPE``."""
     f: Encoder
     if attrs.has(t):
-        f = _record_encoder(t.__name__, _fields(t))
+        f = _record_encoder(t, t.__name__, _fields(t))
     elif issubclass(t, enum.Enum):
         f = _enum_encoder(t)
     elif issubclass(t, tuple) and hasattr(t, "_fields"):  # a NamedTuple: a record
-        f = _record_encoder(t.__name__, tuple(t._fields))
+        f = _record_encoder(t, t.__name__, tuple(t._fields))
     elif issubclass(t, (tuple, list)):
         f = _enc_tuple
     elif issubclass(t, (frozenset, set)):
@@ -213,10 +293,16 @@ def on_clear(method: Callable[[], None]) -> None:
     _ON_CLEAR.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
 
 
+def _forget() -> None:
+    """Empty this module's memos (when they reach ``MEMO_LIMIT`` within a batch; the symmetry's memos are its own)."""
+    _MEMO.clear()
+    _CHILD.clear()
+
+
 def clear_memo() -> None:
     """Forget every memoised encoding (and the references the memos hold): the batch fingerprinter calls this after
     each batch."""
-    _MEMO.clear()
+    _forget()
     for w in _ON_CLEAR:
         fn = w()
         if fn is not None:
@@ -226,6 +312,11 @@ def clear_memo() -> None:
 def stable_encode(state: Any) -> bytes:
     """The stable byte encoding of a state (see the module docstring for its three shapes and why it is exact)."""
     t = type(state)
+    top = _TOP.get(t)
+    if top is not None:
+        if len(_MEMO) > MEMO_LIMIT:
+            _forget()
+        return top(state)
     if t is tuple:
         ints = True
         for v in state:
@@ -244,7 +335,7 @@ def stable_encode(state: Any) -> bytes:
     elif t is int or t is str or t is bool or state is None:
         return repr(state).encode()
     if len(_MEMO) > MEMO_LIMIT:
-        _MEMO.clear()
+        _forget()
     return STRUCT_TAG + _enc(state)
 
 

@@ -17,13 +17,14 @@ itself: an unmarked int is data.
 
 The canonical encoding of a state is the smallest, as bytes, of ``encode(rename(state, p))`` over the *candidate*
 permutations ``p``: those that list the ids in ascending order of an id-free *signature* (the parts of the state
-indexed or keyed by the id, with every id in them blinded to "this id" or "another id").  A renaming maps the
-signature of id ``i`` to that of its new name, so the candidates of a renamed state are the candidates of the state
-composed with the renaming, and both reach the same set of renamed states: the canonical encoding is the same for
-every state of a symmetry class, and two classes never share one (it is the encoding of a member).  Only ids with
-equal signatures are tried in every order, except twins (two ids whose swap maps the state to itself give equal
-encodings in either order, so one order is tried).  Encodings are memoised per permutation for the batch: a part
-that held no id encodes alike under every permutation and is kept once.
+indexed or keyed by the id, with every id in them blinded to "this id" or "another id"; where ids of a record state
+tie on that, the state's unmarked containers so blinded as well: a bag of messages tells nodes apart by what they
+sent). A renaming maps the signature of id ``i`` to that of its new name, so the candidates of a renamed state are the
+candidates of the state composed with the renaming, and both reach the same set of renamed states: the canonical
+encoding is the same for every state of a symmetry class, and two classes never share one (it is the encoding of a
+member). Only ids with equal signatures are tried in every order, except twins (two ids whose swap maps the state to
+itself give equal encodings in either order, so one order is tried). Encodings are memoised per permutation for the
+batch: a part that held no id encodes alike under every permutation and is kept once.
 
 ``check_symmetry`` in ``checker.search.symmetry_check`` renames sampled states under every permutation and asserts
 one canonical fingerprint: a wrong declaration (an id field left unmarked) is found there.
@@ -31,6 +32,7 @@ one canonical fingerprint: a wrong declaration (an id field left unmarked) is fo
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -38,10 +40,8 @@ from typing import Any
 import attrs
 
 from kraftcheck.model import encoding as E
+from kraftcheck.model.id_marks import _HOLDER, SYM, Perm, _blind, _is_record, _pairs, _plan, _rename_id
 from kraftcheck.model.records import replace
-
-SYM = "kraftcheck.ids"  # the attrs metadata key: (mode, kind)
-Perm = dict[str, tuple[int, ...]]  # kind -> new id of each old id
 
 
 def _field(mode: str, kind: str, kw: dict[str, Any]) -> Any:
@@ -80,25 +80,12 @@ class IdSymmetry:
     indexed: bool = False
 
 
-_PLANS: dict[type, tuple[tuple[str, ...], tuple[tuple[str, str] | None, ...]]] = {}
-
-
-def _plan(cls: type) -> tuple[tuple[str, ...], tuple[tuple[str, str] | None, ...]]:
-    """(field names, each field's (mode, kind) or None) of a record class, read once."""
-    plan = _PLANS.get(cls)
-    if plan is None:
-        fields = attrs.fields(cls)
-        plan = (tuple(a.name for a in fields), tuple(a.metadata.get(SYM) for a in fields))
-        _PLANS[cls] = plan
-    return plan
-
-
 def rename(v: Any, perm: Perm) -> Any:
     """``v`` with every marked id renamed by ``perm`` (the representative a canonical encoding encodes)."""
     t = type(v)
     if t is int or t is str or t is bool or v is None or t is bytes:
         return v
-    if attrs.has(t):
+    if _is_record(t):
         names, modes = _plan(t)
         changes = {}
         for name, mode in zip(names, modes):
@@ -116,10 +103,6 @@ def rename(v: Any, perm: Perm) -> Any:
     if issubclass(t, tuple) and hasattr(t, "_make"):
         return t._make(rename(x, perm) for x in v)  # type: ignore[attr-defined]
     return v
-
-
-def _rename_id(x: Any, p: tuple[int, ...] | None) -> Any:
-    return p[x] if p is not None and type(x) is int and 0 <= x < len(p) else x
 
 
 def _rename_marked(v: Any, mode: tuple[str, str], perm: Perm) -> Any:
@@ -158,6 +141,9 @@ class Canon:
         self.perm: Perm = {}
         self.memo: dict[int, tuple[Any, bytes]] = {}  # the current permutation's memo
         self.memos: dict[tuple[tuple[int, ...], ...], dict[int, tuple[Any, bytes]]] = {}
+        self.tuples: dict[Any, tuple[Any, bytes, bool]] = {}  # the current permutation's tuples by element ids
+        self.tuple_memos: dict[tuple[tuple[int, ...], ...], dict[Any, tuple[Any, bytes, bool]]] = {}
+        self.blinds: dict[tuple[str, int], tuple[Perm, dict[int, tuple[Any, bytes]]]] = {}  # (kind, id) -> memo
         self.free: dict[int, tuple[Any, bytes]] = {}  # parts that held no id: the same under every permutation
         self.states: dict[int, tuple[Any, bytes]] = {}  # state -> canonical encoding: a candidate met twice is free
         self.touched = 0  # counts ids renamed: a part whose encoding left it unchanged held none
@@ -166,6 +152,9 @@ class Canon:
 
     def clear(self) -> None:
         self.memos.clear()
+        self.blinds.clear()
+        self.tuple_memos.clear()
+        self.tuples = {}
         self.free.clear()
         self.states.clear()
         self.memo = {}
@@ -183,7 +172,10 @@ class Canon:
                 for i in range(min(n, len(s))):
                     parts[i].append(s[i])
             self._collect(s, kind, parts, 0)
-            sigs = [self._blind_all(parts[i], kind, i) for i in range(n)]
+            sigs = [b"".join([_blind(x, *self._blinding(kind, i)) for x in parts[i]]) for i in range(n)]
+            if type(s) is not tuple and len(set(sigs)) < n:  # ties: the whole state may tell them apart
+                ties = collections.Counter(sigs)
+                sigs = [sig + b"|" + self._unmarked(s, kind, i) if ties[sig] > 1 else sig for i, sig in enumerate(sigs)]
             order = sorted(range(n), key=sigs.__getitem__)
             blocks: list[list[int]] = []
             for i in order:
@@ -232,7 +224,7 @@ class Canon:
 
     def _collect(self, v: Any, kind: str, parts: list[list[Any]], depth: int) -> None:
         """Append, for each id, the parts of ``v`` indexed or keyed by it (through records only)."""
-        if depth > 8 or not attrs.has(type(v)):
+        if depth > 8 or not _is_record(type(v)):
             return
         names, modes = _plan(type(v))
         for name, mode in zip(names, modes):
@@ -252,11 +244,33 @@ class Canon:
                     if type(i) is int and 0 <= i < len(parts):
                         parts[i].append(_HOLDER)
 
-    def _blind_all(self, parts: list[Any], kind: str, me: int) -> bytes:
-        """The id-free signature of id ``me``: its parts with every id of ``kind`` blinded to self or other."""
-        blind = {k: (1,) * n for k, n in self.sizes.items()}  # ids of the other kinds: all alike
-        blind[kind] = tuple(0 if i == me else 1 for i in range(self.sizes[kind]))
-        return b"".join(_blind(x, blind) for x in parts)
+    def _blinding(self, kind: str, me: int) -> tuple[Perm, dict[int, tuple[Any, bytes]]]:
+        """The blinding of id ``me`` of ``kind`` (self -> 0, other ids of every kind -> 1) and its memo."""
+        key = (kind, me)
+        cached = self.blinds.get(key)
+        if cached is None:
+            blind = {k: (1,) * n for k, n in self.sizes.items()}  # ids of the other kinds: all alike
+            blind[kind] = tuple(0 if i == me else 1 for i in range(self.sizes[kind]))
+            cached = self.blinds[key] = (blind, {})
+        return cached
+
+    def _unmarked(self, s: Any, kind: str, me: int) -> bytes:
+        """What tells apart ids whose parts tie (``candidates``): the record state's unmarked containers (a bag of
+        messages, a set of records) with every id of ``kind`` blinded to self or other (``_blind``), so two nodes
+        that differ only in the messages naming them no longer tie and fewer renamings are encoded.  The fields are
+        chosen by name and ``_blind`` takes no position or name of an id into account, so renaming the state renames
+        these signatures with it: the candidates stay a function of the class.  Blinded parts are memoised per
+        (kind, id) for the batch: most are shared with the parent."""
+        blind, memo = self._blinding(kind, me)
+        if not _is_record(type(s)):
+            return _blind(s, blind, memo)
+        names, modes = _plan(type(s))
+        out = []
+        for name, mode in zip(names, modes):
+            x = getattr(s, name)
+            if mode is None and type(x) in _CONTAINERS:
+                out.append(_blind(x, blind, memo))
+        return b"".join(out)
 
     # ---- encodings ---------------------------------------------------------------------------------------------
     def encoding(self, s: Any) -> bytes:
@@ -266,7 +280,8 @@ class Canon:
         hit = self.states.get(id(s))
         if hit is not None and hit[0] is s:
             return hit[1]
-        if len(self.free) + len(self.states) + len(self.memo) * len(self.memos) > E.MEMO_LIMIT:  # about the size
+        if (len(self.free) + len(self.states) + (len(self.memo) + len(self.tuples)) * len(self.memos)
+                + sum(len(m) for _, m in self.blinds.values()) > E.MEMO_LIMIT):  # about the size
             self.clear()
         t = type(s)
         if t is int or t is str or t is bool or s is None:
@@ -302,6 +317,10 @@ class Canon:
         if memo is None:
             memo = self.memos[key] = {}
         self.memo = memo
+        tuples = self.tuple_memos.get(key)
+        if tuples is None:
+            tuples = self.tuple_memos[key] = {}
+        self.tuples = tuples
         if self.top_kind is not None and type(s) is tuple:
             t = _permute_indexed(s, p[self.top_kind])
             self.touched += 1
@@ -321,12 +340,14 @@ class Canon:
             self.touched += 1  # it held an id: so does every part that holds it
             return hit[1]
         before = self.touched
-        if attrs.has(t):
+        if _is_record(t):
             f = self.record_enc.get(t)
             if f is None:
                 f = self.record_enc[t] = self._record(t)
             out = f(v)
-        elif t is tuple or t is list:
+        elif t is tuple:
+            return self._tuple(v)
+        elif t is list:
             out = b"(" + E._n(len(v)) + b"".join(map(self.enc, v))
         elif t is frozenset or t is set:
             out = b"{" + E._n(len(v)) + b"".join(sorted(map(self.enc, v)))
@@ -337,6 +358,21 @@ class Canon:
         else:
             return E._enc(v)  # enums and the rest: no ids inside
         (self.free if self.touched == before else self.memo)[id(v)] = (v, out)
+        return out
+
+    def _tuple(self, v: tuple[Any, ...]) -> bytes:
+        """A tuple made afresh from the objects of one met before (a bag's (message, count) pair rebuilt on each send)
+        is found by its elements' ids, per permutation (``tuples``).  Exact for the reason ``model.encoding``'s
+        ``CHILD`` is: the entry holds its tuple, hence its elements, so equal keys mean the same objects, which encode
+        the same under one permutation.  The entry keeps whether the tuple held an id (``touched``), for its parent."""
+        k = (id(v[0]) << 64 | id(v[1])) if len(v) == 2 else tuple(map(id, v))
+        hit = self.tuples.get(k)
+        if hit is not None:
+            self.touched += hit[2]
+            return hit[1]
+        before = self.touched
+        out = b"(" + E._n(len(v)) + b"".join(map(self.enc, v))
+        self.tuples[k] = (v, out, self.touched != before)
         return out
 
     def _namedtuple(self, v: Any) -> bytes:
@@ -385,6 +421,7 @@ class Canon:
 
 
 _TWO = E._n(2)
+_CONTAINERS = frozenset({frozenset, set, tuple, list, dict})
 TWIN_BLOCK = 3  # blocks of equal signatures this large are searched for twins (a pair costs as much as it saves)
 
 
@@ -403,14 +440,6 @@ def _orders(block: list[int], twins: list[int] | None) -> list[tuple[int, ...]]:
     return out
 
 
-def _pairs(v: Any) -> Any:
-    """The (key, value) pairs of a keyed field: a dict's items, else the pairs themselves."""
-    return v.items() if type(v) is dict else v
-
-
-_HOLDER = ("#holder",)
-
-
 def _flat(s: tuple[Any, ...]) -> bool:
     return all(type(v) is int or type(v) is str or type(v) is bool or v is None for v in s)
 
@@ -421,47 +450,6 @@ def rename_top(s: Any, p: Perm, top_kind: str | None) -> Any:
     if top_kind is not None and type(s) is tuple:
         r = _permute_indexed(r, p[top_kind])
     return r
-
-
-def _blind(v: Any, blind: Perm) -> bytes:
-    """The encoding of ``v`` with its ids renamed by ``blind`` (self -> 0, any other -> 1) and its indexed tuples as
-    (own element, sorted others): invariant under renaming the other ids."""
-    t = type(v)
-    if v is _HOLDER:
-        return b"H"
-    if t is int or t is str or t is bool or v is None or t is bytes:
-        return E._enc(v)
-    if attrs.has(t):
-        names, modes = _plan(t)
-        parts = [b"R", E._enc_str(t.__name__)]
-        for name, mode in zip(names, modes):
-            x = getattr(v, name)
-            if mode is None:
-                parts.append(_blind(x, blind))
-                continue
-            how, kind = mode
-            p = blind.get(kind)
-            if how == "id":
-                parts.append(E._enc(_rename_id(x, p)))
-            elif how == "ids":
-                inner = [E._enc(_rename_id(i, p)) for i in x]
-                parts.append(b"{" + E._n(len(inner)) + b"".join(sorted(inner) if type(x) is not tuple else inner))
-            elif how == "indexed":
-                mine = [_blind(e, blind) for i, e in enumerate(x) if p is not None and i < len(p) and p[i] == 0]
-                rest = sorted(_blind(e, blind) for i, e in enumerate(x) if not (p is not None and i < len(p) and
-                                                                                 p[i] == 0))
-                parts.append(b"[" + E._n(len(x)) + b"".join(mine) + b"|" + b"".join(rest))
-            else:
-                inner = sorted(E._enc(_rename_id(k, p)) + _blind(e, blind) for k, e in _pairs(x))
-                parts.append(b"<" + E._n(len(inner)) + b"".join(inner))
-        return b"".join(parts)
-    if t is frozenset or t is set:
-        return b"{" + E._n(len(v)) + b"".join(sorted(_blind(x, blind) for x in v))
-    if t is dict:
-        return b"<" + E._n(len(v)) + b"".join(sorted(_blind(k, blind) + _blind(x, blind) for k, x in v.items()))
-    if isinstance(v, (tuple, list)):
-        return b"(" + E._n(len(v)) + b"".join(_blind(x, blind) for x in v)
-    return E._enc(v)
 
 
 def canon_for(decls: list[IdSymmetry], b: Any, cache: dict[Any, Canon]) -> Canon:

@@ -57,6 +57,9 @@ def batch_fingerprinter(model: Model[Any, Any], ctx: Context[Any]) -> BatchFinge
     """``states -> uint64 array`` equal to ``[model.fingerprinter(ctx)(s) for s in states]``."""
     xxh = xxhash.xxh3_64_intdigest
     encode, sym, sym_encode, b = model.encode, model.symmetry, model.symmetry_encoding, ctx.b
+    if sym is not None and not model.symmetry_on(b):  # declared, but switched off by its bound (or one id a kind):
+        sym = sym_encode = None  # the canonical encoding is then ``encode(s)`` itself (``Canon.encoding``), one
+        # dispatch fewer per state and the batch shapes below open to the model
 
     def hashed(encodings: Any, n: int) -> np.ndarray:
         return _no_zero(np.fromiter(map(xxh, encodings), dtype=U64, count=n))
