@@ -103,9 +103,10 @@ def test_the_main_job_checks_the_kraft_models_from_the_wheel(venv: dict[str, Any
              venv["outside"])
     assert r.returncode == 15, r.stdout + r.stderr  # a --max-states limit is never reported as ok
     doc = json.loads((venv["outside"] / "main.json").read_text())
-    # the controller runs at its default, crash and reassign profiles, reassign at default and faults
-    assert [x["model"] for x in doc["results"]] == ["quorum", "controller", "controller", "controller", "migration",
-                                                    "reassign", "reassign", "features"]
+    # each model at its main-job profiles: the quorum at default, duplication and faults, the controller at default,
+    # crash and reassign, reassign at default and faults
+    assert [x["model"] for x in doc["results"]] == ["quorum", "quorum", "quorum", "controller", "controller",
+                                                    "controller", "migration", "reassign", "reassign", "features"]
     assert {x["verdict"] for x in doc["results"]} == {"limit"}
 
 
