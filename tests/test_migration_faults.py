@@ -16,11 +16,23 @@ from kraftcheck.spec.migration import SPEC
 UNREDUCED = {r: False for r in MIGRATION.reductions}
 
 
-def test_reductions_are_declared_switches_the_deep_profile_turns_off() -> None:
+def test_reductions_are_declared_switches_the_deep_profiles_turn_off() -> None:
     assert len(MIGRATION.reductions) == 13
-    deep = MIGRATION.profile_bounds("deep")
-    assert all(deep[r] is False for r in MIGRATION.reductions)
+    for name in ("deep", "deep-faults"):
+        deep = MIGRATION.profile_bounds(name)
+        assert all(deep[r] is False for r in MIGRATION.reductions), name
+        assert MIGRATION.profiles[name].states and MIGRATION.profiles[name].seconds, name  # measured to completion
     assert MIGRATION.active_reductions(MIGRATION.default_bounds()) == list(MIGRATION.reductions)
+
+
+def test_the_deep_profiles_share_out_the_fault_kinds() -> None:
+    # every fault kind is on in one deep profile at least; those only one of them has are the gap README.md names
+    deep, faults = MIGRATION.profile_bounds("deep"), MIGRATION.profile_bounds("deep-faults")
+    kinds = ("max_crashes", "max_expiries", "max_outages", "max_zk_writes", "max_lost_answers", "incompatible_brokers")
+    assert all(deep[k] >= 1 or faults[k] >= 1 for k in kinds)
+    assert deep["max_epoch"] == MIGRATION.default_bounds().max_epoch == 3 and faults["max_epoch"] == 2
+    assert {k for k in kinds if not deep[k]} == {"max_crashes", "max_expiries", "max_zk_writes"}
+    assert {k for k in kinds if not faults[k]} == {"max_outages"}
 
 
 def test_a_fenced_zk_controller_stays_until_it_fails_a_write_without_the_reduction() -> None:
