@@ -11,6 +11,9 @@
   situation, so that a healthy leader is never forced out);
 * operator steps (reconfigure, roll_to_kraft, the rollback, starting the incompatible broker), client writes, ZK-mode
   controllers and every fault have no fairness: they may happen within their budgets, which only grow;
+* starting the incompatible broker (``broker_join``), the one operator step without a budget, eventually stops
+  (``joins-stop``, finite): a broker the KRaft quorum refuses shuts down, and an operator restarting it for ever
+  would hold the migration in WAIT_FOR_BROKERS (KRaftMigrationDriver waits for every ZK broker in /brokers/ids);
 * ``beyond-max-epoch`` is the bound cut: no controller active and ``max_epoch`` reached, so the election the protocol
   would hold next is beyond the model.  A behaviour that ends there is not judged.
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraftcheck.model.fairness import Fairness, strong, weak
+from kraftcheck.model.fairness import Fairness, finite, strong, weak
 from kraftcheck.model.migration.state import MigState, is_active
 
 
@@ -50,4 +53,8 @@ FAIRNESS: tuple[Fairness, ...] = (
     weak("election", ("kraft_elect",), when=_leaderless, doc="with no active controller, an election happens"),
     strong("beyond-max-epoch", ("idle",), cut=beyond_max_epoch,
            doc="the bound cut: the election after max_epoch is a step the model cannot take"),
+    finite("joins-stop", ("broker_join",),
+           doc="the operator eventually stops restarting the incompatible broker, which has no budget: otherwise, "
+               "with join_in_dual_write_only off, a broker refused by the KRaft quorum and restarted for ever keeps "
+               "the driver in WAIT_FOR_BROKERS (a lasso the deep profile's first measurement found)"),
 )

@@ -8,9 +8,11 @@ from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
     DUAL_WRITE,
+    MIGRATION,
     OP_MIGRATE,
     OP_ROLLED_BACK,
     POST_MIGRATION,
+    PRE_MIGRATION,
     Bounds,
     MigState,
     is_active,
@@ -39,7 +41,23 @@ def zk_restore(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
 
 def idle(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     """A finished run stutters, so that it is no deadlock: the migration finalized, the rollback done, or no
-    leader left to elect within the max_epoch bound, or a stalled driver (``stalled``) and no failover left."""
+    leader left to elect within the max_epoch bound, or a stalled driver (``stalled``) and no failover left, or the
+    migration waits for an operator restart beyond the budget (``awaits_operator``)."""
     stuck = s.kepoch >= ctx.b.max_epoch and not (s.leader >= 0 and is_active(s, s.leader) and not stalled(s))
-    if s.op == OP_ROLLED_BACK or log_state(s) == POST_MIGRATION or stuck:
+    if s.op == OP_ROLLED_BACK or log_state(s) == POST_MIGRATION or stuck or awaits_operator(s, ctx):
         yield s
+
+
+def awaits_operator(s: MigState, ctx: Context[Bounds]) -> bool:
+    """The migration waits for an operator restart that the ``max_reconfigs`` budget does not allow, and nothing
+    else can move it on: a voter runs without zookeeper.metadata.migration.enable, and either the migration has not
+    started (the active driver polls WAIT_FOR_CONTROLLER_QUORUM for ever, QuorumFeatures.
+    reasonAllControllersZkMigrationNotReady; a leader without the config activates a PRE_MIGRATION log and runs no
+    driver, ActivationRecordsGenerator.recordsForNonEmptyLog, 3.9) or it dual-writes under a leader that keeps the
+    config and no election is left in ``max_epoch`` (the finalization's next restart is beyond the budget).  Kafka
+    waits there for ever; the run has ended, as at the epoch bound.  Only reachable with the reduction
+    ``reconfig_for_finalize_only`` off (with it on, the budget always holds the finalization's restarts)."""
+    if s.op != OP_MIGRATE or s.used.reconfigs < ctx.b.max_reconfigs or all(x.mig for x in s.ctrls):
+        return False
+    mig = log_state(s)
+    return mig == PRE_MIGRATION or (mig == MIGRATION and s.kepoch >= ctx.b.max_epoch)
