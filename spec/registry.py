@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -70,7 +71,9 @@ def load(name: str) -> Spec:
 def _load_file(path: Path) -> Spec:
     if not path.is_file():
         raise UnknownModel(f"model file {str(path)!r} does not exist")
-    mod_name = f"kraftcheck_user_{abs(hash(str(path.resolve())))}"
+    # a name stable across processes (not ``hash``, which PYTHONHASHSEED salts): Spark workers load the same file
+    # under the same name, so records of the user's classes pickled by the driver unpickle there
+    mod_name = "kraftcheck_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
     spec_obj = importlib.util.spec_from_file_location(mod_name, path)
     if spec_obj is None or spec_obj.loader is None:
         raise UnknownModel(f"cannot load {str(path)!r} as a Python module")
