@@ -10,6 +10,7 @@ shipping a user's model file.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -304,3 +305,24 @@ def test_resume_needs_a_checkpoint_dir() -> None:
     spec = resolve("mutex")
     with pytest.raises(UsageError, match="--checkpoint-dir"):
         check_spark(Run(spec, make_context(spec), "spark", "bfs"), resume=True)
+
+
+@needs_java
+def test_a_model_file_with_its_own_record_classes_runs_on_spark(master2: str, tmp_path: Any) -> None:
+    """The driver hands its first levels over (``local_below``) as a codec blob that the task unpickles after it has
+    loaded the model, so states made of classes defined in the user's file reach the executors (Spark's serializer
+    could not unpickle them before the file is loaded: ModuleNotFoundError on the executor)."""
+    import shutil
+
+    from kraftcheck.checker.spark.driver import check_spark
+
+    path = tmp_path / "my_two_phase.py"
+    shutil.copy(Path(__file__).resolve().parent.parent / "examples" / "two_phase.py", path)
+    spec = resolve(str(path))
+    assert type(next(iter(spec.model.initial_states(spec.model.context())))).__module__.startswith("kraftcheck_user_")
+    inproc = check(spec)
+    run = Run(spec, make_context(spec, (), None), "spark", "bfs")
+    spark = check_spark(run, master=master2, local_below=5)
+    assert spark.manifest["levels_in_driver"] >= 1  # the hand-over path, not level zero on the executors
+    assert (spark.verdict, spark.distinct_states, spark.transitions) == (inproc.verdict, inproc.distinct_states,
+                                                                         inproc.transitions)

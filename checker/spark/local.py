@@ -107,6 +107,7 @@ class DriverLevels:
     def seeds(self, h: Handoff) -> list[tuple[int, tuple[Any, ...]]]:
         """Each partition's start: its shard (sorted fingerprints, parents) and its part of the hand-off level (order
         keys = positions in the in-process frontier, fingerprints, states)."""
+        from kraftcheck.checker.spark import codec
         from kraftcheck.checker.spark.shards import SEED
 
         all_f = np.concatenate(self.fps)
@@ -120,6 +121,8 @@ class DriverLevels:
         for q in range(self.P):
             sel = np.flatnonzero(own_all == q)
             mine = np.flatnonzero(own_new == q)
+            # the states as a codec blob, unpickled by the task after it has loaded the model: a model file's own
+            # record classes cannot be unpickled by Spark's serializer before that
             out.append((q, (SEED, all_f[sel], all_p[sel], keys[mine], h.fps[mine],
-                            [h.frontier[i] for i in mine.tolist()])))
+                            codec.dumps([h.frontier[i] for i in mine.tolist()]))))
         return out

@@ -93,12 +93,15 @@ def describe(run: Run) -> tuple[SpecRef, Path | None]:
         if name.split(".")[0] == PACKAGE:
             return SpecRef("module", f"{name}:{attr}", name, attr, variants, bounds, deadlock), None
     # any other module holding the spec is shipped to the executors as a file
-    for _name, attr, mod in holders:
+    for name, attr, mod in holders:
         file = getattr(mod, "__file__", None)
         if file and file.endswith(".py") and Path(file).is_file():
             digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
-            module = f"kraftcheck_model_{digest}"
-            return SpecRef("file", f"{module}.py", module, attr, variants, bounds, deadlock), Path(file)
+            shipped = f"kraftcheck_model_{digest}"
+            # a file the registry loaded keeps its module name on the executors, so that states made of the file's
+            # own classes, pickled under that name by the driver, unpickle there
+            module = name if name.startswith("kraftcheck_user_") else shipped
+            return SpecRef("file", f"{shipped}.py", module, attr, variants, bounds, deadlock), Path(file)
     raise UsageError(f"the Spark engine needs model {run.model.name}'s spec at module level (a built-in name, "
                      "module:ATTR or file.py), so that executors can load it")
 

@@ -108,7 +108,8 @@ def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         if job.checkpoint:
             ckpt_io.write_part(job.checkpoint, 0, q, fps, np.zeros(len(fps), dtype=U64), keys, states)
     elif job.mode == "seed":  # a level the driver expanded up to (spark.local): as a resumed level, from the records
-        _, _, _, keys, fps, states = cands[0]
+        _, _, _, keys, fps, blob = cands[0]
+        states = codec.loads(blob)
     elif job.mode == "resume":
         assert job.checkpoint is not None
         shard_f, shard_p = ckpt_io.read_shard(job.checkpoint, job.level, q)
