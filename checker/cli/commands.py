@@ -28,6 +28,11 @@ def _bounds(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _one_profile(args: argparse.Namespace) -> str:
+    """The profile of a run asked for one profile at a time (``--profile`` defaults to None: see ``cmd_check``)."""
+    return args.profile or "default"
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from kraftcheck.spec.registry import available, load
 
@@ -139,7 +144,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     # without --profile, --set or --variant a model is checked at its main-job profiles, named or not
     main_job = args.profile is None and not args.variant and not args.bounds
     runs = [(spec, p) for spec in specs
-            for p in (spec.model.main_profiles if main_job else (args.profile or "default",))]
+            for p in (spec.model.main_profiles if main_job else (_one_profile(args),))]
     for spec, profile in runs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
         _print_notes(spec, args.variant, bounds, profile)
     results = []
@@ -251,7 +256,7 @@ def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str
     if args.engine != "inprocess":
         raise UsageError("--check-symmetry runs in process: drop --engine spark")
     for spec in specs:
-        ctx, _ = prepare(spec, args.variant, bounds, args.profile or "default")
+        ctx, _ = prepare(spec, args.variant, bounds, _one_profile(args))
         report = check_symmetry(spec.model, ctx, args.check_symmetry)
         print(f"symmetry of {report.model}: ok ({report.note})")
     return errors.OK
@@ -264,12 +269,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError("--walks 0 makes no walk: give at least 1")
     check_output_paths(args)
     spec = resolve(args.model)
-    _print_notes(spec, args.variant, _bounds(args.bounds), args.profile or "default")
+    _print_notes(spec, args.variant, _bounds(args.bounds), _one_profile(args))
     r = simulate(
         spec,
         args.variant,
         _bounds(args.bounds),
-        profile=args.profile or "default",
+        profile=_one_profile(args),
         walks=args.walks,
         depth=args.depth,
         seed=args.seed,

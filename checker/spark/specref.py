@@ -98,9 +98,10 @@ def describe(run: Run) -> tuple[SpecRef, Path | None]:
         if file and file.endswith(".py") and Path(file).is_file():
             digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
             shipped = f"kraftcheck_model_{digest}"
-            # a file the registry loaded keeps its module name on the executors, so that states made of the file's
-            # own classes, pickled under that name by the driver, unpickle there
-            module = name if name.startswith("kraftcheck_user_") else shipped
+            # the executors load it under the driver's module name, so that states made of the file's own classes,
+            # pickled under that name by the driver, unpickle there; not as __main__ (the worker's own), nor under a
+            # dotted name (pickle would import its parent package first)
+            module = shipped if name == "__main__" or "." in name else name
             return SpecRef("file", f"{shipped}.py", module, attr, variants, bounds, deadlock), Path(file)
     raise UsageError(f"the Spark engine needs model {run.model.name}'s spec at module level (a built-in name, "
                      "module:ATTR or file.py), so that executors can load it")
