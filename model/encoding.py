@@ -51,8 +51,9 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 INT_ROW_TAG = bytes(8)  # starts the encoding of a tuple of int64s; a repr never holds a NUL byte, so no clash
 STRUCT_TAG = b"\x00\x01"  # starts a structural encoding: differs from INT_ROW_TAG in byte 2, and from any repr
 # bumped whenever an encoding's bytes change (3: declared symmetry picks its candidates by whole-state signatures, so a
-# symmetric state's canonical encoding may differ): checkpoints record it and refuse a mismatch
-ENCODING_VERSION = 3
+# symmetric state's canonical encoding may differ; 4: a separable state's one candidate sorts its ids by complete
+# signatures, ``model.id_twins``): checkpoints record it and refuse a mismatch
+ENCODING_VERSION = 4
 MEMO_LIMIT = 200_000  # memo entries kept before the memo is cleared
 
 _q = struct.Struct("<q").pack
