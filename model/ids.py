@@ -45,7 +45,7 @@ import attrs
 
 from kraftcheck.model import encoding as E
 from kraftcheck.model.id_marks import _HOLDER, SYM, Perm, _blind, _is_record, _pairs, _plan, _rename_id
-from kraftcheck.model.id_twins import TWIN_BLOCK, _orders, complete_signatures
+from kraftcheck.model.id_twins import TWIN_BLOCK, Columns, _orders, complete_signatures
 from kraftcheck.model.records import replace
 
 
@@ -150,6 +150,7 @@ class Canon:
         self.tuple_memos: dict[tuple[tuple[int, ...], ...], dict[Any, tuple[Any, bytes, bool]]] = {}
         self.blinds: dict[tuple[str, int], tuple[Perm, dict[int, tuple[Any, bytes]]]] = {}  # (kind, id) -> memo
         self.all_blindings: dict[str, list[tuple[Perm, dict[int, tuple[Any, bytes]]]]] = {}  # kind -> per id
+        self.columns: Columns = {}  # per class and field: a field value's column (``model.id_twins``)
         self.held: dict[int, tuple[Any, frozenset[int]]] = {}  # value -> the ids it holds (``model.id_twins``)
         self.free: dict[int, tuple[Any, bytes]] = {}  # parts that held no id: the same under every permutation
         self.states: dict[int, tuple[Any, bytes]] = {}  # state -> canonical encoding: a candidate met twice is free
@@ -165,6 +166,7 @@ class Canon:
         self.tuples = {}
         self.free.clear()
         self.held.clear()
+        self.columns.clear()
         self.states.clear()
         self.memo = {}
 
@@ -177,7 +179,7 @@ class Canon:
             blindings = self.all_blindings.get(kind)
             if blindings is None:
                 blindings = self.all_blindings[kind] = [self._blinding(kind, i) for i in range(n)]
-            complete = complete_signatures(s, kind, n, blindings, self.held)
+            complete = complete_signatures(s, kind, n, blindings, self.held, self.columns)
             if complete is not None:
                 p = [0] * n
                 for new, old in enumerate(sorted(range(n), key=complete.__getitem__)):
@@ -309,7 +311,8 @@ class Canon:
         if hit is not None and hit[0] is s:
             return hit[1]
         if (len(self.free) + len(self.held) + len(self.states) + (len(self.memo) + len(self.tuples)) * len(self.memos)
-                + sum(len(m) for _, m in self.blinds.values()) > E.MEMO_LIMIT):  # about the size
+                + sum(len(m) for _, m in self.blinds.values())
+                + sum(len(m) for ms in self.columns.values() for m in ms) > E.MEMO_LIMIT):  # about the size
             self.clear()
         t = type(s)
         if t is int or t is str or t is bool or s is None:

@@ -108,9 +108,9 @@ def rename_by_hand(s: S, p: tuple[int, ...]) -> S:
              inbox, log, last)
 
 
-def signatures(s: Any, kind: str, n: int) -> list[list[bytes]] | None:
+def signatures(s: Any, kind: str, n: int) -> list[tuple[bytes, ...]] | None:
     blindings = [({kind: tuple(0 if j == i else 1 for j in range(n))}, {}) for i in range(n)]
-    return complete_signatures(s, kind, n, blindings, {})  # type: ignore[arg-type]
+    return complete_signatures(s, kind, n, blindings, {}, {})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -159,7 +159,7 @@ def test_states_that_relate_ids_are_not_separable() -> None:
         members: frozenset[int] = ids_field("w")  # a set of ids: each member on its own
 
     assert signatures(Queue((0, 1)), "w", 3) is None
-    assert signatures(Pool(frozenset({0, 1})), "w", 3) == [[bytes(4)], [bytes(4)], []]
+    assert signatures(Pool(frozenset({0, 1})), "w", 3) == [(b"H",), (b"H",), (b"",)]
 
 
 def test_an_atom_is_blinded_to_its_own_id_only() -> None:
