@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from kraftcheck.model import encoding as E
+from kraftcheck.model.records import replace
 
 SYM = "kraftcheck.ids"  # the attrs metadata key: (mode, kind)
 Perm = dict[str, tuple[int, ...]]  # kind -> new id of each old id
@@ -119,3 +120,55 @@ def _blind_part(v: Any, t: type, blind: Perm, memo: dict[int, tuple[Any, bytes]]
     if isinstance(v, (tuple, list)):
         return b"(" + E._n(len(v)) + b"".join(_blind(x, blind, memo) for x in v)
     return E._enc(v)
+
+
+def rename(v: Any, perm: Perm) -> Any:
+    """``v`` with every marked id renamed by ``perm`` (the representative a canonical encoding encodes)."""
+    t = type(v)
+    if t is int or t is str or t is bool or v is None or t is bytes:
+        return v
+    if _is_record(t):
+        names, modes = _plan(t)
+        changes = {}
+        for name, mode in zip(names, modes):
+            old = getattr(v, name)
+            new = rename(old, perm) if mode is None else _rename_marked(old, mode, perm)
+            if new is not old:
+                changes[name] = new
+        return replace(v, **changes) if changes else v
+    if t is tuple or t is list:
+        return t(rename(x, perm) for x in v)
+    if t is frozenset or t is set:
+        return t(rename(x, perm) for x in v)
+    if t is dict:
+        return {rename(k, perm): rename(x, perm) for k, x in v.items()}
+    if issubclass(t, tuple) and hasattr(t, "_make"):
+        return t._make(rename(x, perm) for x in v)  # type: ignore[attr-defined]
+    return v
+
+
+def _rename_marked(v: Any, mode: tuple[str, str], perm: Perm) -> Any:
+    how, kind = mode
+    p = perm.get(kind)
+    if how == "id":
+        return _rename_id(v, p)
+    if how == "ids":
+        return type(v)(_rename_id(x, p) for x in v)
+    if how == "indexed":
+        return _permute_indexed(tuple(rename(x, perm) for x in v), p)
+    if how == "keyed":
+        if type(v) is dict:
+            return {_rename_id(k, p): rename(x, perm) for k, x in v.items()}
+        return type(v)((_rename_id(k, p), rename(x, perm)) for k, x in v)
+    raise ValueError(f"unknown id mode {how!r}")
+
+
+def _permute_indexed(t: tuple[Any, ...], p: tuple[int, ...] | None) -> tuple[Any, ...]:
+    """``t`` with the element of old id ``i`` moved to position ``p[i]`` (positions beyond the bound stay)."""
+    if p is None or not t:
+        return t
+    n = min(len(p), len(t))
+    out = list(t)
+    for i in range(n):
+        out[p[i]] = t[i]
+    return tuple(out)

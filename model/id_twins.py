@@ -1,25 +1,33 @@
-"""Twin ids read off a state, without encoding it under swaps: the declared symmetry's shortcut for separable states.
+"""Separable states: the declared symmetry's shortcut when no part of a state relates two ids of its kind.
 
-Two ids ``a`` and ``b`` of a kind are *twins* in a state when swapping them maps the state to itself; the canonical
-encoding (``model.ids``) then tries one order of them, not both.  Testing a swap by encoding the swapped state costs a
-whole encoding per pair, which made a symmetric TwoPhase at 10 RMs spend most of its time on twin tests.
+Two ids ``a`` and ``b`` of a kind are *twins* in a state when swapping them maps the state to itself; the general
+canonical encoding (``model.ids``) tries one order of them, not both, and finds twins by encoding the state under
+swaps: a whole encoding per pair, which made a symmetric TwoPhase at 10 RMs spend most of its time on twin tests.
 
-For a *separable* state the test is a comparison of per-id byte strings (``complete_signatures``).  A record state is
-separable for kind ``K`` (the only kind declared with more than one id) when every field that holds ``K`` ids is one
-of: a tuple ``indexed_field`` of one element per id, none holding a ``K`` id; a ``keyed_field`` whose values hold none; an
-``id_field``; an ``ids_field`` that is a set; or an unmarked value or container (set, dict, tuple, list) in which
-every element (or the value itself) holds at most one distinct ``K`` id.  The complete signature of id ``i`` lists,
-field by field, what the field says of ``i``: the element at ``i``, the values keyed by ``i``, whether the field holds
-``i``, and the field's atoms that hold ``i``, encoded with ``i`` blinded to "this id" (``id_marks._blind``; an atom
-holds no other ``K`` id, so the blinding loses nothing).  Why equal complete signatures make ``a`` and ``b`` twins:
-a field that holds neither is unchanged by the swap; an indexed or keyed field has the same parts at ``a`` and ``b``,
-which hold no ids, so swapping the positions gives the same field; an id or set-of-ids field holds both or neither;
-in a container, the atoms holding ``a`` are those holding ``b`` with ``b`` written for ``a``, so the swap exchanges
-the two groups and leaves the rest (in an ordered container an atom's position is part of its signature, so equal
-signatures there mean no atom holds ``a`` or ``b``).  A signature is a tuple with one entry per field that holds
-ids (the field's *column* at that id), and a field's column is memoised by its value's identity for the batch.  Conversely twins have equal complete signatures (the signature
-is read the same way from the swapped state, which is the state itself), so the twin classes, hence the candidates
-and the canonical encoding, are exactly those of the encoding test: no encoding changes.
+A record state is *separable* for kind ``K`` (the only kind declared with more than one id) when every field that
+holds ``K`` ids is one of: a tuple ``indexed_field`` with one element per id, none holding a ``K`` id; a
+``keyed_field`` whose values hold none; an ``id_field``; an ``ids_field`` that is a set; or an unmarked value or
+container (set, tuple, list; not a dict) in which every element (or the value itself) holds at most one distinct
+``K`` id, an *atom*.  The complete signature of id ``i`` (``complete_signatures``) has one entry per field that holds
+ids, the field's *column* at ``i``: the element at ``i``, the values keyed by ``i``, whether the field holds ``i``,
+the field's atoms that hold ``i``, encoded with ``i`` blinded to "this id" (``id_marks._blind``; an atom holds no
+other ``K`` id, so the blinding loses nothing), with their positions in an ordered container.
+
+Equal complete signatures make ``a`` and ``b`` twins: a field that holds neither is unchanged by the swap; an indexed
+or keyed field has the same parts at ``a`` and ``b``, which hold no ids, so swapping the positions gives the same
+field; an id or set-of-ids field holds both or neither; in a container, the atoms holding ``a`` are those holding
+``b`` with ``b`` written for ``a``, so the swap exchanges the two groups and leaves the rest (in an ordered container
+the positions are in the signature, so equal signatures there mean no atom holds ``a`` or ``b``).  Conversely twins
+have equal signatures, since a signature is read the same way from the swapped state, which is the state itself.
+Hence sorting the ids by complete signature is a canonical order in which only twins tie: a separable state has one
+candidate renaming, and no twin test.  Separability is a property of a state's class (a renaming keeps every field's
+shape), so separable and other states of one model never share a canonical encoding.
+
+``separable_encoding`` then builds that candidate's encoding from the columns (an indexed field is its elements'
+encodings reordered; an atom renamed depends only on its own id's new name, so it is memoised by (atom, new name))
+instead of encoding the renamed state afresh under a permutation met once; the bytes are ``Canon.renamed``'s
+(``tests/test_id_twins.py`` compares them state by state).  Columns are memoised by the identity of the field's value
+for the batch: a successor shares most field values with its parent.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kraftcheck.model import encoding as E
-from kraftcheck.model.id_marks import Perm, _blind, _is_record, _pairs, _plan
+from kraftcheck.model.id_marks import Perm, _blind, _is_record, _pairs, _plan, _rename_id, rename
 
 _NONE: frozenset[int] = frozenset()
 _SEQUENCES = (tuple, list)
@@ -84,11 +92,13 @@ _SCALARS = frozenset({int, str, bool, type(None), bytes})
 
 def complete_signatures(s: Any, kind: str, n: int, blindings: list[tuple[Perm, dict[int, tuple[Any, bytes]]]],
                         held: dict[int, tuple[Any, frozenset[int]]],
-                        columns: Columns) -> list[tuple[bytes, ...]] | None:
+                        columns: Columns, shapes: list[tuple[int, Any, Column]] | None = None
+                        ) -> list[tuple[bytes, ...]] | None:
     """Per id ``0 .. n-1``, its complete signature in the record state ``s`` (module docstring): a tuple with one
     entry per field that holds ids, or None when ``s`` is not separable.  ``blindings[i]`` is id ``i``'s blinding and
     its memo (``Canon._blinding``).  A field's column is memoised by the identity of its value for the batch
-    (``columns``, per class and field): a successor shares most field values with its parent."""
+    (``columns``, per class and field): a successor shares most field values with its parent.  ``shapes``, when
+    given, receives per field what ``separable_encoding`` needs: (shape, value, column)."""
     cls = type(s)
     if not _is_record(cls):
         return None
@@ -100,23 +110,92 @@ def complete_signatures(s: Any, kind: str, n: int, blindings: list[tuple[Perm, d
     for name, mode, memo in zip(names, modes, memos):
         x = getattr(s, name)
         t = type(x)
+        how = mode[0] if mode is not None and mode[1] == kind else None
         if t in _SCALARS:
-            if mode is not None and mode[1] == kind and mode[0] == "id" and t is int and 0 <= x < n:
+            if how == "id" and t is int and 0 <= x < n:
                 col = [b""] * n
                 col[x] = b"H"
                 cols.append(col)
+            if shapes is not None:
+                shapes.append((ID if how == "id" else FREE, x, []))
             continue  # a scalar in any other field holds no id
         hit = memo.get(id(x))
         if hit is not None and hit[0] is x:
             got = hit[1]
         else:
-            got = _column(x, mode[0] if mode is not None and mode[1] == kind else None, kind, n, blindings, held)
+            got = _column(x, how, kind, n, blindings, held)
             memo[id(x)] = (x, got)
         if got is None:
             return None
         if got:
             cols.append(got)
+        if shapes is not None:
+            shapes.append((_shape(how, x, got), x, got))
     return list(zip(*cols)) if cols else [()] * n
+
+
+# what a field is, for ``separable_encoding``
+FREE, ID, IDS, INDEXED, KEYED, ATOM_SET, ATOM_SEQ, ATOM = range(8)
+
+
+def _shape(how: str | None, x: Any, col: Column) -> int:
+    if how is not None:
+        return {"id": ID, "ids": IDS, "indexed": INDEXED, "keyed": KEYED}[how]
+    if not col:
+        return FREE
+    t = type(x)
+    return ATOM_SET if t in _SETS else ATOM_SEQ if t in _SEQUENCES else ATOM
+
+
+def separable_encoding(cls: type, shapes: list[tuple[int, Any, Column]], p: tuple[int, ...], listed: list[int],
+                       kind: str, n: int, held: dict[int, tuple[Any, frozenset[int]]],
+                       atoms: dict[tuple[int, int], tuple[Any, bytes]]) -> bytes:
+    """``STRUCT_TAG + structural(rename(s, p))`` for a separable record state ``s`` of class ``cls`` whose fields
+    ``complete_signatures`` described in ``shapes`` (``listed``: the old ids in the order of their new names), the
+    bytes ``Canon.renamed`` gives, built from the fields' columns: an indexed field is its elements' encodings
+    reordered, and an atom (it holds one id ``i``) renamed is memoised by (its identity, ``p[i]``) for the batch, since
+    its encoding depends on nothing else of ``p`` (``atoms``; the entry keeps the atom)."""
+    names = _plan(cls)[0]
+    parts = [E.STRUCT_TAG + b"R" + E._enc_str(cls.__name__) + E._n(len(names))]
+    perm = {kind: p}
+
+    def atom(e: Any) -> bytes:
+        ids = held_ids(e, kind, n, held)
+        if not ids:
+            return E._enc(e)
+        (i,) = ids
+        key = (id(e), p[i])
+        hit = atoms.get(key)
+        if hit is None or hit[0] is not e:
+            hit = atoms[key] = (e, E._enc(rename(e, perm)))
+        return hit[1]
+
+    for shape, x, col in shapes:
+        if shape == FREE:
+            parts.append(E._enc(x))
+        elif shape == ID:
+            parts.append(E._enc(_rename_id(x, p)))
+        elif shape == IDS:
+            parts.append(b"{" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(i, p)) for i in x])))
+        elif shape == INDEXED:
+            parts.append(b"(" + E._n(n) + b"".join([col[old] for old in listed]))
+        elif shape == KEYED:
+            if type(x) is dict:
+                parts.append(b"<" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(k, p)) + E._enc(v)
+                                                                    for k, v in x.items()])))
+            else:
+                parts.append(b"{" + E._n(len(x)) + b"".join(sorted([b"(" + _TWO + E._enc(_rename_id(k, p)) + E._enc(v)
+                                                                    for k, v in x])))
+        elif shape == ATOM_SET:
+            parts.append(b"{" + E._n(len(x)) + b"".join(sorted([atom(e) for e in x])))
+        elif shape == ATOM_SEQ:
+            parts.append(b"(" + E._n(len(x)) + b"".join([atom(e) for e in x]))
+        else:
+            parts.append(atom(x))
+    return b"".join(parts)
+
+
+_TWO = E._n(2)
 
 
 def _column(x: Any, how: str | None, kind: str, n: int, blindings: list[tuple[Perm, dict[int, tuple[Any, bytes]]]],
@@ -149,8 +228,8 @@ def _column(x: Any, how: str | None, kind: str, n: int, blindings: list[tuple[Pe
         return []  # unchanged by every renaming of this kind
     t = type(x)
     atoms: list[list[bytes]] = [[] for _ in range(n)]
-    if t in _SETS or t is dict:
-        for e in (x.items() if t is dict else x):
+    if t in _SETS:
+        for e in x:
             ids = held_ids(e, kind, n, held)
             if len(ids) > 1:
                 return None
@@ -158,6 +237,8 @@ def _column(x: Any, how: str | None, kind: str, n: int, blindings: list[tuple[Pe
                 (i,) = ids
                 atoms[i].append(_blind(e, *blindings[i]))
         return [E._n(len(a)) + b"".join(sorted(a)) for a in atoms]
+    if t is dict:
+        return None  # a dict's entries encode as key and value, not as pairs: left to the general search
     if t in _SEQUENCES:
         for pos, e in enumerate(x):
             ids = held_ids(e, kind, n, held)

@@ -44,9 +44,19 @@ from typing import Any
 import attrs
 
 from kraftcheck.model import encoding as E
-from kraftcheck.model.id_marks import _HOLDER, SYM, Perm, _blind, _is_record, _pairs, _plan, _rename_id
-from kraftcheck.model.id_twins import TWIN_BLOCK, Columns, _orders, complete_signatures
-from kraftcheck.model.records import replace
+from kraftcheck.model.id_marks import (
+    _HOLDER,
+    SYM,
+    Perm,
+    _blind,
+    _is_record,
+    _pairs,
+    _permute_indexed,
+    _plan,
+    _rename_id,
+    rename,
+)
+from kraftcheck.model.id_twins import TWIN_BLOCK, Column, Columns, _orders, complete_signatures, separable_encoding
 
 
 def _field(mode: str, kind: str, kw: dict[str, Any]) -> Any:
@@ -85,58 +95,6 @@ class IdSymmetry:
     indexed: bool = False
 
 
-def rename(v: Any, perm: Perm) -> Any:
-    """``v`` with every marked id renamed by ``perm`` (the representative a canonical encoding encodes)."""
-    t = type(v)
-    if t is int or t is str or t is bool or v is None or t is bytes:
-        return v
-    if _is_record(t):
-        names, modes = _plan(t)
-        changes = {}
-        for name, mode in zip(names, modes):
-            old = getattr(v, name)
-            new = rename(old, perm) if mode is None else _rename_marked(old, mode, perm)
-            if new is not old:
-                changes[name] = new
-        return replace(v, **changes) if changes else v
-    if t is tuple or t is list:
-        return t(rename(x, perm) for x in v)
-    if t is frozenset or t is set:
-        return t(rename(x, perm) for x in v)
-    if t is dict:
-        return {rename(k, perm): rename(x, perm) for k, x in v.items()}
-    if issubclass(t, tuple) and hasattr(t, "_make"):
-        return t._make(rename(x, perm) for x in v)  # type: ignore[attr-defined]
-    return v
-
-
-def _rename_marked(v: Any, mode: tuple[str, str], perm: Perm) -> Any:
-    how, kind = mode
-    p = perm.get(kind)
-    if how == "id":
-        return _rename_id(v, p)
-    if how == "ids":
-        return type(v)(_rename_id(x, p) for x in v)
-    if how == "indexed":
-        return _permute_indexed(tuple(rename(x, perm) for x in v), p)
-    if how == "keyed":
-        if type(v) is dict:
-            return {_rename_id(k, p): rename(x, perm) for k, x in v.items()}
-        return type(v)((_rename_id(k, p), rename(x, perm)) for k, x in v)
-    raise ValueError(f"unknown id mode {how!r}")
-
-
-def _permute_indexed(t: tuple[Any, ...], p: tuple[int, ...] | None) -> tuple[Any, ...]:
-    """``t`` with the element of old id ``i`` moved to position ``p[i]`` (positions beyond the bound stay)."""
-    if p is None or not t:
-        return t
-    n = min(len(p), len(t))
-    out = list(t)
-    for i in range(n):
-        out[p[i]] = t[i]
-    return tuple(out)
-
-
 class Canon:
     """The canonical encoding of states at one set of bounds (see the module docstring)."""
 
@@ -151,9 +109,11 @@ class Canon:
         self.blinds: dict[tuple[str, int], tuple[Perm, dict[int, tuple[Any, bytes]]]] = {}  # (kind, id) -> memo
         self.all_blindings: dict[str, list[tuple[Perm, dict[int, tuple[Any, bytes]]]]] = {}  # kind -> per id
         self.columns: Columns = {}  # per class and field: a field value's column (``model.id_twins``)
+        self.atoms: dict[tuple[int, int], tuple[Any, bytes]] = {}  # (atom, new id) -> encoding (``model.id_twins``)
         self.held: dict[int, tuple[Any, frozenset[int]]] = {}  # value -> the ids it holds (``model.id_twins``)
         self.free: dict[int, tuple[Any, bytes]] = {}  # parts that held no id: the same under every permutation
         self.states: dict[int, tuple[Any, bytes]] = {}  # state -> canonical encoding: a candidate met twice is free
+        self.calls = 0  # canonical encodings asked for (the memos' size is measured every 64)
         self.touched = 0  # counts ids renamed: a part whose encoding left it unchanged held none
         self.record_enc: dict[type, Callable[[Any], bytes]] = {}
         E.on_clear(self.clear)
@@ -166,6 +126,7 @@ class Canon:
         self.tuples = {}
         self.free.clear()
         self.held.clear()
+        self.atoms.clear()
         self.columns.clear()
         self.states.clear()
         self.memo = {}
@@ -174,18 +135,10 @@ class Canon:
     def candidates(self, s: Any) -> Iterator[Perm]:
         """The permutations that list each kind's ids by ascending signature (ties in every order, but twins in one:
         see ``_twins``)."""
-        if len(self.sizes) == 1 and _is_record(type(s)):  # a separable state has one candidate (``model.id_twins``)
-            ((kind, n),) = self.sizes.items()
-            blindings = self.all_blindings.get(kind)
-            if blindings is None:
-                blindings = self.all_blindings[kind] = [self._blinding(kind, i) for i in range(n)]
-            complete = complete_signatures(s, kind, n, blindings, self.held, self.columns)
-            if complete is not None:
-                p = [0] * n
-                for new, old in enumerate(sorted(range(n), key=complete.__getitem__)):
-                    p[old] = new
-                yield {kind: tuple(p)}
-                return
+        one = self._separable(s, None)
+        if one is not None:  # a separable state has one candidate (``model.id_twins``)
+            yield {next(iter(self.sizes)): one[0]}
+            return
         per_kind: list[list[tuple[int, ...]]] = []
         kinds = sorted(self.sizes)
         for kind in kinds:
@@ -221,6 +174,25 @@ class Canon:
             per_kind.append(perms)
         for combo in itertools.product(*per_kind):
             yield dict(zip(kinds, combo))
+
+    def _separable(self, s: Any, shapes: list[tuple[int, Any, Column]] | None
+                   ) -> tuple[tuple[int, ...], list[int]] | None:
+        """For a separable state (one kind, a record: ``model.id_twins``), its one candidate renaming of that kind
+        and the old ids in the order of their new names; else None."""
+        if len(self.sizes) != 1 or not _is_record(type(s)):
+            return None
+        ((kind, n),) = self.sizes.items()
+        blindings = self.all_blindings.get(kind)
+        if blindings is None:
+            blindings = self.all_blindings[kind] = [self._blinding(kind, i) for i in range(n)]
+        complete = complete_signatures(s, kind, n, blindings, self.held, self.columns, shapes)
+        if complete is None:
+            return None
+        listed = sorted(range(n), key=complete.__getitem__)
+        p = [0] * n
+        for new, old in enumerate(listed):
+            p[old] = new
+        return tuple(p), listed
 
     def _own(self, s: Any) -> bytes:
         """``s``'s encoding under the identity renaming, what a swap of twins must give back."""
@@ -302,6 +274,12 @@ class Canon:
                 out.append(_blind(x, blind, memo))
         return b"".join(out)
 
+    def size(self) -> int:
+        """About the number of entries the memos hold."""
+        return (len(self.free) + len(self.held) + len(self.atoms) + len(self.states)
+                + (len(self.memo) + len(self.tuples)) * len(self.memos) + sum(len(m) for _, m in self.blinds.values())
+                + sum(len(m) for ms in self.columns.values() for m in ms))
+
     # ---- encodings ---------------------------------------------------------------------------------------------
     def encoding(self, s: Any) -> bytes:
         """The canonical encoding: the smallest ``stable_encode(rename(s, p))`` over the candidates."""
@@ -310,13 +288,19 @@ class Canon:
         hit = self.states.get(id(s))
         if hit is not None and hit[0] is s:
             return hit[1]
-        if (len(self.free) + len(self.held) + len(self.states) + (len(self.memo) + len(self.tuples)) * len(self.memos)
-                + sum(len(m) for _, m in self.blinds.values())
-                + sum(len(m) for ms in self.columns.values() for m in ms) > E.MEMO_LIMIT):  # about the size
+        self.calls += 1
+        if not self.calls & 63 and self.size() > E.MEMO_LIMIT:  # measured every 64 states: the sum has a cost
             self.clear()
         t = type(s)
         if t is int or t is str or t is bool or s is None:
             return E.stable_encode(s)  # a scalar state holds no marked id
+        shapes: list[tuple[int, Any, Column]] = []
+        one = self._separable(s, shapes)
+        if one is not None:  # one candidate, encoded from the signatures' columns (``model.id_twins``)
+            ((kind, n),) = self.sizes.items()
+            out = separable_encoding(t, shapes, one[0], one[1], kind, n, self.held, self.atoms)
+            self.states[id(s)] = (s, out)
+            return out
         flat = t is tuple and _flat(s)  # encoded as its repr or packed ints: rename, then encode
         best: bytes | None = None
         for p in self.candidates(s):

@@ -12,12 +12,13 @@ from typing import Any
 import attrs
 import pytest
 
+from bench.plain import two_phase as tp2
 from kraftcheck.checker.search.symmetry_check import check_symmetry
 from kraftcheck.model import Context, Model
-from kraftcheck.model.encoding import stable_encode
-from kraftcheck.model.id_marks import _blind
-from kraftcheck.model.id_twins import complete_signatures
-from kraftcheck.model.ids import id_field, ids_field, indexed_field, keyed_field
+from kraftcheck.model.encoding import STRUCT_TAG, stable_encode
+from kraftcheck.model.id_marks import _blind, rename
+from kraftcheck.model.id_twins import complete_signatures, separable_encoding
+from kraftcheck.model.ids import canon_for, id_field, ids_field, indexed_field, keyed_field
 from kraftcheck.spec.core import Spec
 from tests.test_symmetry_declared import ELECT, counts, reachable
 
@@ -167,3 +168,21 @@ def test_an_atom_is_blinded_to_its_own_id_only() -> None:
     when they differ only by the worker."""
     blind = [({"w": tuple(0 if j == i else 1 for j in range(3))}, {}) for i in range(3)]
     assert _blind(Ask(1), *blind[1]) == _blind(Ask(2), *blind[2]) != _blind(Ask(2), *blind[1])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model,bounds,kind", [(M, {"n": 3}, "w"), (tp2.two_phase, {"rms": 4, "symmetry": True}, "rm")])
+def test_the_encoding_built_from_columns_is_the_renamed_states(model: Model[Any, Any], bounds: dict[str, Any],
+                                                               kind: str) -> None:
+    """``separable_encoding`` gives, state by state, the bytes of encoding the state renamed by its one candidate
+    (``Canon.renamed``, and ``stable_encode`` of the renamed state)."""
+    ctx = model.context(model.make_bounds(bounds))
+    canon = canon_for(model.id_symmetries, ctx.b, {})
+    for s in reachable(model, ctx):
+        shapes: list[Any] = []
+        one = canon._separable(s, shapes)
+        assert one is not None
+        p, listed = one
+        n = len(p)
+        fast = separable_encoding(type(s), shapes, p, listed, kind, n, canon.held, canon.atoms)
+        assert fast == STRUCT_TAG + canon.renamed(s, {kind: p}) == stable_encode(rename(s, {kind: p}))
+        assert canon.encoding(s) == fast
