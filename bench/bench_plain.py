@@ -25,6 +25,10 @@ After the encoder tuning (generated encoders, a set's pairs found by their parts
 the unmarked containers; best of 3 interleaved with the code before it, load 3.4-4.1): TwoPhase 3.0x (3.15 s against
 1.06 s; 4.0x before in the same run), with symmetry 11x (tiny: 0.23 s against 0.02 s); the election 4.4x (6.5x
 before), with symmetry 4.3x (7.6x before).
+
+After separable symmetry (``model/id_twins.py``: TwoPhase's states relate no two RMs, so one renaming is encoded and no
+twin tested; best of 2, load 2.0): TwoPhase with symmetry 4.3x at 5 RMs and 4.8x at 8 RMs (0.62 s against 0.13 s; 3.6 s
+before); without symmetry 3.2x; the election 4.4x, with symmetry 4.0x (its messages name two nodes: the general search).
 """
 
 from __future__ import annotations
