@@ -1,8 +1,10 @@
 """Where a state holds ids (the attrs field marks of ``model.ids``) and the id-free signatures read from them.
 
-Split from ``model.ids`` (the declarations, renaming and canonical encodings): the marks of a record class, read once,
-and ``_blind``, the encoding of a value with one id blinded to "this id" and the others to "another id", from which the
-declared symmetry orders the ids of a state before it tries renamings.
+Split from ``model.ids`` (the declarations and canonical encodings): the marks of a record class, read once;
+``rename``, a value with its marked ids renamed by a permutation (here, not in ``model.ids``, since
+``model.id_twins`` renames atoms too and ``model.ids`` imports it); and ``_blind``, the encoding of a value with one
+id blinded to "this id" and the others to "another id", from which the declared symmetry orders the ids of a state
+before it tries renamings.
 """
 
 from __future__ import annotations
