@@ -42,14 +42,18 @@ class Visited(Protocol):
         ...
 
 
-def set_digest(fps: np.ndarray) -> str:
+def set_digest(fps: np.ndarray, owned: bool = False) -> str:
     """16 hex digits naming a set of fingerprints: two runs that reach the same states give the same digest.
 
     Mutation analysis compares it with the original's: a mutant that reaches exactly the original's states (and
-    steps, see ``bfs``) cannot be told apart from it by any property at those bounds."""
+    steps, see ``bfs``) cannot be told apart from it by any property at those bounds.  ``owned``: ``fps`` is the
+    caller's own copy, sorted in place; the sorted array is hashed as it lies (no ``tobytes`` copy), because this
+    runs at the end of a search, when the process is at its largest: each copy of a full table is 8 bytes a state."""
     import hashlib
 
-    return hashlib.blake2b(np.sort(fps.astype(U64)).tobytes(), digest_size=8).hexdigest()
+    fps = fps.astype(U64, copy=not owned)
+    fps.sort()
+    return hashlib.blake2b(fps.data, digest_size=8).hexdigest()
 
 
 class DictTable:
@@ -81,7 +85,7 @@ class DictTable:
         return len(self._d) * 100  # rough: dict entry plus two int objects
 
     def digest(self) -> str:
-        return set_digest(np.fromiter(self._d, dtype=U64, count=len(self._d)))
+        return set_digest(np.fromiter(self._d, dtype=U64, count=len(self._d)), owned=True)
 
 
 class CompactTable:
@@ -109,7 +113,7 @@ class CompactTable:
         return int(self._keys.nbytes + self._vals.nbytes)
 
     def digest(self) -> str:
-        return set_digest(self._keys[self._keys != 0])
+        return set_digest(self._keys[self._keys != 0], owned=True)
 
     @staticmethod
     def _mix(keys: np.ndarray) -> np.ndarray:
@@ -176,7 +180,7 @@ class CompactTable:
         if not len(empties):
             raise AssertionError("visited table full")  # MAX_LOAD < 1 keeps empty slots
         lead = int(empties[0])
-        step = 1 << 18  # slices keep temporaries small next to the two tables
+        step = 1 << 16  # slices keep temporaries small next to the two tables
         last = -1  # the new table's last filled slot so far
         wrapped_k: list[np.ndarray] = []
         wrapped_v: list[np.ndarray] = []
