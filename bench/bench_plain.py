@@ -27,8 +27,8 @@ the unmarked containers; best of 3 interleaved with the code before it, load 3.4
 before), with symmetry 4.3x (7.6x before).
 
 After separable symmetry (``model/id_twins.py``: TwoPhase's states relate no two RMs, so one renaming is encoded and no
-twin tested; best of 2, load 2.0): TwoPhase with symmetry 4.3x at 5 RMs and 4.8x at 8 RMs (0.62 s against 0.13 s; 3.6 s
-before); without symmetry 3.2x; the election 4.4x, with symmetry 4.0x (its messages name two nodes: the general search).
+twin tested; best of 3, load 1.0): TwoPhase with symmetry 3.8x at 5 RMs and 4.7x at 8 RMs (0.56 s against 0.12 s; 3.6 s
+before); without symmetry 2.6x; the election 4.6x, with symmetry 4.4x (its messages name two nodes: the general search).
 """
 
 from __future__ import annotations
