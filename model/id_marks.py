@@ -9,6 +9,7 @@ before it tries renamings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -174,3 +175,21 @@ def _permute_indexed(t: tuple[Any, ...], p: tuple[int, ...] | None) -> tuple[Any
     for i in range(n):
         out[p[i]] = t[i]
     return tuple(out)
+
+
+_TWO = E._n(2)
+
+
+def renamed_ids(x: Any, p: tuple[int, ...]) -> bytes:
+    """The encoding of an ``ids_field`` value renamed by ``p``: a set's ids sorted, a sequence's in order."""
+    if type(x) is frozenset or type(x) is set:
+        return b"{" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(i, p)) for i in x]))
+    return b"(" + E._n(len(x)) + b"".join([E._enc(_rename_id(i, p)) for i in x])
+
+
+def renamed_keyed(x: Any, p: tuple[int, ...], enc: Callable[[Any], bytes]) -> bytes:
+    """The encoding of a ``keyed_field`` value with its keys renamed by ``p`` and its values encoded by ``enc``
+    (the declared symmetry's renaming encoder, or the plain one for values that hold no id)."""
+    if type(x) is dict:
+        return b"<" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(k, p)) + enc(v) for k, v in x.items()]))
+    return b"{" + E._n(len(x)) + b"".join(sorted([b"(" + _TWO + E._enc(_rename_id(k, p)) + enc(v) for k, v in x]))

@@ -37,7 +37,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from kraftcheck.model import encoding as E
-from kraftcheck.model.id_marks import Perm, _blind, _is_record, _pairs, _plan, _rename_id, rename
+from kraftcheck.model.id_marks import (
+    Perm,
+    _blind,
+    _is_record,
+    _pairs,
+    _plan,
+    _rename_id,
+    rename,
+    renamed_ids,
+    renamed_keyed,
+)
 
 _NONE: frozenset[int] = frozenset()
 _SEQUENCES = (tuple, list)
@@ -86,7 +96,8 @@ def held_ids(v: Any, kind: str, n: int, memo: dict[int, tuple[Any, frozenset[int
 
 
 Column = list[bytes]  # per id, what one field of the state says of it (b"" for nothing)
-Columns = dict[type, list[dict[int, tuple[Any, "Column | None"]]]]  # per class, per field: value id -> its column
+# per class, per field: value id -> (the value, its column, its shape for ``separable_encoding``)
+Columns = dict[type, list[dict[int, tuple[Any, "Column | None", int]]]]
 _SCALARS = frozenset({int, str, bool, type(None), bytes})
 
 
@@ -120,17 +131,16 @@ def complete_signatures(s: Any, kind: str, n: int, blindings: list[tuple[Perm, d
                 shapes.append((ID if how == "id" else FREE, x, []))
             continue  # a scalar in any other field holds no id
         hit = memo.get(id(x))
-        if hit is not None and hit[0] is x:
-            got = hit[1]
-        else:
+        if hit is None or hit[0] is not x:
             got = _column(x, how, kind, n, blindings, held)
-            memo[id(x)] = (x, got)
+            hit = memo[id(x)] = (x, got, -1 if got is None else _shape(how, x, got))
+        got = hit[1]
         if got is None:
             return None
         if got:
             cols.append(got)
         if shapes is not None:
-            shapes.append((_shape(how, x, got), x, got))
+            shapes.append((hit[2], x, got))
     return list(zip(*cols)) if cols else [()] * n
 
 
@@ -138,9 +148,12 @@ def complete_signatures(s: Any, kind: str, n: int, blindings: list[tuple[Perm, d
 FREE, ID, IDS, INDEXED, KEYED, ATOM_SET, ATOM_SEQ, ATOM = range(8)
 
 
+_MARKED = {"id": ID, "ids": IDS, "indexed": INDEXED, "keyed": KEYED}
+
+
 def _shape(how: str | None, x: Any, col: Column) -> int:
     if how is not None:
-        return {"id": ID, "ids": IDS, "indexed": INDEXED, "keyed": KEYED}[how]
+        return _MARKED[how]
     if not col:
         return FREE
     t = type(x)
@@ -176,16 +189,11 @@ def separable_encoding(cls: type, shapes: list[tuple[int, Any, Column]], p: tupl
         elif shape == ID:
             parts.append(E._enc(_rename_id(x, p)))
         elif shape == IDS:
-            parts.append(b"{" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(i, p)) for i in x])))
+            parts.append(renamed_ids(x, p))
         elif shape == INDEXED:
             parts.append(b"(" + E._n(n) + b"".join([col[old] for old in listed]))
         elif shape == KEYED:
-            if type(x) is dict:
-                parts.append(b"<" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(k, p)) + E._enc(v)
-                                                                    for k, v in x.items()])))
-            else:
-                parts.append(b"{" + E._n(len(x)) + b"".join(sorted([b"(" + _TWO + E._enc(_rename_id(k, p)) + E._enc(v)
-                                                                    for k, v in x])))
+            parts.append(renamed_keyed(x, p, E._enc))  # its values hold no id
         elif shape == ATOM_SET:
             parts.append(b"{" + E._n(len(x)) + b"".join(sorted([atom(e) for e in x])))
         elif shape == ATOM_SEQ:
@@ -194,8 +202,6 @@ def separable_encoding(cls: type, shapes: list[tuple[int, Any, Column]], p: tupl
             parts.append(atom(x))
     return b"".join(parts)
 
-
-_TWO = E._n(2)
 
 
 def _column(x: Any, how: str | None, kind: str, n: int, blindings: list[tuple[Perm, dict[int, tuple[Any, bytes]]]],

@@ -55,6 +55,8 @@ from kraftcheck.model.id_marks import (
     _plan,
     _rename_id,
     rename,
+    renamed_ids,
+    renamed_keyed,
 )
 from kraftcheck.model.id_twins import TWIN_BLOCK, Column, Columns, _orders, complete_signatures, separable_encoding
 
@@ -134,11 +136,14 @@ class Canon:
     # ---- candidates --------------------------------------------------------------------------------------------
     def candidates(self, s: Any) -> Iterator[Perm]:
         """The permutations that list each kind's ids by ascending signature (ties in every order, but twins in one:
-        see ``_twins``)."""
+        see ``_twins``); a separable state's one (``model.id_twins``)."""
         one = self._separable(s, None)
-        if one is not None:  # a separable state has one candidate (``model.id_twins``)
-            yield {next(iter(self.sizes)): one[0]}
-            return
+        if one is not None:
+            return iter([{next(iter(self.sizes)): one[0]}])
+        return self._searched(s)
+
+    def _searched(self, s: Any) -> Iterator[Perm]:
+        """The candidates of a state that is not separable."""
         per_kind: list[list[tuple[int, ...]]] = []
         kinds = sorted(self.sizes)
         for kind in kinds:
@@ -303,7 +308,7 @@ class Canon:
             return out
         flat = t is tuple and _flat(s)  # encoded as its repr or packed ints: rename, then encode
         best: bytes | None = None
-        for p in self.candidates(s):
+        for p in self._searched(s):  # not separable (asked above)
             e = E.stable_encode(rename_top(s, p, self.top_kind)) if flat else E.STRUCT_TAG + self.renamed(s, p)
             if best is None or e < best:
                 best = e
@@ -420,22 +425,15 @@ class Canon:
         if how == "id":
             return E._enc(_rename_id(x, p))
         if how == "ids":
-            if type(x) is frozenset or type(x) is set:
-                return b"{" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(i, p)) for i in x]))
-            return b"(" + E._n(len(x)) + b"".join([E._enc(_rename_id(i, p)) for i in x])
+            return renamed_ids(x, p)
         if how == "indexed":
             t = _permute_indexed(x, p)
             return b"(" + E._n(len(t)) + b"".join(map(self.enc, t))
         if how == "keyed":
-            if type(x) is dict:
-                return b"<" + E._n(len(x)) + b"".join(sorted([E._enc(_rename_id(k, p)) + self.enc(v)
-                                                              for k, v in x.items()]))
-            pairs = [b"(" + _TWO + E._enc(_rename_id(k, p)) + self.enc(v) for k, v in x]
-            return b"{" + E._n(len(x)) + b"".join(sorted(pairs))
+            return renamed_keyed(x, p, self.enc)
         raise ValueError(f"unknown id mode {how!r}")
 
 
-_TWO = E._n(2)
 _CONTAINERS = frozenset({frozenset, set, tuple, list, dict})
 def _flat(s: tuple[Any, ...]) -> bool:
     return all(type(v) is int or type(v) is str or type(v) is bool or v is None for v in s)
