@@ -49,12 +49,13 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def spark(root: Path, resume: bool, spec: Any = "counter-grid") -> Result:
+def spark(root: Path, resume: bool, spec: Any = "counter-grid", **limits: int) -> Result:
     from kraftcheck.checker.spark.driver import check_spark
 
     spec = resolve(spec) if isinstance(spec, str) else spec
     ctx = make_context(spec, [], BOUNDS)
-    return check_spark(Run(spec, ctx, "spark", "bfs"), master=MASTER, checkpoint_dir=str(root), resume=resume)
+    return check_spark(Run(spec, ctx, "spark", "bfs"), master=MASTER, checkpoint_dir=str(root), resume=resume,
+                       **limits)
 
 
 def figures(r: Result) -> tuple[Any, ...]:
@@ -156,6 +157,26 @@ def test_a_deleted_part_in_the_middle_falls_back_before_it(ck: Path, truth: Resu
     assert not ckpt_io.level_dir(ck, 3).exists() or (ckpt_io.level_dir(ck, 3) / ckpt_io.COMPLETE).exists()
 
 
+def test_a_deleted_completion_record_falls_back_and_says_so(ck: Path, truth: Result,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33, finding 7: a resume past a deleted ``_COMPLETE.json`` fell back silently."""
+    last = newest(ck)
+    (ckpt_io.level_dir(ck, 3) / ckpt_io.COMPLETE).unlink()
+    r = resumed_equal(ck, truth, capsys, f"level-000003/_COMPLETE.json is missing: resuming from level 2 instead of "
+                                         f"level {last}")
+    assert r.manifest["resumed_from_level"] == 2
+
+
+def test_a_deleted_first_completion_record_starts_again_and_says_so(ck: Path, truth: Result,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (ckpt_io.level_dir(ck, 0) / ckpt_io.COMPLETE).unlink()
+    r = spark(ck, resume=True)
+    assert figures(r) == figures(truth) and r.manifest["resumed_from_level"] is None
+    err = capsys.readouterr().err
+    assert "level-000000/_COMPLETE.json is missing: resuming from the start" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_flipped_byte_falls_back(ck: Path, truth: Result, capsys: pytest.CaptureFixture[str]) -> None:
     last = newest(ck)
     p = part(ck, last)
@@ -213,8 +234,63 @@ def test_an_edited_model_file_is_refused(tmp_path: Path, truth: Result) -> None:
     first = spark(ck, resume=False, spec=resolve(str(model)))
     assert figures(first) == figures(truth)
     model.write_text(src.read_text() + "\n# edited after the kill\n")
-    with pytest.raises(UsageError, match=r"differs in code"):
+    with pytest.raises(UsageError, match=f"--resume: {model.resolve()} changed since the checkpoint"):
         spark(ck, resume=True, spec=resolve(str(model)))
+
+
+def test_an_edited_helper_module_the_model_imports_is_refused_naming_it(tmp_path: Path, truth: Result,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33, finding 1: the model file's actions call ``step()`` from a module beside it; ``step`` is edited
+    between the run and the resume.  The resume used to end ok with a count of neither model; it is refused, one
+    line naming the helper."""
+    if not _java_ok():
+        pytest.skip("Java 17+ is missing on this machine (Spark cannot start)")
+    helper = tmp_path / "grid_step_helper.py"
+    helper.write_text("def step(v: int) -> int:\n    return v + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spark_session.context(MASTER).addPyFile(str(helper))  # the executors import it too
+    src = (Path(__file__).parents[1] / "examples" / "counter_grid.py").read_text()
+    edited = src.replace("return [(s[0] + 1, s[1])] if", "return [(step(s[0]), s[1])] if")
+    edited = edited.replace("import attrs\n", "import attrs\nfrom grid_step_helper import step\n")
+    assert edited.count("step(s[0])") == 1 and "from grid_step_helper" in edited
+    model = tmp_path / "grid_helped.py"
+    model.write_text(edited)
+    ck = tmp_path / "ck"
+    assert figures(spark(ck, resume=False, spec=resolve(str(model)))) == figures(truth)
+    helper.write_text("def step(v: int) -> int:\n    return v + 2\n")
+    with pytest.raises(UsageError, match=f"--resume: {helper.resolve()} changed since the checkpoint") as info:
+        spark(ck, resume=True, spec=resolve(str(model)))
+    assert "\n" not in str(info.value)
+    helper.write_text("def step(v: int) -> int:\n    return v + 1\n")  # the edit undone: the resume is accepted
+    assert figures(spark(ck, resume=True, spec=resolve(str(model)))) == figures(truth)
+
+
+@pytest.mark.parametrize("limits", [{"max_depth": 3}, {"max_depth": 0}, {"max_states": 10}, {"max_states": 1},
+                                    {"max_depth": 5, "max_states": 12}])
+def test_a_resume_honours_the_limits_as_a_fresh_run(ck: Path, limits: dict[str, int]) -> None:
+    """Issue 33, finding 2: resuming a finished checkpoint with --max-depth ended "ok, exhaustive" with the whole
+    space's figures; it stops where a fresh run with the same limits stops, with the same figures (the in-process
+    engine's, which the Spark engine equals)."""
+    fresh = check(resolve("counter-grid"), [], BOUNDS, progress=False, **limits)
+    assert fresh.verdict == "limit"  # an independent reason: the grid is 8 deep and has 25 states
+    r = spark(ck, resume=True, **limits)
+    assert figures(r) == figures(fresh)
+    assert r.exit_code == fresh.exit_code == 15
+    assert r.manifest["exhaustive"] is False
+    assert ckpt_io.Checkpoint(ck).last_complete() == 8  # the newer levels are kept for a resume without limits
+    assert figures(spark(ck, resume=True)) == figures(check(resolve("counter-grid"), [], BOUNDS, progress=False))
+
+
+def test_a_resume_counts_the_cost_of_the_levels_it_starts_from(ck: Path) -> None:
+    """Issue 33, finding 7: after a resume, states per CPU second divided every state by the CPU of the last run
+    only (about ten times too high); the stored cost of the resumed levels is carried on."""
+    last = newest(ck)
+    rec = ckpt_io.Checkpoint(ck).state(last)
+    assert rec["cpu_driver"] + rec["cpu_tasks"] > 0 and rec["wall"] > 0
+    r = spark(ck, resume=True)
+    assert r.manifest["cost_before_resume"] == {k: rec[k] for k in ("wall", "cpu_driver", "cpu_tasks")}
+    assert r.total_cpu_seconds >= rec["cpu_driver"] + rec["cpu_tasks"]
+    assert r.seconds >= rec["wall"]
 
 
 def test_the_code_digest_covers_built_in_and_file_models(tmp_path: Path) -> None:

@@ -48,4 +48,5 @@ Modules, one concern each::
     specref.py         how executors find the model and rebuild the Run
     session.py         the SparkContext: Java detection, master checks, logs
     checkpoint.py      per-level checkpoints on disk that verify themselves, read back on resume; the dir's lock
+    code_identity.py   the code a run executes (every module loaded from outside the installation), for a resume
 """

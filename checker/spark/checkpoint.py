@@ -4,8 +4,9 @@ checkpoint that verifies itself, so a damaged or foreign one is never resumed in
 Layout under the checkpoint directory (a path every executor and the driver can read and write: a local directory
 for ``local[*]`` and a single-host cluster, a shared mount otherwise)::
 
-    meta.json                       the run's identity (model code digest, variants, bounds, partitions, deadlock
-                                    check, kraftcheck version, state encoding version) and its checksum
+    meta.json                       the run's identity (model code digest, the SHA-256 of every module file the run
+                                    loaded from outside the Python installation, variants, bounds, partitions,
+                                    deadlock check, kraftcheck version, state encoding version) and its checksum
     .lock                           held (flock) by the run using the directory: a second run refuses
     level-000000/part-00003.parquet the states of level 0 owned by partition 3: fp, parent, key, state (pickle)
     level-000000/_COMPLETE.json     written by the driver once every partition's part is in and the level is judged:
@@ -39,11 +40,13 @@ from typing import Any
 import numpy as np
 
 from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.spark import code_identity
 
 FORMAT = 2
 META = "meta.json"
 COMPLETE = "_COMPLETE.json"
 LOCK = ".lock"
+MODULES = "modules"  # meta.json's record of the code the run executes: {file: SHA-256} (code_identity.py)
 
 
 def level_dir(root: str | Path, level: int) -> Path:
@@ -199,10 +202,19 @@ class Checkpoint:
         for stale in self.root.glob(f"{META}.tmp*"):  # a driver killed while writing meta.json
             stale.unlink(missing_ok=True)
         meta = json.loads(json.dumps({"format": FORMAT, **meta}, default=repr))
-        self.identity = _digest(meta)
         meta_path = self.root / META
         if resume:
             old = self._read_meta(meta_path)
+            if MODULES in meta:  # every file of the code the first run executed must be unchanged (code_identity)
+                edited = code_identity.changed(old.get(MODULES))
+                if edited:
+                    more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+                    raise UsageError(f"--resume: {edited[0]}{more} changed since the checkpoint in {self.root} was "
+                                     "written (the run's code must be the same): undo the edit, or start a fresh run "
+                                     "without --resume")
+                meta[MODULES] = old.get(MODULES)  # modules loaded only now (lazily, by an option) are not compared
+        self.identity = _digest(meta)
+        if resume:
             diff = [k for k in sorted(set(meta) | set(old)) if k != "checksum" and old.get(k) != meta.get(k)]
             if diff:
                 raise UsageError(f"checkpoint dir {self.root} holds another run (its {META} differs in "
@@ -302,6 +314,12 @@ class Checkpoint:
         Levels with a completion record but a damaged one, or damaged parts, end the chain there.  Raises the
         one-line UsageError when there are complete levels but not even level 0 verifies."""
         last = self.last_complete()
+        newer = [level for level in self.levels() if last is None or level > last]
+        if newer:  # a completion record deleted in the middle: say so, never fall back silently (issue 33)
+            gap = 0 if last is None else last + 1
+            where = f"level {last}" if last is not None else "the start (no level before it is complete)"
+            self.notes.append(f"checkpoint {level_dir(self.root, gap) / COMPLETE} is missing: resuming from {where}"
+                              f" instead of level {newer[-1]}")
         if last is None:
             return None
         states = 0
@@ -354,6 +372,30 @@ class Checkpoint:
         keys = [pq.read_table(part_path(self.root, level, q), columns=["key"]).column("key").to_numpy()
                 for q in range(partitions)]
         return np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+
+
+def spent(started: float, cpu_started: float, task_cpu: float) -> dict[str, float]:
+    """The cost of a run up to a level, stored in its completion record: wall seconds, the driver's CPU and the CPU
+    tasks reported.  A resume carries them on, so its rates divide all the states by all the time they cost (not the
+    states of every run by the CPU of the last: finding 7 of issue 33, a rate ten times too high)."""
+    import time
+
+    return {"wall": round(time.perf_counter() - started, 6), "cpu_driver": round(time.process_time() - cpu_started, 6),
+            "cpu_tasks": round(task_cpu, 6)}
+
+
+def resume_level(records: dict[int, dict[str, Any]], last: int, max_states: int | None,
+                 max_depth: int | None) -> int:
+    """The level a resume must start from to stop where a fresh run with these limits stops (issue 33, finding 2).
+
+    A fresh run stops at the depth limit after level ``max_depth``, and with ``max_states`` in the first level ``j``
+    (from 1) whose states bring the count to the limit: a resume starts no later than ``max_depth``, nor than the
+    level before ``j`` (the newer levels stay in the checkpoint: the run stops before it reaches them)."""
+    level = last if max_depth is None else max(0, min(last, max_depth))
+    if max_states is not None:
+        while level > 0 and int(records[level]["distinct"]) >= max_states:
+            level -= 1
+    return level
 
 
 def stored_partitions(root: str | Path) -> int | None:

@@ -23,6 +23,7 @@ from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark import code_identity
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports
@@ -116,6 +117,7 @@ class _Search:
         self.depth_done = 0  # the newest level whose states are all counted (an interrupted run's depth)
         self.local_below: int | None = LOCAL_BELOW
         self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
+        self.carried: dict[str, float] | None = None  # the stored cost of the levels a resume starts from
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
     def _submit(self, job: Job, prev: Any) -> dict[int, dict[str, Any]]:
@@ -231,6 +233,8 @@ class _Search:
         meta = {  # the run's identity: a resume of anything else is refused (checkpoint.py)
             "model": run.model.name,
             "code": self.code,
+            # every module file the run loaded from outside the Python installation: a helper the model imports too
+            ckpt_io.MODULES: code_identity.loaded_code(),
             "variants": sorted(run.ctx.variants),
             "bounds": {k: v for k, v in self.ref.bounds},
             "partitions": self.P,
@@ -240,11 +244,18 @@ class _Search:
             # the state encoding's version: fingerprints of another encoding must never mix with these
             "encoding": ENCODING_VERSION,
         }
-        last = self.checkpoint.prepare(meta, self.resume)
+        newest = self.checkpoint.prepare(meta, self.resume)
         ckpt_io.warn(self.checkpoint.notes)
-        if last is None:
+        if newest is None:
             return None
-        st = self.checkpoint.state(last)
+        records = {level: self.checkpoint.state(level) for level in range(newest + 1)}
+        last = ckpt_io.resume_level(records, newest, self.max_states, self.max_depth)
+        st = records[last]
+        # the cost up to that level, so that the rates divide all the states by all the time they cost
+        run.started -= float(st.get("wall", 0.0))
+        run.cpu_started -= float(st.get("cpu_driver", 0.0))
+        self.task_time["cpu"] = self.task_time.get("cpu", 0.0) + float(st.get("cpu_tasks", 0.0))
+        self.carried = {k: float(st.get(k, 0.0)) for k in ("wall", "cpu_driver", "cpu_tasks")}
         self.distinct = int(st["distinct"])
         self.transitions = int(st["transitions"])
         self.coverage = np.array(st["coverage"], dtype=I64)
@@ -331,6 +342,7 @@ class _Search:
             "coverage": self.coverage.tolist(),
             "targets": self.run_.pending(),
             "states_in_level": int(len(self.ranks)),
+            **ckpt_io.spent(self.run_.started, self.run_.cpu_started, self.task_time.get("cpu", 0.0)),
         })
 
     def _judge(self, level: int, reports: dict[int, dict[str, Any]]) -> Result | None:
@@ -467,6 +479,8 @@ class _Search:
             "levels": self.levels,
             "checkpoint_dir": str(self.checkpoint.root) if self.checkpoint else None,
             "resumed_from_level": self.resumed_from,
+            # a resumed run's seconds and rates include these, the cost of its levels before the resume
+            "cost_before_resume": self.carried,
             "levels_in_driver": self.driver_levels,
             "spark_job_seconds": round(self.job_seconds, 3),
             # summed over tasks: CPU seconds by phase, plus "cpu" (all) and "wall" (tasks' elapsed time)

@@ -102,6 +102,7 @@ class DriverLevels:
             "coverage": list(run.coverage),
             "targets": run.pending(),
             "states_in_level": len(fps),
+            **ckpt_io.spent(run.started, run.cpu_started, 0.0),
         })
 
     def seeds(self, h: Handoff) -> list[tuple[int, tuple[Any, ...]]]:
