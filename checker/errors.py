@@ -21,6 +21,7 @@ MUTANTS_SURVIVED = 18  # mutate: some mutant of the model was not killed (surviv
 OUT_OF_MEMORY = 20  # the checker (driver, an executor, Java) ran out of memory: not a model error
 DISK_FULL = 21  # a write (checkpoint, scratch, Spark's shuffle, an output file) found no space left on the device
 SPARK_FAILED = 22  # the Spark engine could not finish: a task failed all its attempts, or no executor was left
+LOG_DAMAGED = 23  # validate: the event logs are damaged (seq, run identity, a node's log missing): not a violation
 
 VERDICT_EXIT = {
     "ok": OK,
@@ -47,6 +48,13 @@ class SymmetryBroken(Exception):
     hand-written symmetry encoding that disagrees with ``encode(symmetry(s))``: one line, exit 19."""
 
     code = SYMMETRY_BROKEN
+
+
+class LogDamaged(Exception):
+    """``validate``: the event logs cannot be what one run wrote (a sequence gap or repeat, a line of another run, a
+    node's log missing or empty): damage, named by file:line, never reported as the implementation's violation."""
+
+    code = LOG_DAMAGED
 
 
 class ResourceError(Exception):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraftcheck.impl.events import EVENT_FILE, FileEvents, last_counters
+from kraftcheck.impl.events import EVENT_FILE, FileEvents, last_counters, new_run_id
 from kraftcheck.impl.node_state import LEADER
 from kraftcheck.impl.tcp import Client
 
@@ -47,6 +47,8 @@ class ClusterReport:
     pids: list[int] = field(default_factory=list)  # every node process started (all stopped when the run returns)
     kills: list[dict[str, Any]] = field(default_factory=list)  # the kill schedule as run: node, at, restarted_at
     died: list[dict[str, Any]] = field(default_factory=list)  # nodes that exited on their own: node, at, exit code
+    run: str = ""  # the run's identity, in every event line too (validate refuses lines of another run)
+    node_ids: list[int] = field(default_factory=list)  # the nodes whose logs the run wrote (validate needs each)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -78,6 +80,7 @@ class Cluster:
         self.ports = dict(zip(self.ids, free_ports(nodes), strict=True))
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.started: list[subprocess.Popen[bytes]] = []  # every process ever started, for cleanup
+        self.run = new_run_id()
 
     def node_dir(self, nid: int) -> Path:
         return self.log_dir / f"node-{nid}"
@@ -86,7 +89,7 @@ class Cluster:
         d = self.node_dir(nid)
         d.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "kraftcheck.impl.tcp", "--id", str(nid), "--data-dir", str(d),
-               "--timers", self.timers, "--seed", str(self.seed),
+               "--timers", self.timers, "--seed", str(self.seed), "--run-id", self.run,
                "--voters", ",".join(f"{i}={p}" for i, p in self.ports.items())]
         for b in self.bugs:
             cmd += ["--bug", b]
@@ -111,7 +114,7 @@ class Cluster:
     def _log_crash(self, nid: int, reason: str) -> None:
         path = self.node_dir(nid) / EVENT_FILE
         lc, seq, _ = last_counters(path)
-        sink = FileEvents(path)
+        sink = FileEvents(path, run=self.run)
         sink.emit({"node": nid, "lc": lc + 1, "seq": seq + 1, "t": time.time(), "event": "crash",
                    "reason": reason, "sent": [], "state": None})
         sink.close()
@@ -254,7 +257,7 @@ def run_cluster(nodes: int = 3, seconds: float = 10.0, log_dir: str | os.PathLik
     t0 = time.time()
     Path(log_dir).mkdir(parents=True, exist_ok=True)
     cluster = Cluster(nodes, log_dir, bugs, seed, timers)
-    report = ClusterReport(nodes, seconds, str(log_dir))
+    report = ClusterReport(nodes, seconds, str(log_dir), run=cluster.run, node_ids=list(cluster.ids))
     try:
         for nid in cluster.ids:
             cluster.start(nid)

@@ -2,7 +2,8 @@
 
 Each line is one step of one node (or of the network, ``"node": "net"``)::
 
-    {"node": 2, "lc": 17, "seq": 9, "t": 1.234, "event": "receive", "msg": {...}, "sent": [{...}], "state": {...}}
+    {"node": 2, "lc": 17, "seq": 9, "t": 1.234, "event": "receive", "msg": {...}, "sent": [{...}], "state": {...},
+     "run": "3f9c0a..."}
 
 - ``event``: ``start`` (first start or restart, ``restart: true``), ``receive`` (a message handled: ``msg``),
   ``timeout`` (a timer expired: ``timer``), ``client_append`` (``value``, accepted or not), ``crash`` (the process
@@ -13,7 +14,9 @@ Each line is one step of one node (or of the network, ``"node": "net"``)::
   leader or candidate, its per-voter bookkeeping).
 - ``lc``: a Lamport clock (the TCP transport carries it in every frame), so that merging all nodes' files by
   ``(lc, node, seq)`` gives an order in which every receive comes after its send and each node's own events keep
-  their order.  ``seq`` counts a node's events across its restarts.
+  their order.  ``seq`` counts a node's events across its restarts (1, 2, 3 ... in its file).
+- ``run``: the run's identity (``new_run_id``), also in the cluster's ``cluster.json``: a line of another run in a log
+  is damage, which ``validate`` reports as such (checker/validate/integrity.py).
 
 Lines are written with one ``write`` call each on an ``O_APPEND`` descriptor: a killed process leaves every line it
 wrote whole (the page cache keeps them); a torn line (a crash of the machine, or a full disk) is skipped by the reader,
@@ -35,11 +38,19 @@ class EventSink(Protocol):
     def emit(self, record: dict[str, Any]) -> None: ...
 
 
+def new_run_id() -> str:
+    """A run's identity, stamped into every line it logs (``"run"``) and into cluster.json: ``validate`` refuses a
+    log holding lines of another run as damaged (issue 33, finding 3), never as a protocol violation."""
+    import uuid
+
+    return uuid.uuid4().hex[:16]
+
+
 class MemoryEvents:
     """Events kept in a list (simulated runs); ``seq`` is a global counter, so list order is the run's order."""
 
     def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
+        self.records: list[dict[str, Any]] = []  # no run identity: a simulated run is the same for the same seed
 
     def emit(self, record: dict[str, Any]) -> None:
         record["g"] = len(self.records)  # the simulated run's true global order
@@ -61,12 +72,15 @@ class MemoryEvents:
 class FileEvents:
     """Append-only JSON-lines file, one ``os.write`` per line."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], run: str | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.run = run  # the run's identity, in every line (new_run_id)
 
     def emit(self, record: dict[str, Any]) -> None:
+        if self.run is not None:
+            record = {**record, "run": self.run}
         os.write(self._fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
 
     def close(self) -> None:
@@ -78,13 +92,15 @@ def read_events(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return scan_events(path)[0]
 
 
-def scan_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+def scan_events(path: str | os.PathLike[str], line_numbers: list[int] | None = None
+                ) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
     """(the events of one file, the torn lines skipped: (line number, index in the events of the next event)).
 
     A node killed in the middle of a write and then restarted appends to the same file, so a torn line can sit in the
     middle, and the restarted process's first event may be glued to the torn fragment (no newline between them): it
     is recovered from the end of the line.  Reading on past a torn line keeps every well-formed event (reading used
-    to stop there, losing the restarted node's events: finding 10 of issue 21)."""
+    to stop there, losing the restarted node's events: finding 10 of issue 21).  ``line_numbers``, when given, gets
+    each event's line number."""
     out: list[dict[str, Any]] = []
     torn: list[tuple[int, int]] = []
     with open(path, "rb") as f:
@@ -92,11 +108,15 @@ def scan_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], lis
             event = _parse(line) if line.endswith(b"\n") else None
             if event is not None:
                 out.append(event)
+                if line_numbers is not None:
+                    line_numbers.append(no)
                 continue
             rest = _glued_event(line)
             torn.append((no, len(out)))
             if rest is not None:
                 out.append(rest)
+                if line_numbers is not None:
+                    line_numbers.append(no)
     return out, torn
 
 

@@ -102,12 +102,12 @@ class Peer:
 
 class NodeProcess:
     def __init__(self, node_id: int, ports: dict[int, int], data_dir: Path, timers: TimerConfig,
-                 bugs: frozenset[str], seed: int) -> None:
+                 bugs: frozenset[str], seed: int, run: str | None = None) -> None:
         self.id = node_id
         self.ports = ports
         self.data_dir = data_dir
         lc, seq, starts = last_counters(data_dir / EVENT_FILE)
-        self.events = FileEvents(data_dir / EVENT_FILE)
+        self.events = FileEvents(data_dir / EVENT_FILE, run=run)
         self.peers = {v: Peer(v, p) for v, p in ports.items() if v != node_id}
         self._client_writer: asyncio.StreamWriter | None = None
         cfg = NodeConfig(node_id=node_id, voters=tuple(sorted(ports)), timers=timers, bugs=bugs)
@@ -193,10 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timers", choices=("fast", "default"), default="fast")
     p.add_argument("--bug", action="append", default=[])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--run-id", default=None, help="the run's identity, stamped into every event line")
     args = p.parse_args(argv)
     timers = TimerConfig.fast() if args.timers == "fast" else TimerConfig()
     proc = NodeProcess(args.id, parse_voters(args.voters), Path(args.data_dir), timers, frozenset(args.bug),
-                       args.seed)
+                       args.seed, args.run_id)
     asyncio.run(proc.main(args.seconds))
     return 0
 

@@ -14,6 +14,7 @@ import resource
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,50 @@ def test_a_spark_run_on_a_full_disk_is_one_line(tmp_path: Path, full: str) -> No
     assert p.returncode == errors.DISK_FULL, p.stderr
     one_line_error(p.stderr, f"no space left on the device writing {small}/ck/level-" if full == "checkpoint"
                    else "no space left on the device")
+
+
+@pytest.fixture
+def full_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory on a real, full 16 KiB tmpfs (root mounts one), else None when mounting is not allowed here."""
+    small = tmp_path / "small"
+    small.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(small)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (not root); test_a_failed_trace_write_leaves_no_file covers it")
+    try:
+        fd = os.open(small / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"x" * 1024):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        yield small
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+
+
+@pytest.mark.parametrize("name", ["cex.json", "cex.html", "cex.txt"])
+def test_a_trace_on_a_full_disk_leaves_no_file(full_dir: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33, finding 4: ``--trace-out cex.json`` on a full disk left a 0-byte cex.json (the other formats none).
+    The violation's exit 12 wins over the full disk's 21; the failed write is one line."""
+    code = main(["check", "counter-grid", "--quiet", "--set", "forbid_corner=true", "--trace-out",
+                 str(full_dir / name)])
+    assert code == errors.VIOLATION
+    one_line_error(capsys.readouterr().err, f"no space left on the device writing {full_dir / name}")
+    assert [p.name for p in full_dir.iterdir()] == ["filler"]
+
+
+def test_a_failed_trace_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    def full(self: Path, text: str) -> int:
+        Path.touch(self)
+        raise OSError(28, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    code = main(["check", "counter-grid", "--quiet", "--set", "forbid_corner=true", "--trace-out",
+                 str(tmp_path / "cex.json")])
+    monkeypatch.undo()
+    assert code == errors.VIOLATION and list(tmp_path.iterdir()) == []
+    one_line_error(capsys.readouterr().err, f"no space left on the device writing {tmp_path / 'cex.json'}")

@@ -5,7 +5,7 @@ reached, 15 a search limit stopped the run before it was complete, 16 a replayed
 13 a liveness property fails (a fair lasso), 19 check --check-symmetry found a broken symmetry, 3 the model
 raised, 2 bad usage or input, 1 internal error,
 20 out of memory, 21 no space left on a device, 22 the Spark engine could not finish (a task failed every
-attempt, or no executor was left), 130 interrupted.
+attempt, or no executor was left), 23 validate found the event logs damaged, 130 interrupted.
 
 :func:`main` parses the arguments (``parser.py``), runs the command (``commands.py``, or a plugin such as
 ``prove.py``) and maps every error to its exit code with one line on stderr.
@@ -44,6 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"kraftcheck: error: {exc}", file=sys.stderr)
         return errors.USAGE
+    except errors.LogDamaged as exc:
+        print(f"kraftcheck: damaged log: {exc}", file=sys.stderr)
+        return errors.LOG_DAMAGED
     except errors.SymmetryBroken as exc:
         print(f"kraftcheck: symmetry broken: {exc}", file=sys.stderr)
         return errors.SYMMETRY_BROKEN

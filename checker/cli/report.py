@@ -144,7 +144,7 @@ def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: lis
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:
     from kraftcheck.checker.traces.html import from_trace, render_html
-    from kraftcheck.checker.traces.itf import write_itf
+    from kraftcheck.checker.traces.itf import to_itf
     from kraftcheck.checker.traces.text import render
 
     if args.json:
@@ -159,11 +159,8 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
         traced = [(r, s) for r, s in zip(results, specs) if r.trace is not None]
         if traced:
             r, s = traced[0]
-            if args.trace_out.endswith(".json"):
-                try:
-                    write_itf(r.trace, s.model, Path(args.trace_out))
-                except OSError as exc:
-                    raise UsageError(f"cannot write {args.trace_out}: {exc.strerror}") from None
+            if args.trace_out.endswith(".json"):  # whole or not at all, a full disk exit 21 (issue 33, finding 4)
+                write_file(args.trace_out, json.dumps(to_itf(r.trace, s.model), indent=1) + "\n")
             elif args.trace_out.endswith((".html", ".htm")):
                 write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
             else:

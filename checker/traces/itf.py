@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import keyword
+import os
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,15 @@ def to_itf(trace: Trace, model: Any) -> dict[str, Any]:
 
 
 def write_itf(trace: Trace, model: Any, path: Path) -> None:
-    path.write_text(json.dumps(to_itf(trace, model), indent=1) + "\n")
+    """Write the trace as ITF, whole or not at all: a temporary file renamed over ``path``, removed when the write
+    fails (a full disk left a 0-byte file: finding 4 of issue 33)."""
+    text = json.dumps(to_itf(trace, model), indent=1) + "\n"
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class ItfTrace:

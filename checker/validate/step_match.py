@@ -310,6 +310,7 @@ def validate_events(spec: Spec, events: list[dict[str, Any]], variants: Sequence
 def validate_logdir(spec: Spec, logdir: str | Path, variants: Sequence[str] = ()) -> ValidationReport:
     """Validate every ``node-*/events.jsonl`` under ``logdir`` (merged causally, see impl/events.py)."""
     from kraftcheck.checker.errors import UsageError
+    from kraftcheck.checker.validate.integrity import check_logs
     from kraftcheck.impl.events import event_files, order_events, scan_events
 
     files = event_files(logdir)
@@ -318,10 +319,14 @@ def validate_logdir(spec: Spec, logdir: str | Path, variants: Sequence[str] = ()
     events: list[dict[str, Any]] = []
     # (file, line, the event before it in its file (None: the first line), whether an event follows it there)
     torn: list[tuple[str, int, dict[str, Any] | None, bool]] = []
+    scanned = []
     for path in files:
-        evs, skipped = scan_events(path)
+        lines: list[int] = []
+        evs, skipped = scan_events(path, lines)
+        scanned.append((path, evs, lines, skipped))
         torn += [(str(path), line, evs[at - 1] if at > 0 else None, at < len(evs)) for line, at in skipped]
         events.extend(evs)
+    check_logs(Path(logdir), scanned)  # damage is reported as damage (exit 23), before any step is matched
     order_events(events)
     middle = [(f, n, before) for f, n, before, followed in torn if followed]
     try:
