@@ -193,15 +193,22 @@ def replay_trace(
     written_for = itf.meta.get("model")
     if isinstance(written_for, str) and written_for and written_for != spec.model.name:
         raise UsageError(f"the trace was written for model {written_for!r}, not {spec.model.name!r}")
+    unnamed = variants is None and "variant" not in itf.meta
     if variants is None:
         variants = [v for v in itf.meta.get("variant") or [] if isinstance(v, str)]
     if bounds is None:
         recorded = itf.meta.get("bounds") or {}
-        bounds = (
-            {k: v for k, v in recorded.items() if k in spec.model.bound_fields()} if isinstance(recorded, dict) else {}
-        )
+        unknown = sorted(str(k) for k in recorded if k not in spec.model.bound_fields()) if isinstance(
+            recorded, dict) else []
+        if unknown:  # never dropped silently (issue 33, finding 7): another version of the model wrote the trace
+            raise UsageError(f"the trace names bounds model {spec.model.name} does not have ({', '.join(unknown)}; "
+                             f"it has {', '.join(spec.model.bound_fields())}): give the bounds with --set")
+        bounds = dict(recorded) if isinstance(recorded, dict) else {}
     ctx = make_context(spec, variants, bounds)
     outcome = replay(Run(spec, ctx, "inprocess", "replay"), itf)
+    if unnamed and outcome.verdict == "diverged":  # say what it was replayed under (issue 33, finding 7)
+        outcome.message += (" (the trace names no variant: no '#meta' variant list, so it was replayed without "
+                            "variants at its bounds or the defaults; give --variant if it was written with one)")
     if outcome.trace is not None:  # the replayed trace says what it was replayed under, as a checked one does
         import attrs
 

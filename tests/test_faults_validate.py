@@ -223,3 +223,16 @@ def test_logs_without_run_identities_are_read_as_before(logs: Path, capsys: pyte
     (logs / "cluster.json").write_text(json.dumps(cluster))
     capsys.readouterr()
     assert main(["validate", "quorum", str(logs), "--quiet"]) == errors.OK
+
+
+@pytest.mark.parametrize("lc", ['"17"', "1.5", "null", "-1", "true"])
+def test_a_non_integer_lc_is_damage_not_an_internal_error(logs: Path, capsys: pytest.CaptureFixture[str],
+                                                          lc: str) -> None:
+    """Issue 33, finding 5: a non-integer ``lc`` ended in an internal error (exit 1) when the logs were merged."""
+    import re
+
+    path, lines = lines_of(logs, 3)
+    k = len(lines) // 2
+    lines[k] = re.sub(rb'"lc":\d+', b'"lc":' + lc.encode(), lines[k], count=1)
+    path.write_bytes(b"".join(lines))
+    damaged(logs, capsys, f"{path}:{k + 1}: lc {__import__('json').loads(lc)!r} is not a whole number")

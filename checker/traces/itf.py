@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import keyword
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ def plain_value(itf: Any) -> Any:
         return [plain_value(v) for v in itf]
     if isinstance(itf, dict):
         if set(itf) == {"#bigint"}:
-            return int(itf["#bigint"])
+            return _bigint(itf["#bigint"])
         if set(itf) == {"#set"}:
             return {"#set": [plain_value(v) for v in itf["#set"]]}
         if set(itf) == {"#map"}:
@@ -105,6 +106,29 @@ def plain_value(itf: Any) -> Any:
             return [plain_value(v) for v in itf["#tup"]]
         return {k: plain_value(v) for k, v in itf.items()}
     return itf
+
+
+def _bigint(text: Any) -> int:
+    """An ITF ``#bigint`` (a decimal string); BadTrace for anything else, or for more digits than Python converts
+    (``sys.get_int_max_str_digits``, 4,300 by default: finding 5 of issue 33, an internal error before)."""
+    if not isinstance(text, str) or not text.lstrip("-").isdigit() or not text.isascii():
+        raise BadTrace(f"a '#bigint' must be a string of decimal digits, not {str(text)[:40]!r}")
+    try:
+        return int(text)
+    except ValueError:
+        raise BadTrace(f"a '#bigint' of {len(text.lstrip('-')):,} digits is more than this reader converts "
+                       f"({sys.get_int_max_str_digits():,}): no model state holds such a number") from None
+
+
+def _check_strings(raw: Any, where: str) -> None:
+    """Every string of the file is valid Unicode: JSON's ``\\ud800`` escape decodes to a lone surrogate, which no
+    output (the terminal, an HTML page) can encode (finding 5 of issue 33: an internal error when printed)."""
+    try:
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else "?"
+        raise BadTrace(f"{where} holds a lone UTF-16 surrogate ({bad.encode('unicode_escape').decode()}) in a string: "
+                       "not valid Unicode; fix or remove that string") from None
 
 
 def comparable(view: Any) -> Any:
@@ -196,8 +220,23 @@ def read_itf(path: Path) -> ItfTrace:
 
 
 def parse_itf(raw: Any, where: str = "trace") -> ItfTrace:
+    try:
+        return _parse_itf(raw, where)
+    except BadTrace as exc:
+        if str(exc).startswith(where):
+            raise
+        raise BadTrace(f"{where}: {exc}") from None
+
+
+def _parse_itf(raw: Any, where: str) -> ItfTrace:
     if isinstance(raw, dict) and "trace" in raw and "states" not in raw:  # a kraftcheck --json result file
         raw = raw["trace"]
+    _check_strings(raw, where)
+    head = raw.get("#meta") if isinstance(raw, dict) else None
+    version = head.get("kraftcheck-itf") if isinstance(head, dict) else None
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool) or version > ITF_VERSION):
+        raise BadTrace(f"{where} was written in kraftcheck-itf format {version!r}, newer than this kraftcheck reads "
+                       f"(up to {ITF_VERSION}): upgrade kraftcheck to replay it")
     if not isinstance(raw, dict) or not isinstance(raw.get("states"), list) or not raw["states"]:
         raise BadTrace(f"{where} is not an ITF trace (expected an object with a non-empty 'states' list)")
     states, steps = [], []

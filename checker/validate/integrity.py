@@ -7,7 +7,7 @@ issue 33).  These checks say which file and line is wrong, with exit 23 (``error
 - every node ``cluster.json`` lists has a log with at least one event, and cluster.json itself is readable;
 - the run's identity (``"run"``, impl/events.py) is the same in every line, and cluster.json's when it names one; a
   log written before run identities existed (no line has one) is read as before;
-- a line in ``node-<id>/`` is an event of node ``<id>``;
+- a line in ``node-<id>/`` is an event of node ``<id>``, its ``lc`` and ``seq`` whole numbers;
 - a node's ``seq`` counts 1, 2, 3 ... down its file: a repeat is a duplicated line, a step back a line out of place,
   a gap an event missing, except right after a torn line (a node killed while writing: ``scan_events``), whose event
   the torn line held.
@@ -85,11 +85,13 @@ def check_logs(logdir: Path, scanned: list[tuple[Path, list[dict[str, Any]], lis
                                  "validate each run's own log directory")
             if node is not None and str(e.get("node")) != node:
                 raise LogDamaged(f"{where} is an event of node {e.get('node')}, in node {node}'s log")
+            for key in ("lc", "seq"):  # the merge orders by them (finding 5 of issue 33: an internal error)
+                value = e.get(key, 0)
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise LogDamaged(f"{where}: {key} {value!r} is not a whole number")
             if "seq" not in e:
                 continue
             seq = e["seq"]
-            if not isinstance(seq, int) or isinstance(seq, bool):
-                raise LogDamaged(f"{where}: seq {seq!r} is not a whole number")
             expected = 1 if prev is None else prev + 1
             if seq == expected or (i in after_torn and seq > expected):
                 prev = seq
