@@ -79,7 +79,10 @@ class SparkFailed(ResourceError):
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 MEMORY_WORDS = ("MemoryError", "java.lang.OutOfMemoryError", "Cannot allocate memory",
-                "Could not reserve enough space", "insufficient memory")
+                "Could not reserve enough space", "insufficient memory",
+                # a JVM started under an address-space limit (ulimit -v), by the limit (issue 33, finding 6)
+                "Could not allocate", "Failed to allocate", "Failed to reserve", "Could not reserve",
+                "failed to map")
 DISK_WORDS = ("No space left on device", "Disk quota exceeded")
 
 
@@ -118,4 +121,10 @@ def _line_with(text: str, word: str) -> str:
     """The words around ``word`` on its line (a JVM message line can run for hundreds of characters)."""
     line = next((ln.strip() for ln in text.splitlines() if word in ln), word)
     at = line.find(word)
-    return line[max(0, at - 80): at + len(word) + 60].strip()
+    start, end = max(0, at - 80), at + len(word) + 60
+    part = line[start:end]
+    if start > 0 and line[start - 1] != " " and " " in part[: at - start]:  # never a word cut in half (issue 33)
+        part = part[part.index(" ") + 1:]
+    if end < len(line) and line[end] != " " and " " in part[-60:]:
+        part = part[: part.rindex(" ")]
+    return part.strip()

@@ -188,3 +188,71 @@ def test_a_failed_trace_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest
     monkeypatch.undo()
     assert code == errors.VIOLATION and list(tmp_path.iterdir()) == []
     one_line_error(capsys.readouterr().err, f"no space left on the device writing {tmp_path / 'cex.json'}")
+
+
+# ---- issue 33: memory options, the JVM that cannot start, SPARK_LOCAL_DIRS, messages --------------------------------
+@pytest.mark.parametrize("size", ["lots", "4 g", "1.5g", "4gb", ""])
+def test_a_bad_memory_size_is_one_line(size: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "counter-grid", "--engine", "spark", "--driver-memory", size, "--quiet"])
+    assert code == errors.USAGE
+    one_line_error(capsys.readouterr().err, f"--driver-memory takes a JVM heap size such as 512m or 4g, not {size!r}")
+    assert main(["check", "counter-grid", "--executor-memory", "4g", "--quiet"]) == errors.USAGE
+    one_line_error(capsys.readouterr().err, "--executor-memory applies to the Spark engine only")
+
+
+def test_memory_sizes_become_spark_settings() -> None:
+    assert spark_session.memory_conf("512m", "4G") == {"spark.driver.memory": "512m", "spark.executor.memory": "4G"}
+    assert spark_session.memory_conf() == {}
+
+
+@pytest.mark.parametrize("message", [
+    "Could not reserve enough space for code cache (245760K)",
+    "Failed to allocate initial concurrent mark overflow mark stack.",
+    "Could not allocate compressed class space: 1073741824 bytes",
+    "# There is insufficient memory for the Java Runtime Environment to continue.",
+])
+def test_a_jvm_without_address_space_is_out_of_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      message: str) -> None:
+    """What ``java -version`` prints under ``ulimit -v`` of 0.3, 1, 2 and 4 GB (Java 17, measured)."""
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text(f"#!/bin/sh\necho 'Error occurred during initialization of VM' >&2\necho '{message}' >&2\n"
+                    "exit 1\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(errors.OutOfMemory, match="Java could not start: out of memory"):
+        spark_session.check_java()
+
+
+def test_a_jvm_that_cannot_start_for_another_reason_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text("#!/bin/sh\necho 'Error occurred during initialization of VM' >&2\n"
+                    "echo 'agent library failed to init: bogus' >&2\nexit 1\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(errors.UsageError, match="could not start: agent library failed to init: bogus$"):
+        spark_session.check_java()
+
+
+def test_a_resource_message_never_starts_with_a_word_cut_in_half() -> None:
+    """Finding 7 of issue 33: the words around the match were cut at a fixed width, mid-word."""
+    line = ("25/11/27 10:00:01 ERROR DiskBlockObjectWriter: Uncaught exception while reverting partial writes to file "
+            "/tmp/kraftcheck-spark-123-abc/local/blockmgr-0000/0d/shuffle_0_1_0.data java.io.IOException: No space "
+            "left on device at java.base/java.io.FileOutputStream.writeBytes(Native Method) and on and on and on")
+    res = errors.resource_from_text(line)
+    assert isinstance(res, errors.DiskFull)
+    inner = str(res).split("(", 1)[1].rsplit(")", 1)[0]
+    words = line.split()
+    assert inner.split()[0] in words and inner.split()[-1] in words, inner
+    assert "No space left on device" in inner
+
+
+def test_scratch_goes_under_spark_local_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 7 of issue 33: SPARK_LOCAL_DIRS was ignored (the shards went under TMPDIR)."""
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", f"{tmp_path},/elsewhere")
+    path = spark_session.scratch_dir("kraftcheck-test-")
+    assert Path(path).parent == tmp_path and Path(path).is_dir()
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path / "nowhere"))
+    with pytest.raises(errors.UsageError, match="SPARK_LOCAL_DIRS names .*nowhere, which is not a directory"):
+        spark_session.scratch_dir("kraftcheck-test-")

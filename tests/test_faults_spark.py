@@ -299,3 +299,68 @@ def test_a_cluster_that_loses_every_worker_ends_in_one_line_not_a_hang(tmp_path:
                     p.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     p.kill()
+
+
+# ---- issue 33: the JVM dies, memory flags, SPARK_LOCAL_DIRS ----------------------------------------------------------
+@needs_java
+def test_a_killed_jvm_is_named_not_connection_refused(tmp_path: Path) -> None:
+    """Finding 7 of issue 33: the driver's JVM killed (SIGKILL) mid-run showed only "Connection refused"; one line
+    says the JVM died, exit 22."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1")
+    ck = tmp_path / "ck"
+    a = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "counter-grid", "--engine", "spark",
+                          "--master", "local[2]", "--set", "width=40", "--set", "height=40", "--quiet",
+                          "--local-below", "0", "--checkpoint-dir", str(ck)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (ck / "level-000002" / "_COMPLETE.json").exists():
+            time.sleep(0.2)
+        javas = [p for p in _children(a.pid) if "java" in Path(f"/proc/{p}/comm").read_text()]
+        assert len(javas) == 1, javas
+        os.kill(javas[0], signal.SIGKILL)
+        _, err = a.communicate(timeout=120)
+    finally:
+        if a.poll() is None:
+            a.kill()
+    assert a.returncode == errors.SPARK_FAILED, err
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "the Spark driver's JVM (its Java process) died during the run" in lines[0], err
+    assert "Traceback" not in err
+
+
+@needs_java
+def test_driver_memory_sets_the_jvm_heap() -> None:
+    """--driver-memory reaches the JVM: its maximum heap is the size asked (the JVM reports a little less: one
+    survivor space)."""
+    from kraftcheck.checker.spark.driver import check_spark
+
+    def max_heap(sc: Any) -> int:
+        return int(sc._jvm.java.lang.Runtime.getRuntime().maxMemory())
+
+    assert max_heap(spark_session.context("local[2]")) > 900 * 2**20  # Spark's default: 1g
+    spec = resolve("counter-grid")
+    r = check_spark(Run(spec, make_context(spec, [], BOUNDS), "spark", "bfs"), master="local[2]",
+                    driver_memory="600m")
+    assert r.distinct_states == 25
+    assert 500 * 2**20 < max_heap(spark_session.context("local[2]", {"spark.driver.memory": "600m"})) <= 600 * 2**20
+    assert max_heap(spark_session.context("local[2]")) > 900 * 2**20  # back to the default: a new JVM again
+
+
+def _cap_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1500 * 2**20, 1500 * 2**20))
+
+
+@needs_java
+def test_spark_under_an_address_space_limit_is_out_of_memory_not_no_java() -> None:
+    """Finding 6 of issue 33: under ``ulimit -v`` the JVM cannot map its heap; that said "Java 17+ is needed ...
+    install a JDK" (exit 2) with Java 17 installed.  It is out of memory, exit 20, one line."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1")
+    p = subprocess.run([sys.executable, "-m", "kraftcheck", "check", "counter-grid", "--engine", "spark", "--quiet"],
+                       capture_output=True, text=True, env=env, preexec_fn=_cap_memory, timeout=300,
+                       cwd=tempfile.gettempdir())
+    assert p.returncode == errors.OUT_OF_MEMORY, p.stderr
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "out of memory" in lines[0] and "Java 17+" not in lines[0], p.stderr

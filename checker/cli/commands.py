@@ -134,7 +134,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                                              ("--partitions", args.partitions is not None),
                                              ("--checkpoint-dir", args.checkpoint_dir is not None),
                                              ("--resume", args.resume),
-                                             ("--local-below", args.local_below is not None)) if given]
+                                             ("--local-below", args.local_below is not None),
+                                             ("--driver-memory", args.driver_memory is not None),
+                                             ("--executor-memory", args.executor_memory is not None)) if given]
         if spark_only:
             raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
     check_output_paths(args)
@@ -242,6 +244,8 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         max_depth=args.max_depth,
         executor_timeout=args.executor_timeout,
         local_below=args.local_below,
+        driver_memory=args.driver_memory,
+        executor_memory=args.executor_memory,
     )
     if live:
         result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}

@@ -149,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark: expand levels of fewer than N states in the driver, in-process, until the first wider "
                         "one (a Spark job costs more than it saves on a small level; default: the first level "
                         "predicted to take half a second in-process; 0: every level on Spark)")
+    p.add_argument("--driver-memory", metavar="SIZE", help="Spark: the driver JVM's heap, e.g. 4g (local: all)")
+    p.add_argument("--executor-memory", metavar="SIZE", help="Spark on a cluster: each executor JVM's heap, e.g. 4g")
     p.add_argument("--executor-timeout", type=float, default=120.0, metavar="SECONDS",
                    help="Spark on a cluster: end the run (exit 22) after SECONDS without any executor (0: wait)")
     p.set_defaults(func=cmd_check)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from kraftcheck._version import __version__
+from kraftcheck.checker import errors
 from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory, UsageError
 from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
@@ -50,13 +51,16 @@ def check_spark(
     max_depth: int | None = None,
     executor_timeout: float = spark_session.EXECUTOR_TIMEOUT_S,
     local_below: int | None = None,
+    driver_memory: str | None = None,
+    executor_memory: str | None = None,
 ) -> Result:
     """Breadth-first search of ``run`` on Spark; the same Result as ``checker.search.bfs.bfs`` (engine ``spark``).
 
     ``executor_timeout``: on a cluster, end the run (exit 22) when no executor has been there for that many seconds
     (0 waits forever).  ``local_below``: levels with fewer states are expanded in the driver, in-process, until the
     first wider one (``spark.local``; the default, None, hands over at the first level predicted to take half a second
-    in-process; 0 sends every level to Spark)."""
+    in-process; 0 sends every level to Spark).  ``driver_memory``/``executor_memory``: the JVM heaps (512m, 4g ...;
+    on a local master the executors live in the driver's JVM)."""
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions takes a number >= 1, not {partitions}")
     for name, value in (("--max-states", max_states), ("--max-depth", max_depth)):
@@ -64,11 +68,12 @@ def check_spark(
             raise UsageError(f"{name} takes a number >= 0, not {value}")
     if resume and not checkpoint_dir:
         raise UsageError("--resume needs --checkpoint-dir (the directory of the run to resume)")
+    memory = spark_session.memory_conf(driver_memory, executor_memory)
     ref, ship = describe(run)
     checkpoint = ckpt_io.Checkpoint(checkpoint_dir) if checkpoint_dir else None
     if checkpoint is not None and resume and partitions is None:
         partitions = ckpt_io.stored_partitions(checkpoint.root)
-    sc = spark_session.context(master)
+    sc = spark_session.context(master, memory)
     if ship is not None:
         staged = Path(spark_session.scratch_dir("kraftcheck-model-")) / ref.target
         shutil.copyfile(ship, staged)
@@ -183,6 +188,12 @@ class _Search:
             run.coverage = self.coverage.tolist()
             return run.result("interrupted", self.distinct, self.transitions, self.depth_done, exhaustive=False,
                               extra=self._extra())
+        except (UsageError, ModelError, errors.ResourceError):
+            raise
+        except Exception as exc:  # a py4j call to a JVM that died: say so (one line, exit 22), not "Connection refused"
+            if spark_session.jvm_died(exc):
+                raise spark_session.jvm_died_error(exc) from None
+            raise
         finally:
             if self.checkpoint is not None:
                 self.checkpoint.unlock()

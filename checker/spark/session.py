@@ -12,6 +12,7 @@ that tests and API users pay Spark's start-up (about 7 s) once.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import os
 import re
@@ -34,6 +35,7 @@ JAVA_MISSING = (
     "or use the in-process engine"
 )
 MIN_JAVA = 17
+VM_INIT_FAILED = "Error occurred during initialization of VM"
 EXECUTOR_WAIT_S = 60.0
 # the package executors need; shipped as one zip to non-local masters (local executors import the installed one)
 PACKAGE = "kraftcheck"
@@ -70,7 +72,9 @@ def java_binary() -> str | None:
 
 def java_major(binary: str) -> int | None:
     try:
-        out = subprocess.run([binary, "-version"], capture_output=True, text=True, timeout=60)
+        # in the temporary directory: a JVM that cannot map its memory leaves an hs_err_pid*.log in its folder
+        out = subprocess.run([binary, "-version"], capture_output=True, text=True, timeout=60,
+                             cwd=tempfile.gettempdir())
     except OSError as exc:
         if exc.errno == errno.ENOMEM:
             raise errors.OutOfMemory("out of memory starting Java for Spark (cannot fork the JVM)") from None
@@ -80,6 +84,10 @@ def java_major(binary: str) -> int | None:
     res = errors.resource_from_text(out.stderr + out.stdout) if out.returncode else None
     if res is not None:  # a JVM that cannot reserve its heap is out of memory, not "no Java 17" (finding 7)
         raise type(res)(f"Java could not start: {res}")
+    if out.returncode and VM_INIT_FAILED in out.stderr + out.stdout:  # Java is there, it could not start: say why
+        why = next((ln.strip() for ln in (out.stderr + out.stdout).splitlines()
+                    if ln.strip() and VM_INIT_FAILED not in ln), "no reason given")
+        raise UsageError(f"Java ({binary}) could not start: {why[:200]}")
     m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
     if not m:
         return None
@@ -161,15 +169,40 @@ def _quiet_interrupts(record: Any) -> bool:
     return f"{os.sep}py4j{os.sep}" not in str(getattr(record, "pathname", ""))
 
 
-def context(master: str = "local[*]") -> Any:
-    """The process's SparkContext for ``master`` (created, or reused when the master is unchanged)."""
+_SIZE = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
+
+
+def memory_conf(driver_memory: str | None = None, executor_memory: str | None = None) -> dict[str, str]:
+    """Spark's settings for ``--driver-memory`` / ``--executor-memory`` (a JVM heap size: 512m, 4g ...), checked.
+
+    On a local master the executors run inside the driver's JVM: its heap is the one that counts."""
+    conf = {}
+    for option, key, value in (("--driver-memory", "spark.driver.memory", driver_memory),
+                               ("--executor-memory", "spark.executor.memory", executor_memory)):
+        if value is None:
+            continue
+        if not _SIZE.match(value.strip()):
+            raise UsageError(f"{option} takes a JVM heap size such as 512m or 4g, not {value!r}")
+        conf[key] = value.strip()
+    return conf
+
+
+def context(master: str = "local[*]", memory: dict[str, str] | None = None) -> Any:
+    """The process's SparkContext for ``master`` (created, or reused when the master and ``memory`` (see
+    ``memory_conf``) are unchanged)."""
     global _sc, _master, _log_path
     master = master.strip()
-    if _sc is not None and _master == master and _sc._jsc is not None:
+    memory = memory or {}
+    key = master + "".join(f" {k}={v}" for k, v in sorted(memory.items()))
+    if _sc is not None and _master == key and _sc._jsc is not None and _jvm_alive():
         return _sc
     check_java()
     check_master(master)
     stop()
+    global _jvm_memory
+    if not _jvm_alive() or _jvm_memory != memory.get("spark.driver.memory"):
+        _shutdown_jvm()  # the driver's heap is fixed when its JVM starts: a new size needs a new JVM
+    _jvm_memory = memory.get("spark.driver.memory")
     try:
         from pyspark import SparkConf, SparkContext
     except ImportError:
@@ -218,6 +251,8 @@ def context(master: str = "local[*]") -> Any:
     )
     if loopback:
         conf.set("spark.driver.host", "127.0.0.1").set("spark.driver.bindAddress", "127.0.0.1")
+    for name, value in memory.items():  # --driver-memory, --executor-memory (the driver's is read at JVM launch)
+        conf.set(name, value)
     if is_local(master):  # shuffle blocks never leave the machine: compressing them only costs CPU
         conf.set("spark.shuffle.compress", "false").set("spark.shuffle.spill.compress", "false")
     if hasattr(socket, "AF_UNIX"):
@@ -254,11 +289,60 @@ def context(master: str = "local[*]") -> Any:
         if main_thread and sigint is not None:
             signal.signal(signal.SIGINT, sigint)
     sc.setLogLevel("ERROR")
-    _sc, _master = sc, master
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is not None:  # a JVM that dies mid-run: its traceback (EOFError) to the log, the engine says it
+        server.handle_error = _log_server_error
+    _sc, _master = sc, key
     if not is_local(master):
         sc.addPyFile(str(_package_zip(workdir)))
         _wait_for_executors(sc, master)
     return sc
+
+
+_jvm_memory: str | None = None  # the --driver-memory the running JVM was started with
+
+
+def _jvm_alive() -> bool:
+    """Whether pyspark's JVM (if it started one) is still running (a JVM killed under a reused context: a new one)."""
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return False
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return proc is None or proc.poll() is None
+
+
+def _shutdown_jvm() -> None:
+    """End pyspark's JVM (it outlives a stopped SparkContext), so that the next context starts a new one."""
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    with contextlib.suppress(Exception):
+        gateway.shutdown()
+    proc = getattr(gateway, "proc", None)
+    if proc is not None:
+        with contextlib.suppress(Exception):
+            proc.stdin.close()  # the JVM exits on EOF of its stdin (PythonGatewayServer)
+            proc.wait(timeout=30)
+        if proc.poll() is None:
+            proc.kill()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+
+
+def _log_server_error(request: Any, client_address: Any) -> None:
+    """The accumulator server's error handler: the traceback goes to Spark's log, not the user's terminal."""
+    import traceback
+
+    try:
+        with open(_log_path or os.devnull, "a") as f:
+            f.write(f"accumulator server: {traceback.format_exc()}")
+    except OSError:
+        pass
 
 
 def _wait_for_executors(sc: Any, master: str) -> None:
@@ -290,10 +374,21 @@ _scratch: list[str] = []
 _keep_log = False
 
 
+def scratch_root() -> str:
+    """Where the Spark engine's scratch goes: the first folder of ``SPARK_LOCAL_DIRS`` when set (Spark's own variable
+    for its scratch space: finding 7 of issue 33, it was ignored), else the temporary directory (``TMPDIR``)."""
+    dirs = [d.strip() for d in os.environ.get("SPARK_LOCAL_DIRS", "").split(",") if d.strip()]
+    if not dirs:
+        return tempfile.gettempdir()
+    if not Path(dirs[0]).is_dir():
+        raise UsageError(f"SPARK_LOCAL_DIRS names {dirs[0]}, which is not a directory: create it or unset the variable")
+    return dirs[0]
+
+
 def scratch_dir(prefix: str) -> str:
-    """A fresh temporary directory, removed when the process exits.  Its name carries the owner's pid, so that the
-    next run removes what a killed driver left behind (``clean_dead_scratch``)."""
-    path = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+    """A fresh temporary directory (under ``scratch_root``), removed when the process exits.  Its name carries the
+    owner's pid, so that the next run removes what a killed driver left behind (``clean_dead_scratch``)."""
+    path = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=scratch_root())
     _scratch.append(path)
     return path
 
@@ -302,7 +397,7 @@ def clean_dead_scratch() -> list[str]:
     """Remove the scratch directories of kraftcheck processes that are no longer alive (finding 11 of issue 21:
     every killed driver left shard directories of tens of MB); returns what was removed."""
     removed = []
-    for path in Path(tempfile.gettempdir()).glob("kraftcheck-*-*-*"):
+    for path in Path(scratch_root()).glob("kraftcheck-*-*-*"):
         pid = path.name.split("-")[-2]
         if not pid.isdigit() or not path.is_dir() or int(pid) == os.getpid():
             continue
@@ -370,6 +465,33 @@ def cancel_jobs() -> None:
 _CAUSE = re.compile(r"most recent failure: (?:Lost task [^)]*\)(?: \([^)]*\))?: )?(.*)")
 
 
+_JVM_GONE = ("Py4JNetworkError", "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError")
+_JVM_GONE_WORDS = ("Answer from Java side is empty", "Error while sending or receiving", "Connection refused",
+                   "Error while receiving")
+
+
+def jvm_died(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or its cause chain) says the driver's JVM is gone: py4j cannot reach it any more."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if type(exc).__name__ in _JVM_GONE or any(w in str(exc) for w in _JVM_GONE_WORDS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def jvm_died_error(exc: BaseException) -> errors.SparkFailed:
+    """The one line for a driver JVM that died under the run (killed, or crashed: finding 7 of issue 33 showed only
+    "Connection refused"); out of memory when its log says so."""
+    keep_log()
+    res = errors.resource_from_text(log_tail())
+    cause = f" ({res})" if res is not None else ""
+    code = "killed, or crashed" if res is None else "it ran out of memory"
+    return errors.SparkFailed(f"the Spark driver's JVM (its Java process) died during the run ({code}){cause}: "
+                              f"py4j lost it ({type(exc).__name__}); Spark log: {_log_path}")
+
+
 def job_failure(level: int, exc: BaseException, watchdog: Watchdog | None = None) -> Exception:
     """The one-line error for a failed Spark job: Spark's root cause (e.g. "Python worker exited unexpectedly"),
     not py4j's "Exception thrown in awaitResult"; out of memory and a full disk by their own exit codes."""
@@ -377,6 +499,8 @@ def job_failure(level: int, exc: BaseException, watchdog: Watchdog | None = None
     where = f"(Spark log: {_log_path})"
     if watchdog is not None and watchdog.fired:
         return errors.SparkFailed(f"{watchdog.message} {where}")
+    if jvm_died(exc):
+        return jvm_died_error(exc)
     text = str(exc)
     res = errors.resource_from_text(text) or errors.resource_from_text(log_tail())
     if res is not None:

@@ -99,13 +99,23 @@ def plain_value(itf: Any) -> Any:
         if set(itf) == {"#bigint"}:
             return _bigint(itf["#bigint"])
         if set(itf) == {"#set"}:
-            return {"#set": [plain_value(v) for v in itf["#set"]]}
+            return {"#set": [plain_value(v) for v in _items(itf, "#set")]}
         if set(itf) == {"#map"}:
-            return {"#map": [[plain_value(k), plain_value(v)] for k, v in itf["#map"]]}
+            pairs = _items(itf, "#map")
+            if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+                raise BadTrace("a '#map' must be a list of [key, value] pairs")
+            return {"#map": [[plain_value(k), plain_value(v)] for k, v in pairs]}
         if set(itf) == {"#tup"}:
-            return [plain_value(v) for v in itf["#tup"]]
+            return [plain_value(v) for v in _items(itf, "#tup")]
         return {k: plain_value(v) for k, v in itf.items()}
     return itf
+
+
+def _items(itf: dict[str, Any], kind: str) -> list[Any]:
+    items = itf[kind]
+    if not isinstance(items, list):
+        raise BadTrace(f"a '{kind}' must hold a list, not {type(items).__name__}")
+    return items
 
 
 def _bigint(text: Any) -> int:
@@ -237,6 +247,15 @@ def _parse_itf(raw: Any, where: str) -> ItfTrace:
     if version is not None and (not isinstance(version, int) or isinstance(version, bool) or version > ITF_VERSION):
         raise BadTrace(f"{where} was written in kraftcheck-itf format {version!r}, newer than this kraftcheck reads "
                        f"(up to {ITF_VERSION}): upgrade kraftcheck to replay it")
+    if isinstance(head, dict):  # what replay and render read from the head: of the types kraftcheck writes
+        names = {str: "a string", list: "a list", dict: "an object"}
+        for key, kind in (("model", str), ("violation", str), ("description", str), ("variant", list),
+                          ("bounds", dict), ("loop_step", dict)):
+            if key in head and not isinstance(head[key], kind):
+                raise BadTrace(f"'#meta.{key}' must be {names[kind]}, not {type(head[key]).__name__}")
+        if not all(isinstance(v, str) for v in head.get("variant", [])):
+            raise BadTrace("'#meta.variant' must be a list of variant names")
+        plain_value(head.get("bounds", {}))  # well-formed ITF values
     if not isinstance(raw, dict) or not isinstance(raw.get("states"), list) or not raw["states"]:
         raise BadTrace(f"{where} is not an ITF trace (expected an object with a non-empty 'states' list)")
     states, steps = [], []

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kraftcheck.checker.errors import LogDamaged
+from kraftcheck.impl import messages
 
 CLUSTER_FILE = "cluster.json"
 
@@ -85,6 +86,7 @@ def check_logs(logdir: Path, scanned: list[tuple[Path, list[dict[str, Any]], lis
                                  "validate each run's own log directory")
             if node is not None and str(e.get("node")) != node:
                 raise LogDamaged(f"{where} is an event of node {e.get('node')}, in node {node}'s log")
+            _check_shape(e, where)
             for key in ("lc", "seq"):  # the merge orders by them (finding 5 of issue 33: an internal error)
                 value = e.get(key, 0)
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -103,3 +105,26 @@ def check_logs(logdir: Path, scanned: list[tuple[Path, list[dict[str, Any]], lis
             missing = f"events {expected} to {seq - 1} are" if seq - 1 > expected else f"event {expected} is"
             raise LogDamaged(f"{where}: seq {seq} after {prev if prev is not None else 'the start'}: {missing} "
                              "missing (lines deleted)")
+
+
+def _check_shape(e: dict[str, Any], where: str) -> None:
+    """An event has the shape impl/ writes: a kind, a node, its messages well-formed (``messages.from_json``, the
+    transport's own reader), a state object or null."""
+    if not isinstance(e.get("event"), str):
+        raise LogDamaged(f"{where}: the line has no event kind (\"event\": a string)")
+    node = e.get("node")
+    if not (node == "net" or (isinstance(node, int) and not isinstance(node, bool))):
+        raise LogDamaged(f"{where}: node {node!r} is neither a node id nor \"net\"")
+    sent = e.get("sent", [])
+    if not isinstance(sent, list):
+        raise LogDamaged(f"{where}: \"sent\" is not a list of messages")
+    for msg in ([e["msg"]] if "msg" in e else []) + sent:
+        if not isinstance(msg, dict):
+            raise LogDamaged(f"{where}: a message is not an object")
+        try:
+            messages.from_json(msg)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise LogDamaged(f"{where}: a message impl/ would not write ({str(exc)[:120]})") from None
+    state = e.get("state")
+    if state is not None and not isinstance(state, dict):
+        raise LogDamaged(f"{where}: \"state\" is neither an object nor null")

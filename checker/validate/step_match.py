@@ -338,6 +338,14 @@ def validate_logdir(spec: Spec, logdir: str | Path, variants: Sequence[str] = ()
                              f"writing, then restarted) lost an event, and the log is not validatable ({exc})"
                              ) from None
         raise UsageError(f"cannot validate {str(logdir)!r}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # an event that passed integrity.py's checks but still lacks a field or holds a value of another type than
+        # impl/ writes (finding 5 of issue 33: an internal error): damage, in one line
+        from kraftcheck.checker.errors import LogDamaged
+
+        raise LogDamaged(f"{logdir}: an event lacks a field or holds a value impl/ never writes "
+                         f"({type(exc).__name__}: {str(exc)[:120]}): the log is damaged, or not one impl/ wrote"
+                         ) from None
     report.torn_lines = [{"file": f, "line": n, "last": not followed} for f, n, _, followed in torn]
     if not report.ok and middle and report.first_bad is not None:
         # The event lost in a torn line in the middle (a node killed mid-write, then restarted) came after the event
