@@ -46,7 +46,8 @@ Modules, one concern each::
     stages.py          one Spark map stage per level, built through py4j
     counterexample.py  the walk back by parent pointers from a state to an initial state
     specref.py         how executors find the model and rebuild the Run
-    session.py         the SparkContext: Java detection, master checks, logs
+    session.py         the SparkContext: master checks, logs, scratch, job failures, the watchdog
+    jvm.py             the driver's Java: detection, why it could not start, its memory settings and life
     checkpoint.py      per-level checkpoints on disk that verify themselves, read back on resume; the dir's lock
     code_identity.py   the code a run executes (every module loaded from outside the installation), for a resume
 """

@@ -1,24 +1,21 @@
-"""The Spark session the Spark engine runs on: Java detection, master checks, a quiet shared SparkContext.
+"""The Spark session the Spark engine runs on: master checks, a quiet shared SparkContext (Java itself: jvm.py).
 
 Everything a user can get wrong before the first Spark job (no Java, an old Java, a master URL nobody listens on, a
 cluster without workers) becomes a one-line ``UsageError`` (exit 2) instead of a JVM stack trace.  Spark's own log
 output (log4j, the JVM's start-up warnings, Python worker stderr) goes to a log file, never to the user's terminal;
 the engine prints its own progress line.
 
-One SparkContext per process (a JVM limitation); ``context(master)`` reuses it while the master stays the same, so
-that tests and API users pay Spark's start-up (about 7 s) once.
+One SparkContext per process (a JVM limitation); ``context(master)`` reuses it while the master (and the memory
+settings) stay the same, so that tests and API users pay Spark's start-up (about 7 s) once.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
-import errno
 import os
 import re
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,13 +26,14 @@ from typing import Any
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.spark.jvm import JAVA_MISSING as JAVA_MISSING
+from kraftcheck.checker.spark.jvm import MIN_JAVA as MIN_JAVA
+from kraftcheck.checker.spark.jvm import check_java as check_java
+from kraftcheck.checker.spark.jvm import java_binary as java_binary
+from kraftcheck.checker.spark.jvm import java_major as java_major
+from kraftcheck.checker.spark.jvm import jvm_alive, jvm_died, shutdown_jvm
+from kraftcheck.checker.spark.jvm import memory_conf as memory_conf
 
-JAVA_MISSING = (
-    "Java 17+ is needed for --engine spark: install a JDK (e.g. apt-get install openjdk-17-jre-headless) "
-    "or use the in-process engine"
-)
-MIN_JAVA = 17
-VM_INIT_FAILED = "Error occurred during initialization of VM"
 EXECUTOR_WAIT_S = 60.0
 # the package executors need; shipped as one zip to non-local masters (local executors import the installed one)
 PACKAGE = "kraftcheck"
@@ -58,51 +56,6 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
 logger.py4j.name = py4j
 logger.py4j.level = error
 """
-
-
-# ---- Java -----------------------------------------------------------------------------------------------------------
-def java_binary() -> str | None:
-    """The java that Spark's launcher will run: ``$JAVA_HOME/bin/java`` when JAVA_HOME is set, else java on PATH."""
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        path = Path(home) / "bin" / "java"
-        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
-    return shutil.which("java")
-
-
-def java_major(binary: str) -> int | None:
-    try:
-        # in the temporary directory: a JVM that cannot map its memory leaves an hs_err_pid*.log in its folder
-        out = subprocess.run([binary, "-version"], capture_output=True, text=True, timeout=60,
-                             cwd=tempfile.gettempdir())
-    except OSError as exc:
-        if exc.errno == errno.ENOMEM:
-            raise errors.OutOfMemory("out of memory starting Java for Spark (cannot fork the JVM)") from None
-        return None
-    except subprocess.SubprocessError:
-        return None
-    res = errors.resource_from_text(out.stderr + out.stdout) if out.returncode else None
-    if res is not None:  # a JVM that cannot reserve its heap is out of memory, not "no Java 17" (finding 7)
-        raise type(res)(f"Java could not start: {res}")
-    if out.returncode and VM_INIT_FAILED in out.stderr + out.stdout:  # Java is there, it could not start: say why
-        why = next((ln.strip() for ln in (out.stderr + out.stdout).splitlines()
-                    if ln.strip() and VM_INIT_FAILED not in ln), "no reason given")
-        raise UsageError(f"Java ({binary}) could not start: {why[:200]}")
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-    if not m:
-        return None
-    major = int(m.group(1))
-    if major == 1 and m.group(2):  # "1.8.0_292" is Java 8
-        major = int(m.group(2))
-    return major
-
-
-def check_java() -> None:
-    """Raise the one-line ``UsageError`` unless a Java 17+ runtime is there for Spark."""
-    binary = java_binary()
-    major = java_major(binary) if binary else None
-    if major is None or major < MIN_JAVA:
-        raise UsageError(JAVA_MISSING)
 
 
 # ---- master URLs ----------------------------------------------------------------------------------------------------
@@ -169,24 +122,6 @@ def _quiet_interrupts(record: Any) -> bool:
     return f"{os.sep}py4j{os.sep}" not in str(getattr(record, "pathname", ""))
 
 
-_SIZE = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
-
-
-def memory_conf(driver_memory: str | None = None, executor_memory: str | None = None) -> dict[str, str]:
-    """Spark's settings for ``--driver-memory`` / ``--executor-memory`` (a JVM heap size: 512m, 4g ...), checked.
-
-    On a local master the executors run inside the driver's JVM: its heap is the one that counts."""
-    conf = {}
-    for option, key, value in (("--driver-memory", "spark.driver.memory", driver_memory),
-                               ("--executor-memory", "spark.executor.memory", executor_memory)):
-        if value is None:
-            continue
-        if not _SIZE.match(value.strip()):
-            raise UsageError(f"{option} takes a JVM heap size such as 512m or 4g, not {value!r}")
-        conf[key] = value.strip()
-    return conf
-
-
 def context(master: str = "local[*]", memory: dict[str, str] | None = None) -> Any:
     """The process's SparkContext for ``master`` (created, or reused when the master and ``memory`` (see
     ``memory_conf``) are unchanged)."""
@@ -194,14 +129,14 @@ def context(master: str = "local[*]", memory: dict[str, str] | None = None) -> A
     master = master.strip()
     memory = memory or {}
     key = master + "".join(f" {k}={v}" for k, v in sorted(memory.items()))
-    if _sc is not None and _master == key and _sc._jsc is not None and _jvm_alive():
+    if _sc is not None and _master == key and _sc._jsc is not None and jvm_alive():
         return _sc
     check_java()
     check_master(master)
     stop()
     global _jvm_memory
-    if not _jvm_alive() or _jvm_memory != memory.get("spark.driver.memory"):
-        _shutdown_jvm()  # the driver's heap is fixed when its JVM starts: a new size needs a new JVM
+    if not jvm_alive() or _jvm_memory != memory.get("spark.driver.memory"):
+        shutdown_jvm()  # the driver's heap is fixed when its JVM starts: a new size needs a new JVM
     _jvm_memory = memory.get("spark.driver.memory")
     try:
         from pyspark import SparkConf, SparkContext
@@ -300,38 +235,6 @@ def context(master: str = "local[*]", memory: dict[str, str] | None = None) -> A
 
 
 _jvm_memory: str | None = None  # the --driver-memory the running JVM was started with
-
-
-def _jvm_alive() -> bool:
-    """Whether pyspark's JVM (if it started one) is still running (a JVM killed under a reused context: a new one)."""
-    try:
-        from pyspark import SparkContext
-    except ImportError:
-        return False
-    proc = getattr(SparkContext._gateway, "proc", None)
-    return proc is None or proc.poll() is None
-
-
-def _shutdown_jvm() -> None:
-    """End pyspark's JVM (it outlives a stopped SparkContext), so that the next context starts a new one."""
-    try:
-        from pyspark import SparkContext
-    except ImportError:
-        return
-    gateway = SparkContext._gateway
-    if gateway is None:
-        return
-    with contextlib.suppress(Exception):
-        gateway.shutdown()
-    proc = getattr(gateway, "proc", None)
-    if proc is not None:
-        with contextlib.suppress(Exception):
-            proc.stdin.close()  # the JVM exits on EOF of its stdin (PythonGatewayServer)
-            proc.wait(timeout=30)
-        if proc.poll() is None:
-            proc.kill()
-    SparkContext._gateway = None
-    SparkContext._jvm = None
 
 
 def _log_server_error(request: Any, client_address: Any) -> None:
@@ -463,22 +366,6 @@ def cancel_jobs() -> None:
 
 
 _CAUSE = re.compile(r"most recent failure: (?:Lost task [^)]*\)(?: \([^)]*\))?: )?(.*)")
-
-
-_JVM_GONE = ("Py4JNetworkError", "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError")
-_JVM_GONE_WORDS = ("Answer from Java side is empty", "Error while sending or receiving", "Connection refused",
-                   "Error while receiving")
-
-
-def jvm_died(exc: BaseException | None) -> bool:
-    """Whether ``exc`` (or its cause chain) says the driver's JVM is gone: py4j cannot reach it any more."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if type(exc).__name__ in _JVM_GONE or any(w in str(exc) for w in _JVM_GONE_WORDS):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 def jvm_died_error(exc: BaseException) -> errors.SparkFailed:

@@ -7,7 +7,8 @@ issue 33).  These checks say which file and line is wrong, with exit 23 (``error
 - every node ``cluster.json`` lists has a log with at least one event, and cluster.json itself is readable;
 - the run's identity (``"run"``, impl/events.py) is the same in every line, and cluster.json's when it names one; a
   log written before run identities existed (no line has one) is read as before;
-- a line in ``node-<id>/`` is an event of node ``<id>``, its ``lc`` and ``seq`` whole numbers;
+- a line in ``node-<id>/`` is an event of node ``<id>`` of the shape impl/ writes, its ``lc``, ``seq`` (and a
+  simulated run's ``g``) whole numbers;
 - a node's ``seq`` counts 1, 2, 3 ... down its file: a repeat is a duplicated line, a step back a line out of place,
   a gap an event missing, except right after a torn line (a node killed while writing: ``scan_events``), whose event
   the torn line held.
@@ -87,7 +88,7 @@ def check_logs(logdir: Path, scanned: list[tuple[Path, list[dict[str, Any]], lis
             if node is not None and str(e.get("node")) != node:
                 raise LogDamaged(f"{where} is an event of node {e.get('node')}, in node {node}'s log")
             _check_shape(e, where)
-            for key in ("lc", "seq"):  # the merge orders by them (finding 5 of issue 33: an internal error)
+            for key in ("lc", "seq", "g"):  # the merge orders by them (finding 5 of issue 33: an internal error)
                 value = e.get(key, 0)
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise LogDamaged(f"{where}: {key} {value!r} is not a whole number")

@@ -327,9 +327,9 @@ def validate_logdir(spec: Spec, logdir: str | Path, variants: Sequence[str] = ()
         torn += [(str(path), line, evs[at - 1] if at > 0 else None, at < len(evs)) for line, at in skipped]
         events.extend(evs)
     check_logs(Path(logdir), scanned)  # damage is reported as damage (exit 23), before any step is matched
-    order_events(events)
     middle = [(f, n, before) for f, n, before, followed in torn if followed]
     try:
+        order_events(events)
         report = validate_events(spec, events, variants)
     except NotValidatable as exc:
         if middle:
