@@ -368,14 +368,15 @@ def cancel_jobs() -> None:
 _CAUSE = re.compile(r"most recent failure: (?:Lost task [^)]*\)(?: \([^)]*\))?: )?(.*)")
 
 
-def jvm_died_error(exc: BaseException) -> errors.SparkFailed:
+def jvm_died_error(exc: BaseException) -> errors.ResourceError:
     """The one line for a driver JVM that died under the run (killed, or crashed: finding 7 of issue 33 showed only
-    "Connection refused"); out of memory when its log says so."""
+    "Connection refused"): exit 22, or out of memory (exit 20) when its log says so."""
     keep_log()
     res = errors.resource_from_text(log_tail())
-    cause = f" ({res})" if res is not None else ""
-    code = "killed, or crashed" if res is None else "it ran out of memory"
-    return errors.SparkFailed(f"the Spark driver's JVM (its Java process) died during the run ({code}){cause}: "
+    if res is not None:
+        return type(res)(f"the Spark driver's JVM (its Java process) died during the run: {res}; Spark log: "
+                         f"{_log_path}")
+    return errors.SparkFailed(f"the Spark driver's JVM (its Java process) died during the run (killed, or crashed): "
                               f"py4j lost it ({type(exc).__name__}); Spark log: {_log_path}")
 
 
