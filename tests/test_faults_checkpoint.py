@@ -49,7 +49,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def spark(root: Path, resume: bool, spec: Any = "counter-grid", **limits: int) -> Result:
+def spark(root: Path, resume: bool, spec: Any = "counter-grid", **limits: Any) -> Result:
     from kraftcheck.checker.spark.driver import check_spark
 
     spec = resolve(spec) if isinstance(spec, str) else spec
@@ -267,7 +267,7 @@ def test_an_edited_helper_module_the_model_imports_is_refused_naming_it(tmp_path
 
 @pytest.mark.parametrize("limits", [{"max_depth": 3}, {"max_depth": 0}, {"max_states": 10}, {"max_states": 1},
                                     {"max_depth": 5, "max_states": 12}])
-def test_a_resume_honours_the_limits_as_a_fresh_run(ck: Path, limits: dict[str, int]) -> None:
+def test_a_resume_honours_the_limits_as_a_fresh_run(ck: Path, limits: dict[str, Any]) -> None:
     """Issue 33, finding 2: resuming a finished checkpoint with --max-depth ended "ok, exhaustive" with the whole
     space's figures; it stops where a fresh run with the same limits stops, with the same figures (the in-process
     engine's, which the Spark engine equals)."""
