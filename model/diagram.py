@@ -115,3 +115,18 @@ def by_param(names: dict[str, str], receiver: Callable[[Any], str | None] | None
         return None
 
     return locus
+
+
+def znode_writes(before: Any, after: Any) -> list[str]:
+    """What a step wrote to ZooKeeper, for an arrow's label: ``+path`` created, ``-path`` deleted, ``path@vN`` set
+    to version N, from the znodes before and after it (``{path: {"version": ...}}`` or ``[[path, record], ...]``)."""
+    a, b = _znode_map(before), _znode_map(after)
+    out = [f"+{p}" if p not in a else f"{p}@v{n.get('version')}" for p, n in b.items()
+           if p not in a or (a[p].get("version"), a[p].get("data")) != (n.get("version"), n.get("data"))]
+    return out + [f"-{p}" for p in a if p not in b]
+
+
+def _znode_map(znodes: Any) -> dict[str, dict[str, Any]]:
+    if isinstance(znodes, list):
+        znodes = {p: n for p, n in (e for e in znodes if isinstance(e, list) and len(e) == 2)}
+    return {p: n for p, n in znodes.items() if isinstance(n, dict)} if isinstance(znodes, dict) else {}

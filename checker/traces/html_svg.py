@@ -21,11 +21,29 @@ from kraftcheck.checker.traces.html import Arrow, Diagrammed
 COL, GUTTER, TOP = 170, 300, 62  # column width, left gutter (step labels), first row's top (px)
 ROW, LINE, MARK = 40, 14, 18  # smallest row height, a wrapped line's height, the mark's offset from a row's top
 CHAR, BADGE_CHAR = 6.6, 6.0  # px per character: 11px and 10px monospace (advance 0.6 em)
+BADGE_LINE, LABEL_LINE = 12, 13  # a badge's and an arrow label's line height (px)
+LABEL_MIN, LABEL_MAX = 30, 54  # an arrow label's line, in characters: about its arrow's length, within these
+BADGE_CHARS = int((COL - 18) / BADGE_CHAR)  # a badge's line, in characters: a badge stays within its column
 LABEL_CHARS = int((GUTTER - 44) / CHAR)  # a step label's line, in characters
 LANE = 150  # the loop's lane and its label, right of the last lifeline
 LEADING = ("leader", "active")  # a status whose first word is one of these thickens the lifeline
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """A badge's lines: broken at spaces, a word longer than a line cut into pieces (nothing dropped)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        while len(word) > width:  # cut after an underscore or a slash if there is one, else at the width
+            cut = max(word.rfind("_", 0, width) + 1, word.rfind("/", 1, width)) or width
+            lines.append(word[:cut])
+            word = word[cut:]
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
 
 
 def wrap(text: str, width: int = LABEL_CHARS) -> list[str]:
@@ -62,14 +80,25 @@ class Layout:
         self.width = self.right + (LANE if self.lasso else 0) + 20
         self.lines = [wrap(st["text"]) for st in d.steps]
         self.changes = [self._changed(i) for i in range(len(d.steps))]
+        self.badge_lines = [{n: wrap_words(d.status[i][n], BADGE_CHARS) for n in self.changes[i]}
+                            for i in range(len(d.steps))]
+        self.call_lines: dict[int, list[str]] = {}  # a call's label, one row to itself: as wide as the lifelines
+        for a in d.arrows:
+            if a.status == "call":
+                self.call_lines[a.start] = wrap_words(a.label, int((self.right - GUTTER) / CHAR) - 2)
         self.top: list[float] = []
         self.y: list[float] = []
         self.h: list[float] = []
         t = float(TOP)
         for i in range(len(d.steps)):
-            h = max(ROW, MARK + (len(self.lines[i]) - 1) * LINE + 18, MARK + 32 if self.changes[i] and i else 0)
+            tall = max((len(s) for s in self.badge_lines[i].values()), default=0)
+            if i == 0:  # the first row's badges sit on the row's middle, a taller one pushes the row down
+                t += max(0, tall - 1) * BADGE_LINE
+            h = max(ROW, MARK + (len(self.lines[i]) - 1) * LINE + 18, MARK + 18 + tall * BADGE_LINE if i else 0)
+            above = LABEL_LINE * (len(self.call_lines.get(i, [""])) - 1)  # a call's label of several lines
+            h += above
             self.top.append(t)
-            self.y.append(t + MARK)
+            self.y.append(t + MARK + above)
             self.h.append(h)
             t += h
         self.bottom = t  # below the last row: messages still in flight end here, then the verdict
@@ -80,14 +109,14 @@ class Layout:
             for n in ([where] if isinstance(where, str) else where or []):
                 x = self.col[n]
                 self.taken.append((x - 8, self.y[i] - 8, x + 8, self.y[i] + 8))
-        self.badges: list[tuple[str, int, str, Box]] = []  # node, row, text, box
+        self.badges: list[tuple[str, int, list[str], Box]] = []  # node, row, lines, box
         for i, changed in enumerate(self.changes):
             for n in changed:
-                text = d.status[i][n]
-                w = len(text) * BADGE_CHAR + 8
-                cy = self.y[i] - 4 if i == 0 else self.y[i] + 18
-                box = (self.col[n] - w / 2, cy - 8, self.col[n] + w / 2, cy + 7)
-                self.badges.append((n, i, text, box))
+                lines = self.badge_lines[i][n]
+                w = max(len(s) for s in lines) * BADGE_CHAR + 8
+                top = self.y[i] - 12 if i == 0 else self.y[i] + 10
+                box = (self.col[n] - w / 2, top, self.col[n] + w / 2, top + 3 + BADGE_LINE * len(lines))
+                self.badges.append((n, i, lines, box))
                 self.taken.append(box)
 
     def _changed(self, i: int) -> list[str]:
@@ -96,23 +125,28 @@ class Layout:
             return []
         return [n for n in self.d.nodes if n in st[i] and (i == 0 or st[i - 1].get(n) != st[i][n])]
 
-    def place(self, text: str, x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:
-        """The label's anchor (middle, baseline) on the arrow from (x1, y1) to (x2, y2): the first of a few points
-        along it where the label covers nothing placed before, else the one covering least."""
-        w, best, best_cost = len(text) * CHAR + 6, (0.0, 0.0), float("inf")
-        for t in (0.5, 0.35, 0.65, 0.22, 0.78, 0.12, 0.88):
-            mx, my = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t
-            mx = max(mx, GUTTER + w / 2)
-            for dy in (-4, 13):  # above the line, else below it
-                box = (mx - w / 2, my + dy - 10, mx + w / 2, my + dy + 3)
+    def place(self, lines: list[str], x1: float, y1: float, x2: float, y2: float) -> tuple[float, float]:
+        """A label's anchor (its middle, its first line's baseline) on the arrow from (x1, y1) to (x2, y2): the first
+        of a few points along it where the label covers nothing placed before, else the one covering least."""
+        w, h = max(len(s) for s in lines) * CHAR + 6, LABEL_LINE * len(lines)
+        best, best_cost = (0.0, 0.0), float("inf")
+        lo, hi = min(x1, x2), max(x1, x2)
+        xs = [x1 + (x2 - x1) * t for t in (0.5, 0.35, 0.65, 0.22, 0.78, 0.12, 0.88)]
+        xs += [lo + 10 + w / 2, hi - 10 - w / 2]  # a label wider than its arrow: flush with one end,
+        xs += [hi + 12 + w / 2, lo - 12 - w / 2]  # else beyond one end
+        for x in xs:
+            mx = min(max(x, GUTTER + w / 2 + 4), self.width - w / 2 - 4)
+            my = y1 if x1 == x2 else y1 + (y2 - y1) * min(1.0, max(0.0, (mx - x1) / (x2 - x1)))
+            for base in (my - 4 - h + LABEL_LINE, my + 13):  # above the line, else below it
+                box = (mx - w / 2, base - 10, mx + w / 2, base - 10 + h)
                 cost = sum(_overlap(box, b) for b in self.taken)
                 if cost < best_cost:
-                    best, best_cost = (mx, my + dy), cost
+                    best, best_cost = (mx, base), cost
                 if cost == 0:
                     break
             if best_cost == 0:
                 break
-        self.taken.append((best[0] - w / 2, best[1] - 10, best[0] + w / 2, best[1] + 3))
+        self.taken.append((best[0] - w / 2, best[1] - 10, best[0] + w / 2, best[1] - 10 + h))
         return best
 
 
@@ -142,12 +176,16 @@ def svg(d: Diagrammed) -> str:
         out.append(_arrow(a, lay))
     for st in d.steps[1:]:
         out.append(_mark(st, lay))
-    for n, i, text, box in lay.badges:
-        role = escape(text.split(" ")[0])
+    for n, i, lines, box in lay.badges:
+        role = escape(lines[0].split(" ")[0])
+        cx = (box[0] + box[2]) / 2
+        spans = "".join(f'<tspan x="{cx:.0f}" dy="{0 if k == 0 else BADGE_LINE}">{escape(s)}</tspan>'
+                        for k, s in enumerate(lines))
         out.append(f'<g class="status" data-node="{escape(n)}" data-step="{i}" data-role="{role}">'
+                   f'<title>{escape(n)}: {escape(" ".join(lines))}</title>'
                    f'<rect x="{box[0]:.0f}" y="{box[1]:.0f}" width="{box[2] - box[0]:.0f}" '
-                   f'height="{box[3] - box[1]:.0f}" rx="7"/><text x="{(box[0] + box[2]) / 2:.0f}" '
-                   f'y="{box[3] - 4:.0f}">{escape(text)}</text></g>')
+                   f'height="{box[3] - box[1]:.0f}" rx="6"/><text x="{cx:.0f}" '
+                   f'y="{box[1] + 11:.0f}">{spans}</text></g>')
     if d.loop is not None:
         out.append(_loop(d, lay))
     if d.violation:  # the violated property named at the end, under every row
@@ -187,28 +225,33 @@ def _arrow(a: Arrow, lay: Layout) -> str:
     x1, x2 = lay.col[a.src], lay.col[a.dst]
     y1 = lay.y[a.start]
     tag = ("dup " if a.dup else "") + a.label + (" (lost)" if a.status == "lost" else "")
+    lines = lay.call_lines.get(a.start, [tag]) if a.status == "call" else (
+        wrap_words(tag, max(LABEL_MIN, min(LABEL_MAX, int(abs(x2 - x1) / CHAR)))))
     if a.status == "call":
         x2 = x2 - 8 if x2 > x1 else x2 + 8
-        lx, ly = lay.place(tag, x1, y1, x2, y1)
+        lx, ly = lay.place(lines, x1, y1, x2, y1)
         return (f'<g class="arrow call" data-step="{a.start}"><title>{escape(a.detail)}</title><line x1="{x1:.0f}" '
-                f'y1="{y1:.0f}" x2="{x2:.0f}" y2="{y1:.0f}" marker-end="url(#head)"/>{_label(tag, lx, ly)}</g>')
+                f'y1="{y1:.0f}" x2="{x2:.0f}" y2="{y1:.0f}" marker-end="url(#head)"/>{_label(lines, lx, ly)}</g>')
     y2 = lay.y[a.end] if a.end is not None else lay.bottom
     if a.status == "lost":
         x2 = (x1 + x2) / 2
     tip = "" if a.status == "lost" else ' marker-end="url(#head)"'
     cross = f'<text class="cross" x="{x2:.0f}" y="{y2 + 5:.0f}">✕</text>' if a.status == "lost" else ""
     cls = f"arrow msg {a.status}" + (" dup" if a.dup else "")
-    lx, ly = lay.place(tag, x1, y1, x2, y2)
+    lx, ly = lay.place(lines, x1, y1, x2, y2)
     return (f'<g class="{cls}" data-step="{a.end if a.end is not None else a.start}"><title>{escape(a.detail)}'
             f'</title><line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}"{tip}/>{cross}'
-            f'{_label(tag, lx, ly)}</g>')
+            f'{_label(lines, lx, ly)}</g>')
 
 
-def _label(tag: str, x: float, y: float) -> str:
+def _label(lines: list[str], x: float, y: float) -> str:
     """An arrow's text on a white ground, so that no line runs through it."""
-    w = len(tag) * CHAR + 6
-    return (f'<rect class="label-bg" x="{x - w / 2:.0f}" y="{y - 10:.0f}" width="{w:.0f}" height="13" rx="2"/>'
-            f'<text class="msg-label" x="{x:.0f}" y="{y:.0f}">{escape(tag)}</text>')
+    w = max(len(s) for s in lines) * CHAR + 6
+    spans = "".join(f'<tspan x="{x:.0f}" dy="{0 if k == 0 else LABEL_LINE}">{escape(s)}</tspan>'
+                    for k, s in enumerate(lines))
+    return (f'<rect class="label-bg" x="{x - w / 2:.0f}" y="{y - 10:.0f}" width="{w:.0f}" '
+            f'height="{LABEL_LINE * len(lines)}" rx="2"/><text class="msg-label" x="{x:.0f}" y="{y:.0f}">{spans}'
+            f'</text>')
 
 
 def _mark(st: dict[str, Any], lay: Layout) -> str:
@@ -234,7 +277,7 @@ def _loop(d: Diagrammed, lay: Layout) -> str:
     y0, y1 = lay.y[last], lay.y[back]
     cls = "stutter" if d.stutter else "loop"
     lines = ([f"stutter: state {back}", "repeats forever"] if d.stutter
-             else [f"loop: back to state {back},", "repeats forever"])
+             else ["loop: back to", f"state {back}, round", "and round forever"])
     mid = (y0 + y1) / 2 - (len(lines) - 1) * LINE / 2 + 4
     spans = "".join(f'<tspan x="{lane + 8}" dy="{0 if k == 0 else LINE}">{escape(t)}</tspan>'
                     for k, t in enumerate(lines))
