@@ -167,7 +167,7 @@ def build(states: list[Any], steps: list[tuple[str, dict[str, Any]]], model: Any
         st["closes_loop"] = loop
         st["text"] += f" → back to state {loop}"
         status_at.append(loop)  # type: ignore[arg-type]
-    elif lasso:  # the last state stutters forever: one more row, a step that changes nothing
+    elif lasso and loop == last:  # the last state stutters forever: one more row, a step that changes nothing
         b.steps.append({"index": last + 1, "action": "stutter", "text": f"(stutter) state {last} repeats forever",
                         "locus": None, "diff": ["(no change)"], "closes_loop": last, "stutter": True})
         status_at.append(last)
@@ -193,7 +193,7 @@ def build(states: list[Any], steps: list[tuple[str, dict[str, Any]]], model: Any
         text = ("deadlock: the last state has no successor" if violation == "deadlock"
                 else f"violation of {violation}" + (f": {note}" if note else ""))
     return Diagrammed(b.nodes, b.steps, b.arrows, head, text, loop if lasso else None, violation, status,
-                      stutter=lasso and loop_step is None)
+                      stutter=lasso and loop_step is None and loop == last)
 
 
 def from_trace(trace: Trace, model: Any) -> Diagrammed:
