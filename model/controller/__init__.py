@@ -220,7 +220,13 @@ def _status(v: Any) -> dict[str, str]:
     ml = v["ml"]
     out = {f"controller {i}": f"{'active' if ml['active'][i] else 'standby'} epoch={e}"
            for i, e in enumerate(ml["ctrl_epoch"])}
-    out["metadata log"] = f"epoch={ml['epoch']} hw={ml['hw']} end={len(ml['log'])}"
+    parts: dict[Any, str] = {}  # each partition's newest registration in the log: ("part"/"assign", p, leader, isr, ..)
+    for entry in ml["log"]:
+        for rec in (entry.get("records") or []) if isinstance(entry, dict) else []:
+            if isinstance(rec, list) and len(rec) >= 4 and rec[0] in ("part", "assign"):
+                parts[rec[1]] = f"p{rec[1]} leader={rec[2]} isr={rec[3]}"
+    out["metadata log"] = " ".join([f"epoch={ml['epoch']} hw={ml['hw']} end={len(ml['log'])}"]
+                                   + [parts[k] for k in sorted(parts)])
     for i, br in enumerate(v["brokers"]):
         out[f"broker {i}"] = f"{br['proc']} epoch={br['epoch']}"  # KIP-500 broker state, broker epoch
     return out
