@@ -358,3 +358,14 @@ def test_step_labels_wrap_without_losing_a_character() -> None:
     assert "".join(wrap(long)) == long
     assert wrap_words("leader epoch=1 KRAFT_CONTROLLER_TO_BROKER_COMM", 26) == [
         "leader epoch=1", "KRAFT_CONTROLLER_TO_", "BROKER_COMM"]
+
+
+def test_a_hook_that_fails_on_a_view_costs_only_its_label() -> None:
+    """A derived model's view (or an old trace file's) may lack what a display hook reads: the page still draws,
+    with the plain label (the message's kind, the action's name) and no badge."""
+    quorum = load("quorum").model
+    vote = {"kind": "Vote", "src": 0, "dst": 0}  # no epoch, no log fields: the quorum's label hook fails on it
+    states = [{"voters": [{"role": "Leader"}], "net": [vote]}, {"voters": [{}], "net": []}]
+    d = build(states, [("receive_vote", {"msg": vote})], quorum, {"model": "quorum"})
+    assert [a.label for a in d.arrows] == ["Vote"] and d.status == [{}, {}]
+    assert "<svg" in render_html(d)

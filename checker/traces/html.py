@@ -27,7 +27,7 @@ from kraftcheck.checker.traces.html_page import page
 from kraftcheck.checker.traces.itf import ItfTrace, comparable, state_vars
 from kraftcheck.checker.traces.text import diff, flatten, show
 from kraftcheck.checker.traces.trace import Trace
-from kraftcheck.model.diagram import Diagram
+from kraftcheck.model.diagram import Diagram, label_of
 
 
 @attrs.define
@@ -88,6 +88,15 @@ def _fallback(name: str) -> Diagram:
     return Diagram(nodes=lambda view: [name or "model"], locus=lambda action, params: name or "model")
 
 
+def _shown(hook: Any, default: Any, *args: Any) -> Any:
+    """A display hook's answer, or ``default`` when it fails on a view it was not written for (a derived model's,
+    an older trace file's): a label or a badge never costs the counterexample."""
+    try:
+        return hook(*args)
+    except Exception:  # noqa: BLE001 - any failure of display code falls back to the plain rendering
+        return default
+
+
 def _text(action: str, params: dict[str, Any]) -> str:
     return f"{action}(" + ", ".join(f"{k}={show(v)}" for k, v in params.items()) + ")"
 
@@ -113,7 +122,7 @@ class _Builder:
         ends = self.dia.endpoints(m)
         if not ends:
             return
-        arrow = Arrow(ends[0], ends[1], i, self.dia.label(m), show(m), dup=dup)
+        arrow = Arrow(ends[0], ends[1], i, _shown(self.dia.label, None, m) or label_of(m), show(m), dup=dup)
         self.arrows.append(arrow)
         self.pending.setdefault((path, show(m)), []).append(arrow)
 
@@ -127,7 +136,7 @@ class _Builder:
                                                      frozenset(self.bags))]}
         self.steps.append(st)
         if isinstance(where, tuple):
-            label = self.dia.call(action, params, self.readable[before], self.readable[after]) or action
+            label = _shown(self.dia.call, None, action, params, self.readable[before], self.readable[after]) or action
             self.arrows.append(Arrow(where[0], where[1], i, label, text, end=i, status="call"))
         for path in self.bags:
             before_bag = Counter(show(m) for m in _lookup(self.states[before], path) or [])
@@ -179,7 +188,8 @@ def build(states: list[Any], steps: list[tuple[str, dict[str, Any]]], model: Any
         for n in ([st["locus"]] if isinstance(st["locus"], str) else st["locus"] or []):
             if n not in b.nodes:
                 b.nodes.append(n)
-    status = [{k: str(v) for k, v in (dia.status(b.readable[j]) or {}).items() if k in b.nodes} for j in status_at]
+    status = [{k: str(v) for k, v in (_shown(dia.status, None, b.readable[j]) or {}).items() if k in b.nodes}
+              for j in status_at]
     violation = str(meta.get("violation") or "")
     note = str(meta.get("description") or "")
     head = f"model {name}"
