@@ -101,8 +101,9 @@ def _steps_list(steps: list[dict[str, Any]]) -> str:
         body = escape(chr(10).join(st["diff"]))
         cls = ' class="in-loop"' if loop is not None and st["index"] > loop else ""
         if st["index"] == 0:
+            n = len(st["diff"])
             items.append(f'<li data-step="0"><details><summary><strong>{escape(_head(st))}</strong> '
-                         f'({len(st["diff"])} variables)</summary><pre>{body}</pre></details></li>')
+                         f'({n} variable{"" if n == 1 else "s"})</summary><pre>{body}</pre></details></li>')
         else:
             items.append(f'<li data-step="{st["index"]}"{cls}><strong>{escape(_head(st))}</strong>'
                          f'<pre>{body}</pre></li>')
