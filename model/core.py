@@ -293,7 +293,9 @@ class Model(Generic[S, B]):
         return bool(canon_for(self.id_symmetries, bounds, declared[1]).sizes)
 
     def declare_fairness(self, *families: Any) -> None:
-        """Declare fairness families (``model.fairness.weak`` / ``strong``) that liveness properties may assume."""
+        """Declare fairness families (``kraftcheck.weak``, ``strong`` or ``finite``) that liveness properties may
+        assume, e.g. ``m.declare_fairness(weak("release", ("release",), per=("c",), doc="a holder releases"))``.
+        Every action a family names must already be declared (``@m.action``); a family name is declared once."""
         names = {f.name for f in self.fairness}
         for f in families:
             unknown = [a for a in f.actions if self.action_named(a) is None]

@@ -22,6 +22,7 @@ KRAFT: dict[str, str] = {
 # that it is an example, ``example:mutex``.
 EXAMPLES: dict[str, str] = {
     "counter-grid": "kraftcheck.examples.counter_grid:SPEC",
+    "fair-lock": "kraftcheck.examples.fair_lock:SPEC",
     "mutex": "kraftcheck.examples.mutex:SPEC",
     "philosophers": "kraftcheck.examples.philosophers:SPEC",
     "two-phase": "kraftcheck.examples.two_phase:SPEC",
