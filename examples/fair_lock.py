@@ -36,7 +36,7 @@ from kraftcheck.model import Diagram
 
 @attrs.frozen
 class Bounds:
-    n: int = 2
+    n: int = 2  # clients sharing the lock (ids 0..n-1), at least 1.
 
 
 lock: Model[tuple[int, ...], Bounds] = Model(
