@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -117,7 +118,7 @@ def test_an_initial_state_that_is_a_float_names_the_state_itself() -> None:
         stable_encode(({"k": 0.1},))
     import kraftcheck
 
-    m = kraftcheck.Model("one-float", _NoBounds)
+    m: kraftcheck.Model[Any, _NoBounds] = kraftcheck.Model("one-float", _NoBounds)
     m.init(lambda b: iter([0.25]))
     m.action(lambda s, ctx: iter(()))
     with pytest.raises(ModelError, match=r"model one-float: a state holds a float at state, which"):
