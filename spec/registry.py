@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.spec.core import Spec
+from kraftcheck.spec.folder import importing
 
 # name -> "module:attribute" of a Spec.  The KRaft models are the default ``kraftcheck check`` job.
 KRAFT: dict[str, str] = {
@@ -78,7 +79,8 @@ def _load_file(path: Path) -> Spec:
     module = importlib.util.module_from_spec(spec_obj)
     sys.modules[mod_name] = module
     try:
-        spec_obj.loader.exec_module(module)
+        with importing(path):  # its folder on sys.path: ``import helpers`` finds the helpers.py beside it
+            spec_obj.loader.exec_module(module)
     except SyntaxError as exc:
         del sys.modules[mod_name]
         raise UnknownModel(f"model file {str(path)!r} has a syntax error at line {exc.lineno}: {exc.msg}") from None
