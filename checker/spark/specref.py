@@ -114,8 +114,11 @@ def local_zip(shipped: Path | None, workdir: Path) -> Path | None:
         h.update(arc.encode() + b"\0" + f.read_bytes() + b"\0")
     out = workdir / f"kraftcheck_local_{h.hexdigest()[:16]}.zip"
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for arc, f in files:
-            zf.write(f, arc)
+        for arc, f in files:  # fixed dates: the same sources make the same bytes (Spark refuses a same-named file
+            # of other contents within one context)
+            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, f.read_bytes())
     return out
 
 
