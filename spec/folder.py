@@ -4,12 +4,13 @@ A model file is loaded as a module of no package (``spec.registry``), so its fol
 it is imported, as Python does for a script.  The modules it imports from there (a ``helpers.py``, or a package
 ``helpers/``) are recorded: the Spark engine ships them to the executors as a zip (``checker.spark.driver``), and a
 checkpoint's code digest hashes them, so that a helper edited between a kill and ``--resume`` refuses the resume
-(``checker.spark.specref.code_files``).  Only modules imported while the file is imported count (a module imported
-later, inside an action, is neither shipped nor hashed).
+(``checker.spark.specref.code_files``).  What counts: the modules of the folder imported while the file is imported,
+and those the file's names come from (``from helpers import step`` after the user imported ``helpers``); a module
+imported later, inside an action, is neither shipped nor hashed.
 
-Before the import, modules a folder provides that are already loaded (from an earlier load of this file, or a
-``helpers`` of another folder) are dropped from ``sys.modules``, so an edited helper is read afresh and two folders'
-``helpers`` never mix.  kraftcheck's own modules never count as a folder's.
+Before the import, the modules recorded so (by an earlier load of this file, or a ``helpers`` of another model
+folder) that this folder also provides are dropped from ``sys.modules``, so an edited helper is read afresh and two
+folders' ``helpers`` never mix; no other module is dropped.  kraftcheck's own modules never count as a folder's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 _LOADED: dict[Path, dict[str, Path]] = {}  # resolved model file -> {top-level module name: its .py file or package}
 
@@ -45,17 +47,18 @@ def _inside(module: object, folder: Path) -> bool:
 
 
 @contextlib.contextmanager
-def importing(model_file: Path) -> Iterator[None]:
-    """Import ``model_file`` inside this: its folder first on ``sys.path``, its modules fresh, then recorded."""
+def importing(model_file: Path, module: ModuleType) -> Iterator[None]:
+    """Import ``model_file`` as ``module`` inside this: its folder first on ``sys.path`` and its modules fresh; then
+    record the modules it imported from its folder."""
     folder = model_file.resolve().parent
     names = _names(folder)
     recorded = {n for mods in _LOADED.values() for n in mods}
-    for name, module in list(sys.modules.items()):
-        top = name.partition(".")[0]
-        # stale (loaded from this folder before) or another model folder's module of the same name; never a
-        # library's (a folder's attrs.py does not replace attrs)
-        if top in names and (_inside(module, folder) or top in recorded):
+    for name in list(sys.modules):
+        # only modules recorded here before: stale (this folder, maybe edited since) or another model folder's of
+        # the same name; never a library's nor one the user imported otherwise (a test suite's ``tests``)
+        if name.partition(".")[0] in names and name.partition(".")[0] in recorded:
             del sys.modules[name]
+    before = set(sys.modules)
     entry = str(folder)
     sys.path.insert(0, entry)
     try:
@@ -63,8 +66,12 @@ def importing(model_file: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(entry)
-    found = {top: names[top] for name, module in list(sys.modules.items())
-             if (top := name.partition(".")[0]) in names and _inside(module, folder)}
+    tops = {n.partition(".")[0] for n in set(sys.modules) - before}  # imported while the file was
+    for value in list(vars(module).values()):  # and what it names of a module loaded before (by the user)
+        owner = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
+        if isinstance(owner, str):
+            tops.add(owner.partition(".")[0])
+    found = {top: names[top] for top in tops if top in names and _inside(sys.modules.get(top), folder)}
     _LOADED[model_file.resolve()] = dict(sorted(found.items()))
 
 

@@ -79,7 +79,7 @@ def _load_file(path: Path) -> Spec:
     module = importlib.util.module_from_spec(spec_obj)
     sys.modules[mod_name] = module
     try:
-        with importing(path):  # its folder on sys.path: ``import helpers`` finds the helpers.py beside it
+        with importing(path, module):  # its folder on sys.path: ``import helpers`` finds the helpers.py beside it
             spec_obj.loader.exec_module(module)
     except SyntaxError as exc:
         del sys.modules[mod_name]

@@ -129,3 +129,25 @@ def test_the_code_digest_covers_the_helpers_a_model_file_imports(tmp_path: Path)
     before = code_digest(run, ref, ship)
     (tmp_path / "d" / "helpers.py").write_text(HELPERS.format(step=2))
     assert code_digest(run, ref, ship) != before
+
+
+def test_modules_the_user_imported_otherwise_are_kept_and_counted_only_when_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "e"
+    model = write(folder, step=5)
+    (folder / "unrelated_e.py").write_text("X = 1\n")
+    (folder / "helpers_e.py").write_text(HELPERS.format(step=5))
+    model.write_text(MODEL.format(module="helpers_e"))
+    monkeypatch.syspath_prepend(str(folder))
+    import importlib
+
+    unrelated = importlib.import_module("unrelated_e")  # the user's own import: not the model file's
+    helpers = importlib.import_module("helpers_e")  # imported before the model file: still the file's to ship
+    try:
+        assert check(str(model), deadlock=False).distinct_states == 3
+        assert local_modules(model) == {"helpers_e": (folder / "helpers_e.py").resolve()}
+        assert sys.modules["unrelated_e"] is unrelated  # never dropped
+        assert sys.modules["helpers_e"] is helpers  # not recorded before this load, so not dropped either
+    finally:
+        for name in ("unrelated_e", "helpers_e"):
+            sys.modules.pop(name, None)
