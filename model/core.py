@@ -30,14 +30,13 @@ without a copy).
 
 from __future__ import annotations
 
-import inspect
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 import attrs
 import xxhash
 
+from kraftcheck.model.bound_docs import source_comments
 from kraftcheck.model.encoding import fingerprint_of, stable_encode, to_view
 from kraftcheck.model.ids import IdSymmetry, canon_for
 
@@ -366,7 +365,7 @@ class Model(Generic[S, B]):
     def bound_docs(self) -> dict[str, str]:
         """Bound name -> what it means: ``metadata={"doc": ...}`` on the attrs field, else the comment that ends the
         field's line in the source (how the built-in models document their bounds), else nothing."""
-        docs = _source_comments(self.bounds_type)
+        docs = source_comments(self.bounds_type)
         for a in attrs.fields(self.bounds_type):
             if a.metadata.get("doc"):
                 docs[a.name] = str(a.metadata["doc"])
@@ -443,44 +442,6 @@ class Model(Generic[S, B]):
 
             return sym_fingerprint
         return lambda s: fingerprint_of(encode, sym(s, b))
-
-
-def _source_comments(cls: type) -> dict[str, str]:
-    """A class body's field comments -> {name: comment}; {} when there is no source.
-
-    Two styles, as the built-in models write them: a comment ending the field's line (``name: int = 3  # what it
-    means``), continued on comment-only lines whose text is indented past the ``#`` (aligned under the first line);
-    or, for a field with no comment on its line, the block of comment-only lines just above it."""
-    try:
-        lines = inspect.getsource(cls).splitlines()
-    except (OSError, TypeError):
-        return {}
-    out: dict[str, str] = {}
-    above: list[str] = []  # the comment-only lines since the last field or blank line
-    last: str | None = None  # the field whose trailing comment a continuation line extends
-    for line in lines:
-        m = _FIELD_LINE.match(line)
-        if m:
-            name, comment = m.group(1), m.group(2)
-            if comment is not None:
-                out[name], last = comment.strip(), name
-            elif above:
-                out[name], last = " ".join(above), None
-            above = []
-            continue
-        c = _COMMENT_LINE.match(line)
-        if c is None:
-            above, last = [], None
-        elif last is not None and c.group(1).startswith("  "):  # a continuation of the field line's comment
-            out[last] += " " + c.group(1).strip()
-        else:
-            last = None
-            above.append(c.group(1).strip())
-    return out
-
-
-_FIELD_LINE = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#=]+=[^#]*?(?:#\s*(.+))?$")
-_COMMENT_LINE = re.compile(r"^\s*#(.*)$")
 
 
 def _convert(key: str, raw: str | int | bool, default: Any) -> Any:
