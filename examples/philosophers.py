@@ -17,7 +17,7 @@ from kraftcheck import Context, Diagram, Model, Spec, by_param, invariant, reach
 
 @attrs.frozen
 class Bounds:
-    n: int = 3
+    n: int = 3  # philosophers at the table (and forks between them), at least 2.
 
 
 phil: Model[tuple[int, ...], Bounds] = Model(

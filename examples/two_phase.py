@@ -23,8 +23,8 @@ from kraftcheck.model.ids import id_field, ids_field, indexed_field
 
 @attrs.frozen
 class Bounds:
-    n: int = 3  # resource managers
-    symmetry: bool = True  # the RMs are interchangeable (SYMMETRY Permutations(RM))
+    n: int = 3  # resource managers (RMs, ids 0..n-1) taking part in the commit.
+    symmetry: bool = True  # the RMs are interchangeable (SYMMETRY Permutations(RM)).
 
 
 @attrs.frozen

@@ -23,6 +23,7 @@ from typing import Any
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.parser import build_parser
 from kraftcheck.checker.errors import ModelError, UsageError
+from kraftcheck.model.encoding import UnencodableValue
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -54,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         print(f"kraftcheck: model error: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        return errors.MODEL_ERROR
+    except UnencodableValue as exc:  # a state the model made holds a float, an object ...: the model's mistake
+        if debug:
+            traceback.print_exc()
+        print(f"kraftcheck: model error: {exc}", file=sys.stderr)
         return errors.MODEL_ERROR
     except KeyboardInterrupt:
         print("kraftcheck: interrupted", file=sys.stderr)

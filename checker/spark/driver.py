@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 from kraftcheck._version import __version__
@@ -29,7 +30,7 @@ from kraftcheck.checker.spark.job import Job, Reports
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
-from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe
+from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe, local_zip
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
@@ -69,9 +70,14 @@ def check_spark(
         partitions = ckpt_io.stored_partitions(checkpoint.root)
     sc = spark_session.context(master)
     if ship is not None:
-        staged = Path(spark_session.scratch_dir("kraftcheck-model-")) / ref.target
+        staging = Path(spark_session.scratch_dir("kraftcheck-model-"))
+        staged = staging / ref.target
         shutil.copyfile(ship, staged)
         sc.addFile(str(staged))
+        local = local_zip(ship, staging)  # the modules it imported from its folder, as one zip
+        if local is not None:
+            ref = attrs.evolve(ref, local_zip=local.name)
+            sc.addPyFile(str(local))
     P = partitions or max(1, int(sc.defaultParallelism))
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
     search.code = code_digest(run, ref, ship) if checkpoint is not None else ""
