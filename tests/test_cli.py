@@ -113,23 +113,40 @@ def test_exit_codes_by_verdict(tmp_path: Path) -> None:
     assert main(["simulate", "mutex", "--variant", "no-turn", "--walks", "20", "--quiet"]) == 12
 
 
+RAISING_MODEL = (
+    "import attrs\nfrom kraftcheck import Model, Spec, invariant\n"
+    "@attrs.frozen\nclass B:\n    limit: int = 3\n"
+    "m = Model('mine', B)\n"
+    "@m.init\ndef start(b):\n    yield 0\n"
+    "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n"
+    "@m.action\ndef boom(s, ctx):\n    if s == 2:\n        yield 1 // 0\n"
+    "@invariant('Small', 'below 10', 'test')\ndef small(s, ctx):\n    return s < 10\n"
+    "SPEC = Spec(m, [small], family='example')\n"
+)
+
+
 def test_user_model_file_and_action_that_raises(tmp_path: Path) -> None:
     model = tmp_path / "mine.py"
-    model.write_text(
-        "import attrs\nfrom kraftcheck import Model, Spec, invariant\n"
-        "@attrs.frozen\nclass B:\n    limit: int = 3\n"
-        "m = Model('mine', B)\n"
-        "@m.init\ndef start(b):\n    yield 0\n"
-        "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n"
-        "@m.action\ndef boom(s, ctx):\n    if s == 2:\n        yield 1 // 0\n"
-        "@invariant('Small', 'below 10', 'test')\ndef small(s, ctx):\n    return s < 10\n"
-        "SPEC = Spec(m, [small], family='example')\n"
-    )
+    model.write_text(RAISING_MODEL)
     r = run_cli("check", str(model), "--quiet", "--no-deadlock")
     assert r.returncode == 3
     assert r.stderr.count("\n") == 1 and "action boom raised ZeroDivisionError" in r.stderr
     assert "Traceback" not in r.stderr
     assert run_cli("check", str(model), "--quiet", "--no-deadlock", "--set", "limit=1").returncode == 0
+
+
+def test_debug_works_anywhere_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hint "run with --debug for the traceback" is followed by adding --debug where the user is: at the end."""
+    model = tmp_path / "mine.py"
+    model.write_text(RAISING_MODEL)
+    for argv in (["--debug", "check", str(model)], ["check", str(model), "--debug"],
+                 ["check", "--debug", str(model)]):
+        assert main([*argv, "--quiet", "--no-deadlock"]) == 3
+        err = capsys.readouterr().err
+        assert "Traceback" in err and "ZeroDivisionError" in err, argv
+    # every command takes it, a plugin's subcommand too
+    assert main(["simulate", "mutex", "--walks", "1", "--quiet", "--debug"]) == 0
+    assert main(["cluster", "run", "--nodes", "0", "--log-dir", str(tmp_path), "--debug"]) == 2
 
 
 BAD_INPUTS = [

@@ -11,7 +11,7 @@ import argparse
 import importlib
 import importlib.util
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kraftcheck._version import __version__
 from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
@@ -45,7 +45,14 @@ PLUGINS = [
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line (and exit 2), never a usage dump."""
+    """argparse, but a usage mistake is one line (and exit 2), never a usage dump; and ``--debug`` is an option of
+    every command and subcommand, so that the hint "run with --debug" can be followed by adding it anywhere."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # SUPPRESS: a subcommand that was not given --debug leaves the top level's value alone
+        self.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                          help="show Python tracebacks for errors (anywhere on the command line)")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
@@ -112,7 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     p = sub.add_parser("list", help="models, bounds, variants and properties")
