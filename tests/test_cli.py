@@ -149,6 +149,18 @@ def test_debug_works_anywhere_on_the_command_line(tmp_path: Path, capsys: pytest
     assert main(["cluster", "run", "--nodes", "0", "--log-dir", str(tmp_path), "--debug"]) == 2
 
 
+def test_a_bound_given_twice_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--set", "width=1", "--set", "width=2"], ["--set", "width=1,width=2"],
+                 ["--set", "width=2", "--set", "width=2"]):
+        assert main(["check", "counter-grid", "--quiet", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "bound width is given twice" in err, argv
+    # one --set may carry several bounds: both apply (the grid is 2 x 3, so 12 states)
+    out = tmp_path / "r.json"
+    assert main(["check", "counter-grid", "--quiet", "--set", "width=2,height=3", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["distinct_states"] == 12
+
+
 BAD_INPUTS = [
     (["check", "nosuch"], "unknown model 'nosuch'"),
     (["check", "mutex", "--variant", "bogus"], "no variant 'bogus'"),

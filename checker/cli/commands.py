@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -18,13 +19,24 @@ from kraftcheck.checker.cli.report import check_output_paths, print_report, wors
 from kraftcheck.checker.errors import UsageError
 
 
+_NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)")  # the comma before the next NAME= in one --set
+
+
 def _bounds(pairs: Sequence[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--set takes NAME=VALUE, not {pair!r}")
-        out[name.strip()] = value.strip()
+    """The ``--set`` values as bounds: ``NAME=VALUE``, several in one option separated by commas
+    (``--set a=1,b=2``).  A bound given twice is an error, never the last value silently."""
+    out: dict[str, str] = {}
+    given: dict[str, str] = {}
+    for option in pairs:
+        for pair in _NEXT_PAIR.split(option):
+            name, sep, value = pair.partition("=")
+            name = name.strip()
+            if not sep or not name:
+                raise UsageError(f"--set takes NAME=VALUE, not {pair!r}")
+            if name in out:
+                raise UsageError(f"bound {name} is given twice (--set {given[name]} and --set {pair.strip()}): "
+                                 "give it once")
+            out[name], given[name] = value.strip(), pair.strip()
     return out
 
 

@@ -90,7 +90,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=VALUE",
         dest="bounds",
-        help="override a bound (repeatable); see 'kraftcheck list' for bounds and defaults",
+        help="override a bound (repeatable, or several at once: NAME=VALUE,NAME=VALUE; a bound given twice is an "
+        "error); see 'kraftcheck list MODEL' for bounds and defaults",
     )
     p.add_argument(
         "--profile",
