@@ -33,6 +33,47 @@ def test_an_unwritable_output_is_refused_before_the_search(tmp_path: Path, capsy
     assert "is a directory" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [
+    ["prove", "quorum", "--json", "{bad}"],
+    ["prove", "quorum", "--trace-out", "{bad}"],
+    ["mutate", "examples/two_phase.py", "--json", "{bad}"],
+    ["cluster", "run", "--seconds", "1", "--log-dir", "{logs}", "--json", "{bad}"],
+    ["validate", "quorum", "{tmp}", "--json", "{bad}"],
+    ["render", "{tmp}/t.json", "--html", "{bad}.html"],
+    ["simulate", "mutex", "--trace-out", "{bad}"],
+    ["check", "mutex", "--junit", "{bad}"],
+])
+def test_every_output_option_is_checked_before_the_run(argv: list[str], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Every command that writes a file refuses a bad path at once, in one line and exit 2: nothing was run (no
+    table, no cluster's log dir), so no result is lost to a path mistake found at the end."""
+    fill = {"bad": str(tmp_path / "no" / "such" / "out.json"), "logs": str(tmp_path / "logs"), "tmp": str(tmp_path)}
+    assert main([a.format(**fill) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "does not exist" in captured.err, captured.err
+    assert captured.out == "" and not (tmp_path / "logs").exists()
+
+
+def test_the_trace_format_follows_the_extension_in_any_case(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out"]
+    for name, starts in (("cex.JSON", "{"), ("cex.itf.json", "{"), ("cex.HTML", "<!DOCTYPE html>"),
+                         ("cex.Htm", "<!DOCTYPE html>"), ("cex.txt", "model mutex, variant no-turn")):
+        assert main([*argv, str(tmp_path / name)]) == 12
+        text = (tmp_path / name).read_text()
+        assert text.lstrip().startswith(starts), (name, text[:60])
+        if starts == "{":
+            assert json.loads(text)["#meta"]["violation"] == "MutualExclusion"
+        assert f"to {tmp_path / name}" in capsys.readouterr().out  # it says what it wrote
+
+
+def test_trace_out_on_an_ok_run_says_there_is_no_counterexample(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cex.json"
+    assert main(["check", "mutex", "--quiet", "--trace-out", str(out)]) == 0
+    assert f"no counterexample: {out} was not written" in capsys.readouterr().out and not out.exists()
+
+
 def test_a_failed_write_keeps_the_verdict(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     def fail(path: str, text: str) -> None:

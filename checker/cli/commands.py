@@ -18,7 +18,6 @@ from kraftcheck.checker import errors
 from kraftcheck.checker.cli.report import check_output_paths, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
 
-
 _NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)")  # the comma before the next NAME= in one --set
 
 

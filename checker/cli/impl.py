@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import write_file
+from kraftcheck.checker.cli.report import check_output_paths, write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -69,6 +69,7 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     unknown = [b for b in args.bug if b not in BUGS]
     if unknown:
         raise UsageError(f"unknown bug {unknown[0]!r} (bugs: {', '.join(BUGS)})")
+    check_output_paths(args)  # before the cluster runs: a bad --json path never loses the run's report
     log_dir = Path(args.log_dir)
     if log_dir.exists() and not log_dir.is_dir():
         raise UsageError(f"--log-dir {str(log_dir)!r} is a file: give a directory (it is created if missing)")
@@ -114,6 +115,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     logdir = Path(args.logdir)
     if not logdir.is_dir():
         raise UsageError(f"log dir {str(logdir)!r} does not exist")
+    check_output_paths(args)
     report = validate_logdir(spec, logdir, variants=tuple(args.variant))
     print(report.render(verbose=not args.quiet))  # the verdict first: a failed write never hides it
     code = errors.OK if report.ok else errors.VIOLATION

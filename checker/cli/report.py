@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -107,24 +108,56 @@ def _totals(results: list[Any]) -> dict[str, str]:
     }
 
 
+OUTPUT_OPTIONS = (("--json", "json"), ("--trace-out", "trace_out"), ("--junit", "junit"), ("--html", "html"))
+
+
 def check_output_paths(args: argparse.Namespace) -> None:
-    """Before any search starts: every output file can be written (a run of minutes must not end in a lost result)."""
-    options = (("--json", "json"), ("--trace-out", "trace_out"), ("--junit", "junit"))
-    paths = [(opt, getattr(args, attr, None)) for opt, attr in options]
-    given = [(opt, p) for opt, p in paths if p]
+    """Before any search starts: every output file of the command (``--json``, ``--trace-out``, ``--junit``,
+    ``--html``) can be written, so a run of minutes never ends in a lost result.  A bad path is a one-line usage
+    error (exit 2).  Every command that writes a file calls this first."""
+    given = [(opt, p) for opt, attr in OUTPUT_OPTIONS if isinstance(p := getattr(args, attr, None), str)]
     for i, (opt_a, a) in enumerate(given):
         for opt_b, b in given[i + 1:]:
             if Path(a).resolve() == Path(b).resolve():
                 raise UsageError(f"{opt_a} and {opt_b} name the same file {a}: give two files")
     for opt, p in given:
-        path = Path(p)
-        if path.is_dir():
-            raise UsageError(f"{opt} {p} is a directory: give a file name")
-        parent = path.parent if str(path.parent) else Path(".")
-        if not parent.is_dir():
-            raise UsageError(f"{opt} {p}: directory {parent} does not exist")
-        if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        check_writable(opt, p)
+
+
+def check_writable(opt: str, p: str) -> None:
+    """``p`` can be written as the output of option ``opt``: a file in an existing directory where a file can be
+    created (tried, not guessed from permission bits, which say yes to root on a read-only file system), or an
+    existing writable special file such as ``/dev/stdout``."""
+    path = Path(p)
+    if not p.strip():
+        raise UsageError(f"{opt} needs a file name")
+    if path.is_dir():
+        raise UsageError(f"{opt} {p} is a directory: give a file name")
+    if path.exists() and not path.is_file():  # /dev/stdout, a named pipe: written in place
+        if not os.access(path, os.W_OK):
             raise UsageError(f"{opt} {p}: not writable")
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{opt} {p}: directory {parent} does not exist")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{opt} {p}: not writable")
+    try:  # the result is written as a temporary file in this directory, then renamed (write_file)
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.", suffix=".probe"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{opt} {p}: cannot write in {parent}: {exc.strerror}") from None
+
+
+def trace_format(path: str) -> str:
+    """The format of a ``--trace-out`` file by its extension, whatever its case: ``itf`` (``.json``, so also
+    ``.itf.json``), ``html`` (``.html``, ``.htm``) or ``text`` (anything else)."""
+    name = Path(path).name.lower()
+    if name.endswith(".json"):
+        return "itf"
+    if name.endswith((".html", ".htm")):
+        return "html"
+    return "text"
 
 
 def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: list[Any], code: int) -> int:
@@ -144,7 +177,7 @@ def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: lis
 
 def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]) -> None:
     from kraftcheck.checker.traces.html import from_trace, render_html
-    from kraftcheck.checker.traces.itf import write_itf
+    from kraftcheck.checker.traces.itf import to_itf
     from kraftcheck.checker.traces.text import render
 
     if args.json:
@@ -157,17 +190,19 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
         write_file(args.junit, junit_xml(results, specs))
     if args.trace_out:
         traced = [(r, s) for r, s in zip(results, specs) if r.trace is not None]
-        if traced:
-            r, s = traced[0]
-            if args.trace_out.endswith(".json"):
-                try:
-                    write_itf(r.trace, s.model, Path(args.trace_out))
-                except OSError as exc:
-                    raise UsageError(f"cannot write {args.trace_out}: {exc.strerror}") from None
-            elif args.trace_out.endswith((".html", ".htm")):
-                write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
-            else:
-                write_file(args.trace_out, render(r.trace, s.model))
+        if not traced:
+            print(f"no counterexample: {args.trace_out} was not written")
+            return
+        r, s = traced[0]
+        fmt = trace_format(args.trace_out)
+        if fmt == "itf":
+            write_file(args.trace_out, json.dumps(to_itf(r.trace, s.model), indent=1) + "\n")
+        elif fmt == "html":
+            write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
+        else:
+            write_file(args.trace_out, render(r.trace, s.model))
+        what = f"{r.model} [{','.join(r.variant)}]" if r.variant else r.model
+        print(f"wrote the counterexample of {what} ({len(r.trace)} steps, {fmt}) to {args.trace_out}")
 
 
 def write_file(path: str, text: str) -> None:
