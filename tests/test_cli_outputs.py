@@ -12,6 +12,7 @@ import attrs
 import pytest
 
 from kraftcheck import Model, Spec
+from kraftcheck.checker.api import resolve
 from kraftcheck.checker.cli import report
 from kraftcheck.checker.cli.main import main
 from kraftcheck.checker.errors import UsageError
@@ -312,3 +313,53 @@ def test_piped_list_output_is_not_hard_wrapped() -> None:
     assert r.returncode == 0
     longest = max(load("quorum").properties, key=lambda p: len(p.source))
     assert longest.source in r.stdout  # one line however long, never broken mid-sentence
+
+
+def _after_table(out: str) -> list[str]:
+    lines = out.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("───")) + 2:]  # after the total row
+
+
+def test_the_main_job_prints_the_table_then_few_notes_then_the_verdict(capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten runs at a small limit: the same notes came once per profile (35 lines); now each distinct note once,
+    at most ten lines, and the verdict last."""
+    assert main(["check", "--quiet", "--max-states", "300"]) == 15
+    tail = _after_table(capsys.readouterr().out)
+    notes, verdict = tail[:-1], tail[-1]
+    assert len(notes) <= 10 and len(set(notes)) == len(notes), tail
+    assert verdict.startswith("verdict: limit") and "in 10 runs" in verdict and verdict.endswith("exit 15")
+    assert sum("stopped at a limit" in line for line in notes) == 1  # one line names every model it concerns
+    assert sum(line.startswith("quorum:") for line in notes) == 1  # three quorum runs, one reduction line
+    assert main(["check", "--quiet", "--max-states", "300", "--verbose"]) == 15
+    every = _after_table(capsys.readouterr().out)[:-1]
+    assert len(every) > 20 and any("quorum (faults): reduction lose_responses_only is on (" in e for e in every)
+    from kraftcheck.checker.cli import notes as notes_module  # past the cap: the last line says how many more
+
+    monkeypatch.setattr(notes_module, "MAX_NOTES", 3)
+    assert main(["check", "--quiet", "--max-states", "300"]) == 15
+    capped = _after_table(capsys.readouterr().out)[:-1]
+    assert len(capped) == 3 and capped[-1] == f"... and {len(notes) - 2} more notes (--verbose shows every note of " \
+        "every run)"
+
+
+def test_no_advice_to_raise_the_bounds_after_a_run_that_did_not_finish(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """mutex's no-turn variant never changes the turn, so TurnOnlyYielded's premise is never reached; but the run
+    stops at the first violation, so nothing may be said about what it did not reach (and mutex has no deep)."""
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet"]) == 12
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--no-deadlock", "--max-states", "3"]) == 15
+    assert main(["simulate", "mutex", "--variant", "no-turn", "--quiet", "--walks", "3", "--depth", "2"]) == 17
+    out = capsys.readouterr().out
+    assert "vacuous" not in out and "raise the bounds" not in out and "deep" not in out
+    assert "mutex [no-turn] " in out  # the table's row names the variant (it was eaten as a rich style tag)
+    # a finished run gets advice that names only what the model has: a profile of its own, or --set
+    from kraftcheck.checker.cli.notes import raise_bounds_advice
+    from kraftcheck.checker.search.result import Result
+
+    finished = Result(model="m", variant=(), bounds={}, engine="inprocess", strategy="bfs", verdict="unreached",
+                      violated_property=None, distinct_states=1, transitions=0, depth=0, seconds=0.0,
+                      cpu_seconds=0.0, manifest={"exhaustive": True, "profile": "default"})
+    assert "--profile deep" in raise_bounds_advice(finished, resolve("quorum"))
+    assert "deep" not in raise_bounds_advice(finished, resolve("mutex"))
+    assert "--set NAME=VALUE ('kraftcheck list mutex'" in raise_bounds_advice(finished, resolve("mutex"))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kraftcheck.checker import errors
+from kraftcheck.checker.cli.notes import verdict_line
 from kraftcheck.checker.cli.report import check_output_paths, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
 
@@ -182,9 +183,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             break
     specs = [spec for spec, _ in runs[: len(results)]]
     combine_profiles(results)
-    print_report(results, specs, args.quiet)
-    code = worst([r.exit_code for r in results])
-    return write_outputs_after(args, results, specs, code)
+    print_report(results, specs, args.quiet, args.verbose)
+    code = write_outputs_after(args, results, specs, worst([r.exit_code for r in results]))
+    print(verdict_line(results, code))  # the last line: the answer is never a screen above
+    return code
 
 
 def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], profile: str) -> None:
@@ -293,10 +295,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         deadlock=not args.no_deadlock,
         progress=not args.quiet,
     )
-    print_report([r], [spec], args.quiet)
-    if r.verdict == "ok":
-        print(f"no violation in {args.walks} walks of depth {args.depth} (seed {args.seed}); not exhaustive")
-    return write_outputs_after(args, [r], [spec], r.exit_code)
+    print_report([r], [spec], args.quiet, args.verbose)
+    code = write_outputs_after(args, [r], [spec], r.exit_code)
+    walks = f" ({args.walks} walks of depth {args.depth}, seed {args.seed}; a simulation is not exhaustive)"
+    print(verdict_line([r], code, walks))
+    return code
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

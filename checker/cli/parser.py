@@ -110,6 +110,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    "counterexample in the failure")
     p.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
     p.add_argument("--quiet", action="store_true", help="no progress line, no trace on stdout")
+    p.add_argument("--verbose", action="store_true", help="every note of every run under the table (by default each "
+                   "distinct note once, at most ten lines)")
 
 
 def build_parser() -> argparse.ArgumentParser:

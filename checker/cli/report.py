@@ -1,6 +1,7 @@
 """The results of check and simulate: the counterexample and results table on stdout, and the output files.
 
-:func:`print_report` prints each counterexample (unless ``--quiet``) and one table row per model;
+:func:`print_report` prints each counterexample (unless ``--quiet``), one table row per run and the notes under it
+(``notes.py``);
 :func:`write_outputs` writes ``--json`` (the results, with counterexamples as ITF), ``--junit`` (JUnit XML, see
 ``junit.py``) and ``--trace-out`` (the first counterexample: ITF for ``FILE.json``, a sequence diagram for
 ``FILE.html``, readable text otherwise); :func:`worst` is the exit code of several results.
@@ -25,10 +26,12 @@ SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.LIVENESS, e
             errors.LIMIT, errors.OK]
 
 
-def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
+def print_report(results: list[Any], specs: list[Any], quiet: bool, verbose: bool = False) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
+    from kraftcheck.checker.cli.notes import notes
     from kraftcheck.checker.traces.text import render
 
     con = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
@@ -54,9 +57,9 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
         elif r.verdict == "missed":
             prop = f"expected {r.expected_property}" + (f"; found {prop}" if prop else "")
         table.add_row(
-            name,
+            escape(name),  # "[no-turn]" is text, not a rich style
             r.verdict,
-            prop,
+            escape(prop),
             f"{r.distinct_states:,}",
             f"{r.transitions:,}",
             str(r.depth),
@@ -65,30 +68,8 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
             f"{r.states_per_cpu_second:,.0f}",
         )
     con.print(table)
-    for r in results:
-        if r.verdict == "limit":
-            con.print(f"{r.model}: the search stopped at a limit before it was complete; nothing is proved.")
-        if r.verdict == "interrupted":
-            con.print(f"{r.model}: interrupted; the figures are those reached so far and nothing is proved.")
-        if r.unreached_targets:
-            con.print(f"{r.model}: never reached: {', '.join(r.unreached_targets)} (the check may be vacuous).")
-        for prop in r.vacuous_properties:
-            premise = r.manifest.get("premises", {}).get(prop, "")
-            con.print(
-                f"{r.model}: {prop} holds vacuously at these bounds: its premise ({premise}) was never reached; "
-                "raise the bounds (e.g. --profile deep) to check it."
-            )
-        if r.verdict == "missed":
-            found = f"; it found {r.violated_property} instead" if r.violated_property else ""
-            con.print(
-                f"[bold red]{r.model}: MISSED: mutation {','.join(r.variant)} should break {r.expected_property}, "
-                f"but the run did not{found} (exit 17).[/bold red]"
-            )
-        never = r.manifest.get("actions_never_taken") or []
-        if never and r.manifest.get("exhaustive") and r.verdict in ("ok", "unreached"):
-            con.print(f"{r.model}: never taken at these bounds, so not checked: {', '.join(never)}.")
-        for bound, doc in r.manifest.get("reductions", {}).items():
-            con.print(f"{r.model}: reduction {bound} is on ({doc}); behaviour it removes was not checked.")
+    for line in notes(results, specs, verbose):  # each distinct note once, at most ten lines unless verbose
+        con.print(line, soft_wrap=True, markup=False, style="bold red" if ": MISSED: " in line else None)
 
 
 def _totals(results: list[Any]) -> dict[str, str]:
