@@ -44,6 +44,28 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     ]
 
 
+def test_list_model_prints_that_model_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    """'list' is a line or two per model pointing at 'list MODEL'; 'list MODEL' (a name or a file) is that model in
+    full, in text and in JSON."""
+    from kraftcheck.spec.registry import available
+
+    assert main(["list"]) == 0
+    overview = capsys.readouterr().out.splitlines()
+    assert len(overview) <= 2 * len(available()) + 1 and "'kraftcheck list MODEL'" in overview[-1]
+    assert main(["list", "two-phase"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("two-phase (example)") and "n=3: resource managers" in out and "eager_commit" in out
+    assert "quorum" not in out and "mutex" not in out
+    model_file = str(Path(__file__).resolve().parents[1] / "examples" / "two_phase.py")
+    assert main(["list", model_file]) == 0  # a model file: the same description
+    assert capsys.readouterr().out.replace("two_phase", "two-phase") == out
+    assert main(["list", model_file, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in doc["models"]] == ["two_phase"]
+    assert doc["models"][0]["bounds"] == {"n": 3, "symmetry": True}
+    assert main(["list", "nosuch"]) == 2
+
+
 def test_check_json_and_itf_trace_replay(tmp_path: Path) -> None:
     out, trace = tmp_path / "r.json", tmp_path / "t.json"
     assert (

@@ -218,7 +218,7 @@ def test_a_signal_ends_the_run_with_its_partial_result(signame: str, tmp_path: P
 
 
 def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["list"]) == 0
+    assert main(["list", "quorum"]) == 0
     out = capsys.readouterr().out
     assert "size of the voter set (controller.quorum.voters)" in out
     assert main(["list", "--json"]) == 0
@@ -309,10 +309,27 @@ def test_piped_list_output_is_not_hard_wrapped() -> None:
 
     from kraftcheck.spec.registry import load
 
-    r = subprocess.run([sys.executable, "-m", "kraftcheck", "list"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "kraftcheck", "list", "quorum"], capture_output=True, text=True,
+                       timeout=120)
     assert r.returncode == 0
     longest = max(load("quorum").properties, key=lambda p: len(p.source))
     assert longest.source in r.stdout  # one line however long, never broken mid-sentence
+
+
+def test_output_cut_short_by_its_reader_is_no_error() -> None:
+    """`kraftcheck list quorum | head -1`: the reader went away; exit 141 (128 + SIGPIPE, as any shell tool), no
+    'internal error' (rich used to exit 1)."""
+    import subprocess
+    import sys
+
+    for argv in (["list", "quorum"], ["check", "mutex"]):
+        proc = subprocess.Popen([sys.executable, "-m", "kraftcheck", *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 141 and err == "", (argv, err)
 
 
 def _after_table(out: str) -> list[str]:

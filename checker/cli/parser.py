@@ -124,8 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    p = sub.add_parser("list", help="models, bounds, variants and properties")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sub.add_parser("list", help="the models; 'list MODEL': its bounds, profiles, variants and properties",
+                       description="Without MODEL: a line or two per built-in model.  With MODEL (a built-in name, "
+                       "path/to/model.py or module:SPEC): that model in full, its bounds with their meanings, its "
+                       "profiles, reductions, variants and properties.")
+    p.add_argument("model", nargs="?", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
+    p.add_argument("--json", action="store_true", help="print JSON: {\"models\": [...]}, each model in full")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser(

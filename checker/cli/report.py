@@ -26,15 +26,28 @@ SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.LIVENESS, e
             errors.LIMIT, errors.OK]
 
 
-def print_report(results: list[Any], specs: list[Any], quiet: bool, verbose: bool = False) -> None:
+def console(**options: Any) -> Any:
+    """A rich Console for stdout whose closed pipe (``| head``) is :class:`errors.StdoutClosed` (exit 141, no
+    message), where rich's own would exit 1 as if the command had failed."""
     from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise errors.StdoutClosed
+
+    return _Console(**options)
+
+
+def print_report(results: list[Any], specs: list[Any], quiet: bool, verbose: bool = False) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     from kraftcheck.checker.cli.notes import notes
     from kraftcheck.checker.traces.text import render
 
-    con = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    con = console(highlight=False, width=None if sys.stdout.isatty() else 140)
     for r, s in zip(results, specs):
         if r.trace is not None and not quiet:
             con.print(render(r.trace, s.model, title=f"Counterexample ({len(r.trace)} steps):"), markup=False)
