@@ -231,6 +231,28 @@ def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: 
     assert all(helps[k] and "default" in helps[k] for k in ("walks", "depth", "seed"))
 
 
+def test_help_texts_say_what_the_code_does() -> None:
+    """Exit 13 is a liveness failure (errors.LIVENESS), not 'reserved'; simulate's help is its own, not check's
+    main job; cluster run's --timers help names the real default."""
+    from kraftcheck.checker import errors
+    from kraftcheck.checker.cli.parser import EXIT_CODES, build_parser
+
+    line13 = next(line for line in EXIT_CODES.splitlines() if line.split()[:1] == [str(errors.LIVENESS)])
+    assert "liveness property fails" in line13 and "reserved" not in EXIT_CODES
+    codes = {int(line.split()[0]) for line in EXIT_CODES.splitlines()[1:]}
+    declared = {v for k, v in vars(errors).items() if k.isupper() and isinstance(v, int)}
+    assert codes == declared  # every exit code the program can give is described, and no other
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    simulate, check = (" ".join(sub[c].format_help().split()) for c in ("simulate", "check"))
+    assert "main-job" not in simulate and "main job" not in simulate and "main-job" in check
+    assert "Not exhaustive" in simulate
+    run = sub["cluster"]._subparsers._group_actions[0].choices["run"]
+    timers = next(a for a in run._actions if a.dest == "timers")
+    assert f"{timers.default} (the default)" in (timers.help or "")
+    assert run.parse_args(["--log-dir", "x"]).timers == timers.default
+
+
 def test_replay_names_variant_and_property_and_refuses_impl_for_other_models(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cex = tmp_path / "cex.json"
