@@ -177,6 +177,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
     check_output_paths(args)
     specs = [resolve(n) for n in names]
+    if args.check_symmetry is None:
+        _spark_liveness(args, specs)  # before any model is searched
     if args.check_symmetry is not None:
         return _check_symmetry(args, specs, bounds)
     # without --profile, --set or --variant a model is checked at its main-job profiles, named or not
@@ -258,10 +260,8 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
     if args.strategy != "bfs":
         raise UsageError("--engine spark runs BFS only (drop --strategy dfs)")
+    _spark_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
-    if live and not args.no_liveness:
-        raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}); use "
-                         "--engine inprocess, or --no-liveness to check safety only on Spark")
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import Run
     from kraftcheck.checker.spark.driver import check_spark
@@ -285,6 +285,18 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     if live:
         result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
     return result
+
+
+def _spark_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
+    """The Spark engine does not check liveness yet: a model that has liveness properties needs --no-liveness there
+    (never a silent drop: the manifest then records them as not checked)."""
+    if args.engine != "spark" or args.no_liveness:
+        return
+    for spec in specs:
+        live = [p.name for p in spec.of_kind("liveness")]
+        if live:
+            raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}): add "
+                             "--no-liveness to check safety only on Spark, or use --engine inprocess")
 
 
 def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str, Any]) -> int:

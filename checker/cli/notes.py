@@ -56,6 +56,13 @@ def _findings(result: Any, spec: Any, label: str) -> list[str]:
             premise = result.manifest.get("premises", {}).get(prop, "")
             out.append(f"{label}: {prop} holds vacuously at these bounds: its premise ({premise}) was never reached; "
                        f"{raise_bounds_advice(result, spec)}.")
+    if finished(result):  # liveness the run did not judge, and why (--no-liveness, Spark, bounds); never silent
+        why: dict[str, list[str]] = {}
+        for name, status in result.manifest.get("liveness", {}).get("properties", {}).items():
+            if not str(status).startswith(("holds", "violated")) and status != "not checked":
+                why.setdefault(str(status), []).append(name)
+        for status, names in why.items():
+            out.append(f"{label}: liveness {status}: {', '.join(names)}.")
     if result.verdict == "missed":
         found = f"; it found {result.violated_property} instead" if result.violated_property else ""
         out.append(f"{label}: MISSED: mutation {','.join(result.variant)} should break {result.expected_property}, "
@@ -119,9 +126,10 @@ def notes(results: list[Any], specs: list[Any], verbose: bool = False) -> list[s
     stops: dict[str, list[str]] = {}  # the same finding in several models: one line naming them
     for label, runs in by_model.items():
         for r, s in runs:
-            for line in _findings(r, s, label):
-                rest = line[len(label) + 2:]
-                if r.verdict in ("limit", "interrupted") and line.startswith(label + ": "):
+            run_label = _label(r)  # a finding is the run's (its profile named); a stop is said once per model
+            for line in _findings(r, s, run_label):
+                rest = line[len(run_label) + 2:]
+                if r.verdict in ("limit", "interrupted") and line.startswith(run_label + ": "):
                     stops.setdefault(rest, [])
                     if label not in stops[rest]:
                         stops[rest].append(label)
@@ -130,7 +138,7 @@ def notes(results: list[Any], specs: list[Any], verbose: bool = False) -> list[s
     for rest, labels in stops.items():
         add(f"{', '.join(labels)}: {rest}")
     for label, runs in by_model.items():
-        unchecked = _unchecked(label, [r for r, _ in runs])
+        unchecked = _unchecked(label if len(runs) > 1 else _label(runs[0][0]), [r for r, _ in runs])
         if unchecked:
             add(unchecked)
     if len(out) > MAX_NOTES:
