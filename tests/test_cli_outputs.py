@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -226,7 +227,7 @@ def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: 
     assert set(quorum["bound_docs"]) == set(quorum["bounds"])  # every quorum bound is documented
     from kraftcheck.checker.cli.parser import build_parser
 
-    sim = build_parser()._subparsers._group_actions[0].choices["simulate"]  # type: ignore[union-attr]
+    sim = build_parser()._subparsers._group_actions[0].choices["simulate"]  # type: ignore[union-attr,index]
     helps = {a.dest: a.help for a in sim._actions}
     assert all(helps[k] and "default" in helps[k] for k in ("walks", "depth", "seed"))
 
@@ -243,7 +244,7 @@ def test_help_texts_say_what_the_code_does() -> None:
     declared = {v for k, v in vars(errors).items() if k.isupper() and isinstance(v, int)}
     assert codes == declared  # every exit code the program can give is described, and no other
     parser = build_parser()
-    sub = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    sub: dict[str, Any] = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr,assignment]
     simulate, check = (" ".join(sub[c].format_help().split()) for c in ("simulate", "check"))
     assert "main-job" not in simulate and "main job" not in simulate and "main-job" in check
     assert "Not exhaustive" in simulate
