@@ -120,7 +120,7 @@ def check_output_paths(args: argparse.Namespace) -> None:
 
 def check_writable(opt: str, p: str) -> None:
     """``p`` can be written as the output of option ``opt``: a file in an existing directory where a file can be
-    created (tried, not guessed from permission bits, which say yes to root on a read-only file system), or an
+    created (tried: permission bits do not bind root, and an ACL or a quota may refuse what they allow), or an
     existing writable special file such as ``/dev/stdout``."""
     path = Path(p)
     if not p.strip():
