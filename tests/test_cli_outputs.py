@@ -74,6 +74,10 @@ def test_trace_out_on_an_ok_run_says_there_is_no_counterexample(tmp_path: Path,
     out = tmp_path / "cex.json"
     assert main(["check", "mutex", "--quiet", "--trace-out", str(out)]) == 0
     assert f"no counterexample: {out} was not written" in capsys.readouterr().out and not out.exists()
+    assert main(["simulate", "mutex", "--quiet", "--walks", "2", "--trace-out", str(out)]) == 0
+    assert f"no counterexample: {out} was not written" in capsys.readouterr().out and not out.exists()
+    assert main(["prove", "quorum", "--property", "EpochMonotonic", "--quiet", "--trace-out", str(out)]) == 0
+    assert f"no counterexample: {out} was not written" in capsys.readouterr().out and not out.exists()
 
 
 def test_a_failed_write_keeps_the_verdict(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

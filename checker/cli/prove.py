@@ -145,4 +145,6 @@ def _write_trace(path: str, results: list[Any]) -> None:
                 write_file(path, json.dumps(to_itf(g.cti.trace, load(r.model).model), indent=1) + "\n")
             else:
                 write_file(path, g.cti.text)
+            print(f"wrote the counterexample of {r.model} {g.property} to {path}")
             return
+    print(f"no counterexample: {path} was not written")
