@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import write_file
+from kraftcheck.checker.cli.report import check_output_paths, write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -35,8 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--bug", action="append", default=[], metavar="NAME",
                    help="inject a bug into every node (see impl/bugs.py; repeatable)")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--timers", choices=["fast", "default"], default="fast",
-                   help="fast: sub-second election/fetch timeouts (default); default: Kafka-like seconds")
+    r.add_argument("--timers", choices=["fast", "kafka"], default="fast",
+                   help="fast (the default): sub-second timeouts (election 0.4 s, fetch 0.8 s); kafka: Kafka's "
+                   "(quorum.election.timeout.ms 1 s, quorum.fetch.timeout.ms 2 s)")
     r.add_argument("--json", metavar="FILE", help="write the run report as JSON")
     r.set_defaults(func=cmd_cluster_run)
     p.set_defaults(func=lambda args: _need_action(p))
@@ -69,6 +70,7 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     unknown = [b for b in args.bug if b not in BUGS]
     if unknown:
         raise UsageError(f"unknown bug {unknown[0]!r} (bugs: {', '.join(BUGS)})")
+    check_output_paths(args)  # before the cluster runs: a bad --json path never loses the run's report
     log_dir = Path(args.log_dir)
     if log_dir.exists() and not log_dir.is_dir():
         raise UsageError(f"--log-dir {str(log_dir)!r} is a file: give a directory (it is created if missing)")
@@ -77,7 +79,8 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     report = run_cluster(
         nodes=args.nodes, seconds=args.seconds, log_dir=log_dir, append_every=args.append_every,
         kill_leader_at=args.kill_leader_at, restart_after=args.restart_after, bugs=tuple(args.bug),
-        seed=args.seed, timers=args.timers, kills=args.kills,
+        # the node processes (impl/tcp.py) call Kafka's timers "default" (TimerConfig's defaults)
+        seed=args.seed, timers="default" if args.timers == "kafka" else "fast", kills=args.kills,
     )
     leaders = ", ".join(f"epoch {e}: node {n}" for e, n in sorted(report.leaders.items())) or "none seen"
     print(f"cluster of {report.nodes} ran {report.wall_seconds}s; leaders {leaders}")
@@ -114,6 +117,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     logdir = Path(args.logdir)
     if not logdir.is_dir():
         raise UsageError(f"log dir {str(logdir)!r} does not exist")
+    check_output_paths(args)
     report = validate_logdir(spec, logdir, variants=tuple(args.variant))
     print(report.render(verbose=not args.quiet))  # the verdict first: a failed write never hides it
     code = errors.OK if report.ok else errors.VIOLATION
