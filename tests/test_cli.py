@@ -269,7 +269,11 @@ def test_version() -> None:
 
 
 def test_help_and_console_script() -> None:
-    r = subprocess.run(["kraftcheck", "--help"], capture_output=True, text=True, timeout=60)
+    # the console script installed beside this interpreter (not whichever one PATH finds: an unactivated venv's
+    # `venv/bin/python -m pytest` has its scripts off PATH, or PATH holds another checkout's)
+    script = Path(sys.executable).parent / "kraftcheck"
+    assert script.is_file(), f"no console script at {script}: pip install -e . into this interpreter's environment"
+    r = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "check" in r.stdout and "replay" in r.stdout
 
 

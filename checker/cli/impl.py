@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     csub = p.add_subparsers(dest="cluster_command", metavar="ACTION")
     r = csub.add_parser("run", help="start N voter processes, append client values, stop them after SECONDS")
     r.add_argument("--nodes", type=int, default=3, help="number of voters (1-9)")
-    r.add_argument("--seconds", type=float, default=10.0, help="how long to run (0 < s <= 3600)")
+    r.add_argument("--seconds", type=float, default=10.0,
+                   help="how long to run (0 < s <= 3600); longer (at most 60 s more) until a leader, a commit and "
+                        "each kill, restart and new leader asked for have been seen")
     r.add_argument("--log-dir", required=True, help="data dirs and event logs go to LOG_DIR/node-<id>/")
     r.add_argument("--append-every", type=float, default=0.2, help="seconds between client appends")
     r.add_argument("--kill-leader-at", type=float, default=None, metavar="S",

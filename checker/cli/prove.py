@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("z3") is None:
-        raise UsageError("prove needs z3: pip install 'kraftcheck[test]' (or pip install z3-solver)")
+        raise UsageError("prove needs z3: pip install 'kraftcheck[prove]'")
     from kraftcheck.checker.prove.engine import prove
     from kraftcheck.spec.symbolic import available
 
