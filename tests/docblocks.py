@@ -188,6 +188,7 @@ def _normal(text: str) -> str:
 
 def check_output(block: Block, printed: str) -> None:
     """Each line of an ``output`` block occurs in ``printed``, in order (``...`` matches anything)."""
+    __tracebackhide__ = True
     have = [_normal(ln) for ln in printed.splitlines()]
     at = 0
     for want in block.text.splitlines():
@@ -206,6 +207,7 @@ def check_output(block: Block, printed: str) -> None:
 
 def run_block(block: Block, cwd: Path, timeout: float) -> str:
     """Run one block in ``cwd``; return what it printed.  Raises DocError on a wrong exit code or a missing figure."""
+    __tracebackhide__ = True  # pytest shows the DocError's message, not this function's source
     env = environment()
     if block.file is not None:
         (cwd / block.file).parent.mkdir(parents=True, exist_ok=True)
@@ -240,6 +242,7 @@ def run_block(block: Block, cwd: Path, timeout: float) -> str:
 
 def run_page(page: Path, cwd: Path, slow: bool, timeout: float = 600.0) -> int:
     """Run a page's blocks in order (slow ones only when ``slow``); return how many blocks were checked."""
+    __tracebackhide__ = True
     checked = 0
     last: str | None = None
     for b in parse(page):
