@@ -195,7 +195,7 @@ def check_output(block: Block, printed: str) -> None:
         w = _normal(want)
         if not w or w == "...":
             continue
-        pattern = re.compile(".*".join(re.escape(part) for part in w.split("...")))
+        pattern = re.compile(".*".join(re.escape(part) for part in re.split(r"\s*\.\.\.\s*", w)))
         for k in range(at, len(have)):
             if pattern.search(have[k]):
                 at = k + 1
