@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(REPO))
+    return dict(os.environ, PYTHONPATH=str(REPO), NO_MKDOCS_2_WARNING="1")
 
 
 def test_generated_reference_is_current() -> None:
