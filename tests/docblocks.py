@@ -139,7 +139,7 @@ def _block(page: Path, line: int, kind: str, body: str, words: dict[str, list[st
     b.exit = int(words.get("exit", ["0"])[0])
     b.expect = [e for e in words.get("expect", []) if e]
     b.slow = "slow" in words
-    b.file = (words.get("file") or [None])[0]
+    b.file = words["file"][0] if words.get("file") else None
     b.run = "run" in words
     b.output = "output" in words
     if b.skip is None and not b.output and b.file is None and kind not in RUN_KINDS:
