@@ -30,8 +30,6 @@ WIDTH = "100"  # argparse wraps help to $COLUMNS
 API: list[tuple[str, list[str] | None, str]] = [
     ("kraftcheck", None, "The public API: models, properties, specs, and running checks from Python."),
     ("kraftcheck.testing", None, "pytest helpers: a protocol change as a test."),
-    ("kraftcheck.spec.liveness", None, "Liveness properties and the fairness they assume (not yet re-exported "
-     "from `kraftcheck`: import them from here)."),
     ("kraftcheck.model.ids", ["id_field", "ids_field", "indexed_field", "keyed_field"],
      "Declared symmetry: where a state holds interchangeable ids (`Model.symmetric_ids` declares their kind)."),
     ("kraftcheck.model", ["replace"], "Successor records."),
@@ -63,6 +61,8 @@ EXIT_DETAILS = {
     22: "The Spark engine could not finish: a task failed every attempt (Spark's root cause in the message), or no "
         "executor was left for `--executor-timeout` seconds.",
     130: "Interrupted by Ctrl-C or SIGTERM: the partial figures, verdict `interrupted` (both engines).",
+    141: "The reader of the output went away (`kraftcheck list | head`): no message, as a shell tool killed by "
+         "SIGPIPE.",
 }
 
 

@@ -42,8 +42,8 @@ def available() -> list[str]:
 
 
 def load(name: str) -> Spec:
-    """A Spec by built-in name (``example:NAME`` too), by ``path/to/file.py`` (attribute SPEC) or by
-    ``package.module:ATTR``."""
+    """A Spec by built-in name (``example:NAME`` too), by ``path/to/file.py`` (attribute SPEC), by
+    ``path/to/file.py:ATTR`` or by ``package.module:ATTR``."""
     if name.startswith(EXAMPLE_PREFIX):
         example = name[len(EXAMPLE_PREFIX):]
         if example not in EXAMPLES:
@@ -53,6 +53,9 @@ def load(name: str) -> Spec:
         target = BUILTIN[name]
     elif name.endswith(".py"):
         return _load_file(Path(name))
+    elif ".py:" in name and name.partition(".py:")[2].isidentifier():  # a second SPEC of a file: `m.py:SPEC_TOO`
+        path, _, attr = name.rpartition(":")
+        return _load_file(Path(path), attr)
     elif ":" in name:
         target = name
     else:
@@ -67,7 +70,7 @@ def load(name: str) -> Spec:
     return _spec_of(module, attr or "SPEC", f"module {module_name}")
 
 
-def _load_file(path: Path) -> Spec:
+def _load_file(path: Path, attr: str = "SPEC") -> Spec:
     if not path.is_file():
         raise UnknownModel(f"model file {str(path)!r} does not exist")
     # a name stable across processes (not ``hash``, which PYTHONHASHSEED salts): Spark workers load the same file
@@ -92,7 +95,7 @@ def _load_file(path: Path) -> Spec:
     except Exception as exc:  # the user's file failed to import: their mistake, named in one line
         del sys.modules[mod_name]
         raise UnknownModel(f"model file {str(path)!r} failed to import: {type(exc).__name__}: {exc}") from None
-    return _spec_of(module, "SPEC", repr(str(path)))
+    return _spec_of(module, attr, repr(str(path)))
 
 
 def _spec_of(module: object, attr: str, where: str) -> Spec:
