@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.bfs import bfs
 from kraftcheck.checker.search.dfs import dfs
 from kraftcheck.checker.search.result import Result
@@ -20,6 +20,7 @@ from kraftcheck.checker.search.simulate import simulate as _simulate
 from kraftcheck.checker.traces.itf import BadTrace, ItfTrace, read_itf
 from kraftcheck.checker.traces.replay import ReplayResult, replay
 from kraftcheck.model.core import BadBound, Context
+from kraftcheck.model.encoding import UnencodableValue
 from kraftcheck.spec.core import Spec
 from kraftcheck.spec.registry import UnknownModel, load
 
@@ -140,11 +141,14 @@ def check(
     run.deadlock = deadlock
     run.notes = notes
     run.profile = profile
-    if live and liveness and not unjudged:
-        from kraftcheck.checker.liveness.check import check_liveness
+    try:
+        if live and liveness and not unjudged:
+            from kraftcheck.checker.liveness.check import check_liveness
 
-        return check_liveness(run, visited, max_states, max_depth)
-    result = bfs(run, visited, max_states, max_depth) if strategy == "bfs" else dfs(run, max_states, max_depth)
+            return check_liveness(run, visited, max_states, max_depth)
+        result = bfs(run, visited, max_states, max_depth) if strategy == "bfs" else dfs(run, max_states, max_depth)
+    except UnencodableValue as exc:  # a state holds a float, an object ...: the model's mistake, with its path
+        raise ModelError(f"model {spec.model.name}: {exc}") from exc
     if live:
         why = f"not judged: {unjudged}" if unjudged else "not checked (--no-liveness)"
         result.manifest["liveness"] = {"properties": {name: why for name in live}}
@@ -171,7 +175,10 @@ def simulate(
     run = Run(spec, ctx, "inprocess", "simulate", progress)
     run.deadlock = deadlock
     run.notes = notes
-    return _simulate(run, walks, depth, seed, swarm)
+    try:
+        return _simulate(run, walks, depth, seed, swarm)
+    except UnencodableValue as exc:
+        raise ModelError(f"model {run.model.name}: {exc}") from exc
 
 
 def load_trace(path: str | Path) -> ItfTrace:

@@ -22,6 +22,7 @@ OUT_OF_MEMORY = 20  # the checker (driver, an executor, Java) ran out of memory:
 DISK_FULL = 21  # a write (checkpoint, scratch, Spark's shuffle, an output file) found no space left on the device
 SPARK_FAILED = 22  # the Spark engine could not finish: a task failed all its attempts, or no executor was left
 LOG_DAMAGED = 23  # validate: the event logs are damaged (seq, run identity, a node's log missing): not a violation
+PIPE_CLOSED = 141  # the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell tool killed by it
 
 VERDICT_EXIT = {
     "ok": OK,
@@ -33,6 +34,10 @@ VERDICT_EXIT = {
     "interrupted": INTERRUPTED,
     "liveness": LIVENESS,
 }
+
+
+class StdoutClosed(Exception):
+    """The reader of stdout went away (``kraftcheck list | head``): exit PIPE_CLOSED, no message."""
 
 
 class UsageError(Exception):

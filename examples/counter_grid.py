@@ -16,9 +16,9 @@ from kraftcheck import Context, Diagram, Model, Spec, invariant, reachable
 
 @attrs.frozen
 class Bounds:
-    width: int = 3
-    height: int = 2
-    forbid_corner: bool = False  # when true, NotCorner is violated at depth width + height
+    width: int = 3  # the largest x: the first counter counts 0..width.
+    height: int = 2  # the largest y: the second counter counts 0..height.
+    forbid_corner: bool = False  # when true, NotCorner is violated at depth width + height.
 
 
 grid: Model[tuple[int, int], Bounds] = Model(

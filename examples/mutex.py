@@ -31,7 +31,9 @@ class State:
 
 mutex: Model[State, Bounds] = Model(
     "mutex", Bounds, doc="Peterson's algorithm, two processes",
-    diagram=Diagram(nodes=lambda v: ["process 0", "process 1"], locus=by_param({"p": "process "})),  # cex.html
+    diagram=Diagram(nodes=lambda v: ["process 0", "process 1"], locus=by_param({"p": "process "}),  # cex.html
+                    status=lambda v: {f"process {i}": f"{v['pc'][i]} flag={str(v['flag'][i]).lower()} turn={v['turn']}"
+                                      for i in (0, 1)}),
 )
 mutex.variant("no-turn", "a process enters without yielding the turn", kind="mutation", expect="MutualExclusion")
 

@@ -17,14 +17,16 @@ from kraftcheck import Context, Diagram, Model, Spec, by_param, invariant, reach
 
 @attrs.frozen
 class Bounds:
-    n: int = 3
+    n: int = 3  # philosophers at the table (and forks between them), at least 2.
 
 
 phil: Model[tuple[int, ...], Bounds] = Model(
     "philosophers", Bounds, doc="dining philosophers",
     # cex.html: a lifeline per philosopher (a view that is no record is the trace's one variable, ``state``)
     diagram=Diagram(nodes=lambda v: [f"philosopher {i}" for i in range(len(v["state"]))],
-                    locus=by_param({"p": "philosopher "})),
+                    locus=by_param({"p": "philosopher "}),
+                    status=lambda v: {f"philosopher {i}": f"holds {k} fork" + ("s" if k != 1 else "")
+                                      for i, k in enumerate(v["state"])}),
 )
 phil.variant("ordered", "the last philosopher picks up the right fork first (no deadlock)")
 

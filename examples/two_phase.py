@@ -13,17 +13,18 @@ engine take the canonical fingerprint (``kraftcheck.model.ids``).  No canonicali
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
-from kraftcheck import Context, Model, Spec, invariant, reachable
+from kraftcheck import Context, Diagram, Model, Spec, invariant, reachable
 from kraftcheck.model.ids import id_field, ids_field, indexed_field
 
 
 @attrs.frozen
 class Bounds:
-    n: int = 3  # resource managers
-    symmetry: bool = True  # the RMs are interchangeable (SYMMETRY Permutations(RM))
+    n: int = 3  # resource managers (RMs, ids 0..n-1) taking part in the commit.
+    symmetry: bool = True  # the RMs are interchangeable (SYMMETRY Permutations(RM)).
 
 
 @attrs.frozen
@@ -42,7 +43,25 @@ class State:
     msgs: frozenset[Msg] = frozenset()  # messages ever sent (TwoPhase never removes one)
 
 
-TP: Model[State, Bounds] = Model("two_phase", Bounds, doc="two-phase commit (TwoPhase.tla)")
+# cex.html: the TM and each RM with its state; a message as an arrow where it is received (msgs only grows)
+_RECEIVE = {"tm_rcv_prepared": ("RM ", "TM", "Prepared"), "rm_rcv_commit_msg": ("TM", "RM ", "Commit"),
+            "rm_rcv_abort_msg": ("TM", "RM ", "Abort")}
+
+
+def _locus(action: str, params: dict[str, Any]) -> Any:
+    rm = f"RM {params.get('rm')}"
+    if action in _RECEIVE:
+        src, dst, _ = _RECEIVE[action]
+        return (rm if src == "RM " else src, rm if dst == "RM " else dst)
+    return "TM" if action.startswith("tm_") else rm
+
+
+TP: Model[State, Bounds] = Model(
+    "two_phase", Bounds, doc="two-phase commit (TwoPhase.tla)",
+    diagram=Diagram(nodes=lambda v: ["TM"] + [f"RM {i}" for i in range(len(v["rm_state"]))], locus=_locus,
+                    status=lambda v: {"TM": v["tm_state"], **{f"RM {i}": r for i, r in enumerate(v["rm_state"])}},
+                    call=lambda action, params, before, after: _RECEIVE[action][2]),
+)
 TP.symmetric_ids("rm", bound="n", switch="symmetry")
 TP.variant("eager_commit", "the TM commits once any RM has prepared", kind="mutation", expect="TCConsistent")
 

@@ -81,6 +81,7 @@ class Cluster:
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.started: list[subprocess.Popen[bytes]] = []  # every process ever started, for cleanup
         self.run = new_run_id()
+        self.starts: dict[int, int] = dict.fromkeys(self.ids, 0)  # processes started per node
 
     def node_dir(self, nid: int) -> Path:
         return self.log_dir / f"node-{nid}"
@@ -103,6 +104,7 @@ class Cluster:
         out.close()
         self.procs[nid] = proc
         self.started.append(proc)
+        self.starts[nid] += 1
 
     def kill(self, nid: int) -> None:
         """SIGKILL a node and log its crash after the last event it wrote."""
@@ -158,9 +160,41 @@ def kill_schedule(nodes: int, seconds: float, kills: int, seed: int) -> list[tup
     return sorted((round(rng.uniform(lo, hi), 3), rng.randint(1, nodes)) for _ in range(kills))
 
 
+# How long past its SECONDS a run may go on waiting to see what it was asked for (a leader, a commit, each kill, restart
+# and the new leader after a kill).  Only a hang reaches it: a loaded machine is slow to start processes and to elect,
+# and a fixed window it misses would end the run before anything happened.
+GRACE = 60.0
+
+
+def _started(cluster: Cluster, nid: int) -> int:
+    """How many ``start`` events node ``nid`` has logged (one per process start that got as far as its first event)."""
+    path = cluster.node_dir(nid) / EVENT_FILE
+    return last_counters(path)[2] if path.exists() else 0
+
+
+def _outstanding(cluster: Cluster, report: ClusterReport, kill_leader_at: float | None, restart_pending: bool,
+                 pending: list[tuple[float, int]], restarts: dict[int, float]) -> str | None:
+    """What the run was asked for and has not yet seen happen (None: all of it)."""
+    if not report.leaders:
+        return "a leader"
+    if report.first_commit_after is None:
+        return "a commit"
+    if kill_leader_at is not None and report.killed is None:
+        return "the leader's kill"
+    if restart_pending or pending or restarts:
+        return "a kill or restart"
+    if report.killed is not None and report.new_leader_after_kill is None:
+        return "a leader in a newer epoch than the killed one"
+    for nid in cluster.procs:  # every (re)started process got as far as logging its start
+        if _started(cluster, nid) < cluster.starts[nid]:
+            return f"node {nid}'s start"
+    return None
+
+
 async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_leader_at: float | None,
                  restart_after: float | None, report: ClusterReport,
                  schedule: list[tuple[float, int]] | None = None) -> None:
+    """Drive the cluster for ``seconds``, and past them (at most ``GRACE`` more) until what was asked for was seen."""
     client = Client(cluster.ports)
     t0 = time.time()
     leader: int | None = None
@@ -170,8 +204,11 @@ async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_lea
     pending = list(schedule or [])
     restarts: dict[int, float] = {}  # node -> when the schedule restarts it
     try:
-        while time.time() - t0 < seconds:
+        while True:
             now = time.time() - t0
+            if now >= seconds and (now >= seconds + GRACE or _outstanding(
+                    cluster, report, kill_leader_at, restart_at is not None, pending, restarts) is None):
+                break
             for nid, code in cluster.reap_dead():
                 report.died.append({"node": nid, "at": round(now, 3), "exit_code": code})
                 client.drop(nid)
@@ -195,19 +232,21 @@ async def _drive(cluster: Cluster, seconds: float, append_every: float, kill_lea
                         if k["node"] == nid:
                             k["restarted_at"] = round(now, 3)
                             break
-            if leader is None:
+            # ask every node while no leader is known, and after a kill until a newer epoch's leader is seen (a node
+            # may still claim an older epoch: the newest claim is followed)
+            if leader is None or (report.killed_at is not None and report.new_leader_after_kill is None):
                 nids = list(cluster.procs)
                 answers = await asyncio.gather(*(client.describe(nid) for nid in nids))
-                for nid, d in zip(nids, answers, strict=True):
-                    if d is not None and d.role == LEADER:
-                        leader = nid
-                        report.leaders.setdefault(d.epoch, nid)
-                        if report.first_leader_after is None:
-                            report.first_leader_after = round(now, 3)
-                        if report.killed_at is not None and d.epoch > kill_epoch and report.new_leader_after_kill \
-                                is None:
-                            report.new_leader_after_kill = round(now - report.killed_at, 3)
-                        break
+                claims = [(d.epoch, nid) for nid, d in zip(nids, answers, strict=True)
+                          if d is not None and d.role == LEADER]
+                for epoch, nid in sorted(claims):
+                    report.leaders.setdefault(epoch, nid)
+                if claims:
+                    epoch, leader = max(claims)
+                    if report.first_leader_after is None:
+                        report.first_leader_after = round(now, 3)
+                    if report.killed_at is not None and epoch > kill_epoch and report.new_leader_after_kill is None:
+                        report.new_leader_after_kill = round(now - report.killed_at, 3)
             if kill_leader_at is not None and report.killed is None and now >= kill_leader_at and leader is not None:
                 d = await client.describe(leader)
                 kill_epoch = d.epoch if d is not None else kill_epoch
@@ -251,6 +290,10 @@ def run_cluster(nodes: int = 3, seconds: float = 10.0, log_dir: str | os.PathLik
                 append_every: float = 0.2, kill_leader_at: float | None = None, restart_after: float | None = None,
                 bugs: tuple[str, ...] = (), seed: int = 0, timers: str = "fast", kills: int = 0) -> ClusterReport:
     """Start ``nodes`` voter processes, drive them for ``seconds``, stop them; the report says what happened.
+
+    The run goes on past ``seconds`` (at most ``GRACE`` seconds more) until it has seen a leader, a commit, each kill
+    and restart it was asked for and the new leader after a leader's kill: a slow start on a loaded machine delays
+    these, it does not lose them.
 
     ``kills``: that many SIGKILLs of any node at seeded times (``kill_schedule``), each restarted ``restart_after``
     seconds later (0.5 s by default)."""

@@ -30,14 +30,13 @@ without a copy).
 
 from __future__ import annotations
 
-import inspect
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 import attrs
 import xxhash
 
+from kraftcheck.model.bound_docs import source_comments
 from kraftcheck.model.encoding import fingerprint_of, stable_encode, to_view
 from kraftcheck.model.ids import IdSymmetry, canon_for
 
@@ -293,7 +292,9 @@ class Model(Generic[S, B]):
         return bool(canon_for(self.id_symmetries, bounds, declared[1]).sizes)
 
     def declare_fairness(self, *families: Any) -> None:
-        """Declare fairness families (``model.fairness.weak`` / ``strong``) that liveness properties may assume."""
+        """Declare fairness families (``kraftcheck.weak``, ``strong`` or ``finite``) that liveness properties may
+        assume, e.g. ``m.declare_fairness(weak("release", ("release",), per=("c",), doc="a holder releases"))``.
+        Every action a family names must already be declared (``@m.action``); a family name is declared once."""
         names = {f.name for f in self.fairness}
         for f in families:
             unknown = [a for a in f.actions if self.action_named(a) is None]
@@ -364,7 +365,7 @@ class Model(Generic[S, B]):
     def bound_docs(self) -> dict[str, str]:
         """Bound name -> what it means: ``metadata={"doc": ...}`` on the attrs field, else the comment that ends the
         field's line in the source (how the built-in models document their bounds), else nothing."""
-        docs = _source_comments(self.bounds_type)
+        docs = source_comments(self.bounds_type)
         for a in attrs.fields(self.bounds_type):
             if a.metadata.get("doc"):
                 docs[a.name] = str(a.metadata["doc"])
@@ -441,23 +442,6 @@ class Model(Generic[S, B]):
 
             return sym_fingerprint
         return lambda s: fingerprint_of(encode, sym(s, b))
-
-
-def _source_comments(cls: type) -> dict[str, str]:
-    """``name: type = default  # comment`` lines of a class body -> {name: comment}; {} when there is no source."""
-    try:
-        lines = inspect.getsource(cls).splitlines()
-    except (OSError, TypeError):
-        return {}
-    out: dict[str, str] = {}
-    for line in lines:
-        m = _FIELD_LINE.match(line)
-        if m:
-            out[m.group(1)] = m.group(2).strip()
-    return out
-
-
-_FIELD_LINE = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#=]+=[^#]*#\s*(.+)$")
 
 
 def _convert(key: str, raw: str | int | bool, default: Any) -> Any:

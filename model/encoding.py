@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import enum
 import keyword
+import numbers
 import struct
 import weakref
 from collections.abc import Callable
@@ -269,10 +270,92 @@ def _compile(t: type) -> Encoder:
     elif issubclass(t, dict):
         f = _enc_dict
     else:
-        raise TypeError(f"cannot encode a {t.__name__} in a model state (use ints, strs, bools, tuples, frozensets, "
-                        f"dicts, enums and attrs records)")
+        raise UnencodableValue(t)
     _BY_TYPE[t] = f
     return f
+
+
+KINDS = "ints, strs, bools, None, tuples, frozensets, dicts, enums and frozen attrs records"
+
+
+class UnencodableValue(TypeError):
+    """A state holds a value the stable encoding cannot take (a float, an object of a plain class ...).
+
+    ``where`` is the value's path inside the state (``state.nodes[1].weight``) when it is known: ``stable_encode``
+    finds it (``locate``) once the encoding has failed, so the fast path pays nothing for it.  The engines report it
+    as a model error (exit 3)."""
+
+    def __init__(self, t: type, where: str | None = None) -> None:
+        self.type = t
+        self.where = where
+        at = f" at {where}" if where else ""
+        super().__init__(f"a state holds a {t.__name__}{at}, which the stable encoding cannot take: {advice(t)}")
+
+    def at(self, *states: Any) -> UnencodableValue:
+        """This error with the value's path in the first of ``states`` that holds a refused part (itself when the
+        path is known or cannot be found)."""
+        if self.where is not None:
+            return self
+        for state in states:
+            where = locate(state)
+            if where is not None:
+                return UnencodableValue(self.type, where)
+        return self
+
+
+def advice(t: type) -> str:
+    """What to put in a state instead of a value of type ``t``."""
+    if issubclass(t, numbers.Number):  # float, complex, Decimal, Fraction (int and bool are encodable)
+        return ("use an int instead (a fixed-point count: milliseconds, percent, or a (numerator, denominator) pair "
+                "of ints); a state may hold " + KINDS)
+    if t.__module__ != "builtins":  # an object of a class of the model's own (or a library's)
+        return (f"make {t.__name__} a frozen attrs record (@attrs.frozen), a NamedTuple or an Enum; a state may hold "
+                + KINDS)
+    return "a state may hold " + KINDS
+
+
+def _refused(t: type) -> bool:
+    if t in _BY_TYPE:
+        return False
+    try:
+        _compile(t)
+    except UnencodableValue:
+        return True
+    return False
+
+
+def locate(value: Any, where: str = "state", depth: int = 0) -> str | None:
+    """The path inside ``value`` of the first part the stable encoding refuses, or None (the slow path of an error:
+    it follows the encoder's own structure)."""
+    t = type(value)
+    if depth > 64:
+        return None
+    if _refused(t):
+        return where
+    parts: list[tuple[str, Any]] = []
+    if attrs.has(t):
+        parts = [(f"{where}.{n}", getattr(value, n)) for n in _fields(t)]
+    elif isinstance(value, enum.Enum):
+        parts = [(f"{where}.value", value.value)]
+    elif isinstance(value, tuple) and hasattr(t, "_fields"):
+        parts = [(f"{where}.{n}", x) for n, x in zip(t._fields, value)]
+    elif isinstance(value, (tuple, list)):
+        parts = [(f"{where}[{i}]", x) for i, x in enumerate(value)]
+    elif isinstance(value, (frozenset, set)):
+        parts = [(f"{where}{{{_short(x)}}}", x) for x in value]
+    elif isinstance(value, dict):
+        for k, x in value.items():
+            parts += [(f"{where} key {_short(k)}", k), (f"{where}[{_short(k)}]", x)]
+    for path, x in parts:
+        found = locate(x, path, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 30 else text[:27] + "..."
 
 
 _BY_TYPE.update({int: _enc_int, str: _enc_str, bytes: _enc_bytes, bool: _enc_bool, type(None): _enc_none,
@@ -311,33 +394,38 @@ def clear_memo() -> None:
 
 
 def stable_encode(state: Any) -> bytes:
-    """The stable byte encoding of a state (see the module docstring for its three shapes and why it is exact)."""
+    """The stable byte encoding of a state (see the module docstring for its three shapes and why it is exact).
+
+    A part it cannot encode raises ``UnencodableValue`` naming the part's path in the state."""
     t = type(state)
-    top = _TOP.get(t)
-    if top is not None:
+    try:  # free unless it raises (Python 3.11's zero-cost exceptions)
+        top = _TOP.get(t)
+        if top is not None:
+            if len(_MEMO) > MEMO_LIMIT:
+                _forget()
+            return top(state)
+        if t is tuple:
+            ints = True
+            for v in state:
+                tv = type(v)
+                if tv is not int:
+                    ints = False
+                    if not (tv is str or tv is bool or v is None):
+                        break
+            else:
+                if ints:
+                    try:
+                        return INT_ROW_TAG + struct.pack(f"<{len(state)}q", *state)
+                    except struct.error:  # an int beyond 64 bits
+                        pass
+                return repr(state).encode()  # flat tuple of scalars: repr is already canonical
+        elif t is int or t is str or t is bool or state is None:
+            return repr(state).encode()
         if len(_MEMO) > MEMO_LIMIT:
             _forget()
-        return top(state)
-    if t is tuple:
-        ints = True
-        for v in state:
-            tv = type(v)
-            if tv is not int:
-                ints = False
-                if not (tv is str or tv is bool or v is None):
-                    break
-        else:
-            if ints:
-                try:
-                    return INT_ROW_TAG + struct.pack(f"<{len(state)}q", *state)
-                except struct.error:  # an int beyond 64 bits
-                    pass
-            return repr(state).encode()  # flat tuple of scalars: repr is already canonical
-    elif t is int or t is str or t is bool or state is None:
-        return repr(state).encode()
-    if len(_MEMO) > MEMO_LIMIT:
-        _forget()
-    return STRUCT_TAG + _enc(state)
+        return STRUCT_TAG + _enc(state)
+    except UnencodableValue as exc:
+        raise exc.at(state) from None
 
 
 def fingerprint_of(encode: Callable[[Any], bytes], state: Any) -> int:

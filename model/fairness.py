@@ -67,7 +67,19 @@ def weak(
     cut: Callable[[Any, Any], bool] | None = None,
     doc: str = "",
 ) -> Fairness:
-    """Weak fairness (TLA+ ``WF``): what stays enabled forever is eventually taken."""
+    """Weak fairness (TLA+ ``WF``): an instance of the family that stays enabled forever is eventually taken.
+
+    ``name``: the family's name, which a liveness property's ``assumes=`` and the reports use.
+    ``actions``: the names of the model's actions that make up the family (``@m.action`` function names).
+    ``per``: action parameters that split the family into one instance per value (``("node",)``: each node is
+    treated fairly on its own); ``()`` makes the whole family one instance.
+    ``when(state, params, ctx) -> bool``: keeps only the steps it accepts (``params`` maps parameter names to
+    values), e.g. the timeout of a voter that knows no leader; None keeps every step of the actions.
+    ``cut(state, ctx) -> bool``: the family is enabled in the protocol but disabled here by a bound of the model (an
+    election ``max_epoch`` forbids); the checker then treats it as enabled and taking it as leaving the graph.
+    ``doc``: one line saying what the assumption means, shown by ``kraftcheck list``.
+
+    Pass the result to ``Model.declare_fairness``."""
     return Fairness("weak", name, tuple(actions), tuple(per), when, cut, doc)
 
 
@@ -80,12 +92,23 @@ def strong(
     cut: Callable[[Any, Any], bool] | None = None,
     doc: str = "",
 ) -> Fairness:
-    """Strong fairness (TLA+ ``SF``): what is enabled infinitely often is eventually taken."""
+    """Strong fairness (TLA+ ``SF``): an instance of the family that is enabled infinitely often (possibly disabled in
+    between) is eventually taken.
+
+    The arguments mean what they mean for :func:`weak`: ``name`` (what ``assumes=`` names), ``actions`` (action
+    names), ``per`` (parameters splitting the family into instances), ``when(state, params, ctx)`` (the steps that
+    belong to the family), ``cut(state, ctx)`` (enabled in the protocol, disabled by a bound here) and ``doc``.
+
+    Pass the result to ``Model.declare_fairness``."""
     return Fairness("strong", name, tuple(actions), tuple(per), when, cut, doc)
 
 
 def finite(name: str, actions: tuple[str, ...] | list[str], *,
            when: Callable[[Any, dict[str, Any], Any], bool] | None = None, doc: str = "") -> Fairness:
-    """A fault that eventually stops (``<>[]~A``): its steps (those ``when`` accepts) never lie on a lasso's cycle,
-    whatever other family they also belong to.  At most 8 finite families per model."""
+    """A fault that eventually stops (TLA+ ``<>[]~A``): its steps (those ``when`` accepts) never lie on a lasso's
+    cycle, whatever other family they also belong to.  At most 8 finite families per model.
+
+    ``name``: what ``assumes=`` names; ``actions``: the fault's action names; ``when(state, params, ctx) -> bool``:
+    the steps that count as the fault (None: every step of the actions); ``doc``: one line of meaning.  Pass the
+    result to ``Model.declare_fairness``."""
     return Fairness("finite", name, tuple(actions), (), when, None, doc)

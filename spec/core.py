@@ -51,6 +51,8 @@ def Invariant(
     source: str,
     premise: Callable[[Any, Context[Any]], bool] | None = None,
 ) -> Property:
+    """The function form of :func:`invariant`: ``pred(state, ctx)`` must hold in every reachable state; ``meaning``
+    is one line saying what it promises, ``source`` free text naming where the rule comes from (a KIP section)."""
     return Property(name, "invariant", pred, meaning, source, premise)
 
 
@@ -61,14 +63,20 @@ def ActionProperty(
     source: str,
     premise: Callable[[Any, Step, Any, Context[Any]], bool] | None = None,
 ) -> Property:
+    """The function form of :func:`action_property`: ``pred(state, step, next_state, ctx)`` must hold on every
+    step; ``meaning`` and ``source`` as for :func:`Invariant`."""
     return Property(name, "action", pred, meaning, source, premise)
 
 
 def Reachable(name: str, pred: Callable[[Any, Context[Any]], bool], meaning: str, source: str) -> Property:
+    """The function form of :func:`reachable`: ``pred(state, ctx)`` must hold in at least one reachable state;
+    ``meaning`` and ``source`` as for :func:`Invariant`."""
     return Property(name, "reachable", pred, meaning, source)
 
 
 def Liveness(name: str, pred: Callable[..., bool], meaning: str, source: str) -> Property:
+    """A liveness property with no temporal form, kept for old code: the checker refuses it.  Declare liveness with
+    ``kraftcheck.eventually``, ``leads_to`` or ``always_eventually`` instead."""
     return Property(name, "liveness", pred, meaning, source)
 
 
@@ -84,20 +92,35 @@ def _decorator(
 def invariant(
     name: str, meaning: str = "", source: str = "", premise: Callable[..., bool] | None = None
 ) -> Callable[[Callable[..., bool]], Property]:
-    """Decorator form: ``@invariant("ElectionSafety", source="KIP-595 ...", premise=two_candidates)`` over
-    ``pred(state, ctx)``; ``premise(state, ctx)`` is the situation in which it could fail."""
+    """Decorator over ``pred(state, ctx) -> bool``, which must hold in every reachable state, e.g.
+    ``@invariant("ElectionSafety", "at most one leader per epoch", "KIP-595 Leader Election", premise=two_candidates)``.
+
+    ``name``: the property's name in reports, traces and ``--property``; ``meaning``: one line saying what it
+    promises (default: the first line of ``pred``'s docstring); ``source``: where the rule comes from, free text
+    shown by ``kraftcheck list`` and in reports and JUnit (a KIP section, a Kafka class, a paper; ``"example"`` for
+    a teaching model); it changes nothing in the search.  ``premise(state, ctx) -> bool``: the situation in which
+    the invariant could fail (its docstring's first line is its meaning); a run that never reaches it says the
+    invariant held vacuously (exit 14) instead of ok."""
     return _decorator("invariant", name, meaning, source, premise)
 
 
 def action_property(
     name: str, meaning: str = "", source: str = "", premise: Callable[..., bool] | None = None
 ) -> Callable[[Callable[..., bool]], Property]:
-    """Decorator form over ``pred(state, step, next_state, ctx)``; ``premise`` takes the same arguments."""
+    """Decorator over ``pred(state, step, next_state, ctx) -> bool``, which must hold on every step, where ``step``
+    is the ``(action name, parameter values)`` pair.
+
+    ``name``, ``meaning`` and ``source`` mean what they mean for :func:`invariant` (``source``: free text naming
+    where the rule comes from, shown in listings and reports); ``premise`` takes the same four arguments as
+    ``pred``."""
     return _decorator("action", name, meaning, source, premise)
 
 
 def reachable(name: str, meaning: str = "", source: str = "") -> Callable[[Callable[..., bool]], Property]:
-    """Decorator form over ``pred(state, ctx)``: a target that must be reached at least once."""
+    """Decorator over ``pred(state, ctx) -> bool``: a target that must hold in at least one reachable state
+    ("sometimes"), so that no property passes on a model that never gets anywhere (exit 14 if never reached).
+
+    ``name``, ``meaning`` and ``source`` mean what they mean for :func:`invariant`."""
     return _decorator("reachable", name, meaning, source)
 
 

@@ -57,20 +57,33 @@ def _make(form: str, name: str, meaning: str, source: str, trigger: Pred | None,
 
 def eventually(name: str, meaning: str = "", source: str = "",
                assumes: tuple[str, ...] | list[str] | None = None) -> Callable[[Pred], LivenessProperty]:
-    """Decorator over ``goal(state, ctx)``: every behaviour from an initial state reaches the goal (``<>goal``)."""
+    """Decorator over ``goal(state, ctx) -> bool``: every fair behaviour from an initial state reaches a state where
+    the goal holds (TLA+ ``<>goal``).
+
+    ``name``: the property's name in reports and ``--property``; ``meaning``: one line saying what it promises
+    (default: the first line of the goal's docstring); ``source``: where the rule comes from, free text shown by
+    ``kraftcheck list`` and the reports (a KIP section, a Kafka class, a paper; ``"example"`` is fine);
+    ``assumes``: the names of the fairness families (``weak``/``strong``/``finite``, declared with
+    ``Model.declare_fairness``) the property relies on; None (the default) assumes every family the model declares,
+    ``()`` none.  A failure is a lasso (exit 13)."""
     return _make("eventually", name, meaning, source, None, assumes)
 
 
 def leads_to(name: str, trigger: Pred, meaning: str = "", source: str = "",
              assumes: tuple[str, ...] | list[str] | None = None) -> Callable[[Pred], LivenessProperty]:
-    """Decorator over ``goal(state, ctx)``: a state where ``trigger`` holds is followed by one where the goal holds
-    (``trigger ~> goal``; the trigger state itself counts)."""
+    """Decorator over ``goal(state, ctx) -> bool``: on every fair behaviour, a state where ``trigger(state, ctx)``
+    holds is followed (then or later: the trigger state itself counts) by one where the goal holds (TLA+
+    ``trigger ~> goal``).
+
+    ``name``, ``meaning``, ``source`` and ``assumes`` mean what they mean for :func:`eventually`; ``trigger`` is the
+    premise P of ``P ~> Q``, a plain function ``(state, ctx) -> bool``."""
     return _make("leads_to", name, meaning, source, trigger, assumes)
 
 
 def always_eventually(name: str, meaning: str = "", source: str = "",
                       assumes: tuple[str, ...] | list[str] | None = None) -> Callable[[Pred], LivenessProperty]:
-    """Decorator over ``goal(state, ctx)``: the goal holds infinitely often (``[]<>goal``)."""
+    """Decorator over ``goal(state, ctx) -> bool``: on every fair behaviour the goal holds infinitely often (TLA+
+    ``[]<>goal``).  ``name``, ``meaning``, ``source`` and ``assumes`` mean what they mean for :func:`eventually`."""
     return _make("always_eventually", name, meaning, source, None, assumes)
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.spec.core import Spec
+from kraftcheck.spec.folder import importing
 
 # name -> "module:attribute" of a Spec.  The KRaft models are the default ``kraftcheck check`` job.
 KRAFT: dict[str, str] = {
@@ -22,6 +23,7 @@ KRAFT: dict[str, str] = {
 # that it is an example, ``example:mutex``.
 EXAMPLES: dict[str, str] = {
     "counter-grid": "kraftcheck.examples.counter_grid:SPEC",
+    "fair-lock": "kraftcheck.examples.fair_lock:SPEC",
     "mutex": "kraftcheck.examples.mutex:SPEC",
     "philosophers": "kraftcheck.examples.philosophers:SPEC",
     "two-phase": "kraftcheck.examples.two_phase:SPEC",
@@ -40,8 +42,8 @@ def available() -> list[str]:
 
 
 def load(name: str) -> Spec:
-    """A Spec by built-in name (``example:NAME`` too), by ``path/to/file.py`` (attribute SPEC) or by
-    ``package.module:ATTR``."""
+    """A Spec by built-in name (``example:NAME`` too), by ``path/to/file.py`` (attribute SPEC), by
+    ``path/to/file.py:ATTR`` or by ``package.module:ATTR``."""
     if name.startswith(EXAMPLE_PREFIX):
         example = name[len(EXAMPLE_PREFIX):]
         if example not in EXAMPLES:
@@ -51,6 +53,9 @@ def load(name: str) -> Spec:
         target = BUILTIN[name]
     elif name.endswith(".py"):
         return _load_file(Path(name))
+    elif ".py:" in name and name.partition(".py:")[2].isidentifier():  # a second SPEC of a file: `m.py:SPEC_TOO`
+        path, _, attr = name.rpartition(":")
+        return _load_file(Path(path), attr)
     elif ":" in name:
         target = name
     else:
@@ -62,13 +67,10 @@ def load(name: str) -> Spec:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UnknownModel(f"cannot import model module {module_name!r}: {exc}") from None
-    spec = getattr(module, attr or "SPEC", None)
-    if not isinstance(spec, Spec):
-        raise UnknownModel(f"{target!r} is not a kraftcheck Spec")
-    return spec
+    return _spec_of(module, attr or "SPEC", f"module {module_name}")
 
 
-def _load_file(path: Path) -> Spec:
+def _load_file(path: Path, attr: str = "SPEC") -> Spec:
     if not path.is_file():
         raise UnknownModel(f"model file {str(path)!r} does not exist")
     # a name stable across processes (not ``hash``, which PYTHONHASHSEED salts): Spark workers load the same file
@@ -80,17 +82,38 @@ def _load_file(path: Path) -> Spec:
     module = importlib.util.module_from_spec(spec_obj)
     sys.modules[mod_name] = module
     try:
-        spec_obj.loader.exec_module(module)
+        with importing(path, module):  # its folder on sys.path: ``import helpers`` finds the helpers.py beside it
+            spec_obj.loader.exec_module(module)
     except SyntaxError as exc:
         del sys.modules[mod_name]
         raise UnknownModel(f"model file {str(path)!r} has a syntax error at line {exc.lineno}: {exc.msg}") from None
+    except SystemExit as exc:  # sys.exit() (or exit()) at import: not a run's exit code, the file's mistake
+        del sys.modules[mod_name]
+        raise UnknownModel(f"model file {str(path)!r} called sys.exit({exc.code!r}) while being imported: a model "
+                           "file only defines its model and SPEC (put script code under "
+                           "'if __name__ == \"__main__\":')") from None
     except Exception as exc:  # the user's file failed to import: their mistake, named in one line
         del sys.modules[mod_name]
         raise UnknownModel(f"model file {str(path)!r} failed to import: {type(exc).__name__}: {exc}") from None
-    spec = getattr(module, "SPEC", None)
+    return _spec_of(module, attr, repr(str(path)))
+
+
+def _spec_of(module: object, attr: str, where: str) -> Spec:
+    """``module.attr`` when it is a Spec; else one line saying it is missing or what it is instead."""
+    if not hasattr(module, attr):
+        raise UnknownModel(f"{where} defines no {attr} (add {attr} = Spec(model, properties) at module level)")
+    spec = getattr(module, attr)
     if not isinstance(spec, Spec):
-        raise UnknownModel(f"{str(path)!r} defines no SPEC = Spec(model, properties)")
+        kind = type(spec).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise UnknownModel(f"{where}: {attr} = {_short(spec)} is {article} {kind}, not a kraftcheck Spec: it must be "
+                           f"{attr} = Spec(model, properties)")
     return spec
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def kraft_models() -> list[str]:

@@ -44,6 +44,28 @@ def test_list_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     ]
 
 
+def test_list_model_prints_that_model_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    """'list' is a line or two per model pointing at 'list MODEL'; 'list MODEL' (a name or a file) is that model in
+    full, in text and in JSON."""
+    from kraftcheck.spec.registry import available
+
+    assert main(["list"]) == 0
+    overview = capsys.readouterr().out.splitlines()
+    assert len(overview) <= 2 * len(available()) + 1 and "'kraftcheck list MODEL'" in overview[-1]
+    assert main(["list", "two-phase"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("two-phase (example)") and "n=3: resource managers" in out and "eager_commit" in out
+    assert "quorum" not in out and "mutex" not in out
+    model_file = str(Path(__file__).resolve().parents[1] / "examples" / "two_phase.py")
+    assert main(["list", model_file]) == 0  # a model file: the same description
+    assert capsys.readouterr().out.replace("two_phase", "two-phase") == out
+    assert main(["list", model_file, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in doc["models"]] == ["two_phase"]
+    assert doc["models"][0]["bounds"] == {"n": 3, "symmetry": True}
+    assert main(["list", "nosuch"]) == 2
+
+
 def test_check_json_and_itf_trace_replay(tmp_path: Path) -> None:
     out, trace = tmp_path / "r.json", tmp_path / "t.json"
     assert (
@@ -113,23 +135,52 @@ def test_exit_codes_by_verdict(tmp_path: Path) -> None:
     assert main(["simulate", "mutex", "--variant", "no-turn", "--walks", "20", "--quiet"]) == 12
 
 
+RAISING_MODEL = (
+    "import attrs\nfrom kraftcheck import Model, Spec, invariant\n"
+    "@attrs.frozen\nclass B:\n    limit: int = 3\n"
+    "m = Model('mine', B)\n"
+    "@m.init\ndef start(b):\n    yield 0\n"
+    "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n"
+    "@m.action\ndef boom(s, ctx):\n    if s == 2:\n        yield 1 // 0\n"
+    "@invariant('Small', 'below 10', 'test')\ndef small(s, ctx):\n    return s < 10\n"
+    "SPEC = Spec(m, [small], family='example')\n"
+)
+
+
 def test_user_model_file_and_action_that_raises(tmp_path: Path) -> None:
     model = tmp_path / "mine.py"
-    model.write_text(
-        "import attrs\nfrom kraftcheck import Model, Spec, invariant\n"
-        "@attrs.frozen\nclass B:\n    limit: int = 3\n"
-        "m = Model('mine', B)\n"
-        "@m.init\ndef start(b):\n    yield 0\n"
-        "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n"
-        "@m.action\ndef boom(s, ctx):\n    if s == 2:\n        yield 1 // 0\n"
-        "@invariant('Small', 'below 10', 'test')\ndef small(s, ctx):\n    return s < 10\n"
-        "SPEC = Spec(m, [small], family='example')\n"
-    )
+    model.write_text(RAISING_MODEL)
     r = run_cli("check", str(model), "--quiet", "--no-deadlock")
     assert r.returncode == 3
     assert r.stderr.count("\n") == 1 and "action boom raised ZeroDivisionError" in r.stderr
     assert "Traceback" not in r.stderr
     assert run_cli("check", str(model), "--quiet", "--no-deadlock", "--set", "limit=1").returncode == 0
+
+
+def test_debug_works_anywhere_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hint "run with --debug for the traceback" is followed by adding --debug where the user is: at the end."""
+    model = tmp_path / "mine.py"
+    model.write_text(RAISING_MODEL)
+    for argv in (["--debug", "check", str(model)], ["check", str(model), "--debug"],
+                 ["check", "--debug", str(model)]):
+        assert main([*argv, "--quiet", "--no-deadlock"]) == 3
+        err = capsys.readouterr().err
+        assert "Traceback" in err and "ZeroDivisionError" in err, argv
+    # every command takes it, a plugin's subcommand too
+    assert main(["simulate", "mutex", "--walks", "1", "--quiet", "--debug"]) == 0
+    assert main(["cluster", "run", "--nodes", "0", "--log-dir", str(tmp_path), "--debug"]) == 2
+
+
+def test_a_bound_given_twice_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--set", "width=1", "--set", "width=2"], ["--set", "width=1,width=2"],
+                 ["--set", "width=2", "--set", "width=2"]):
+        assert main(["check", "counter-grid", "--quiet", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "bound width is given twice" in err, argv
+    # one --set may carry several bounds: both apply (the grid is 2 x 3, so 12 states)
+    out = tmp_path / "r.json"
+    assert main(["check", "counter-grid", "--quiet", "--set", "width=2,height=3", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["distinct_states"] == 12
 
 
 BAD_INPUTS = [
@@ -218,7 +269,11 @@ def test_version() -> None:
 
 
 def test_help_and_console_script() -> None:
-    r = subprocess.run(["kraftcheck", "--help"], capture_output=True, text=True, timeout=60)
+    # the console script installed beside this interpreter (not whichever one PATH finds: an unactivated venv's
+    # `venv/bin/python -m pytest` has its scripts off PATH, or PATH holds another checkout's)
+    script = Path(sys.executable).parent / "kraftcheck"
+    assert script.is_file(), f"no console script at {script}: pip install -e . into this interpreter's environment"
+    r = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "check" in r.stdout and "replay" in r.stdout
 
 

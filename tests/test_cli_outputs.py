@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 
 from kraftcheck import Model, Spec
+from kraftcheck.checker.api import resolve
 from kraftcheck.checker.cli import report
 from kraftcheck.checker.cli.main import main
 from kraftcheck.checker.errors import UsageError
@@ -31,6 +33,51 @@ def test_an_unwritable_output_is_refused_before_the_search(tmp_path: Path, capsy
     assert "does not exist" in captured.err and "states" not in captured.out
     assert main(["check", "mutex", "--trace-out", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["prove", "quorum", "--json", "{bad}"],
+    ["prove", "quorum", "--trace-out", "{bad}"],
+    ["mutate", "examples/two_phase.py", "--json", "{bad}"],
+    ["cluster", "run", "--seconds", "1", "--log-dir", "{logs}", "--json", "{bad}"],
+    ["validate", "quorum", "{tmp}", "--json", "{bad}"],
+    ["render", "{tmp}/t.json", "--html", "{bad}.html"],
+    ["simulate", "mutex", "--trace-out", "{bad}"],
+    ["check", "mutex", "--junit", "{bad}"],
+])
+def test_every_output_option_is_checked_before_the_run(argv: list[str], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Every command that writes a file refuses a bad path at once, in one line and exit 2: nothing was run (no
+    table, no cluster's log dir), so no result is lost to a path mistake found at the end."""
+    fill = {"bad": str(tmp_path / "no" / "such" / "out.json"), "logs": str(tmp_path / "logs"), "tmp": str(tmp_path)}
+    assert main([a.format(**fill) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "does not exist" in captured.err, captured.err
+    assert captured.out == "" and not (tmp_path / "logs").exists()
+
+
+def test_the_trace_format_follows_the_extension_in_any_case(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["check", "mutex", "--variant", "no-turn", "--quiet", "--trace-out"]
+    for name, starts in (("cex.JSON", "{"), ("cex.itf.json", "{"), ("cex.HTML", "<!DOCTYPE html>"),
+                         ("cex.Htm", "<!DOCTYPE html>"), ("cex.txt", "model mutex, variant no-turn")):
+        assert main([*argv, str(tmp_path / name)]) == 12
+        text = (tmp_path / name).read_text()
+        assert text.lstrip().startswith(starts), (name, text[:60])
+        if starts == "{":
+            assert json.loads(text)["#meta"]["violation"] == "MutualExclusion"
+        assert f"to {tmp_path / name}" in capsys.readouterr().out  # it says what it wrote
+
+
+def test_trace_out_on_an_ok_run_says_there_is_no_counterexample(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cex.json"
+    assert main(["check", "mutex", "--quiet", "--trace-out", str(out)]) == 0
+    assert f"no counterexample: {out} was not written" in capsys.readouterr().out and not out.exists()
+    assert main(["simulate", "mutex", "--quiet", "--walks", "2", "--trace-out", str(out)]) == 0
+    assert f"no counterexample: {out} was not written" in capsys.readouterr().out and not out.exists()
+    assert main(["prove", "quorum", "--property", "EpochMonotonic", "--quiet", "--trace-out", str(out)]) == 0
+    assert f"no counterexample: {out} was not written" in capsys.readouterr().out and not out.exists()
 
 
 def test_a_failed_write_keeps_the_verdict(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -176,7 +223,7 @@ def test_a_signal_ends_the_run_with_its_partial_result(signame: str, tmp_path: P
 
 
 def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["list"]) == 0
+    assert main(["list", "quorum"]) == 0
     out = capsys.readouterr().out
     assert "size of the voter set (controller.quorum.voters)" in out
     assert main(["list", "--json"]) == 0
@@ -184,9 +231,31 @@ def test_list_says_what_each_bound_means_and_simulate_options_have_help(capsys: 
     assert set(quorum["bound_docs"]) == set(quorum["bounds"])  # every quorum bound is documented
     from kraftcheck.checker.cli.parser import build_parser
 
-    sim = build_parser()._subparsers._group_actions[0].choices["simulate"]  # type: ignore[union-attr]
+    sim = build_parser()._subparsers._group_actions[0].choices["simulate"]  # type: ignore[union-attr,index]
     helps = {a.dest: a.help for a in sim._actions}
     assert all(helps[k] and "default" in helps[k] for k in ("walks", "depth", "seed"))
+
+
+def test_help_texts_say_what_the_code_does() -> None:
+    """Exit 13 is a liveness failure (errors.LIVENESS), not 'reserved'; simulate's help is its own, not check's
+    main job; cluster run's --timers help names the real default."""
+    from kraftcheck.checker import errors
+    from kraftcheck.checker.cli.parser import EXIT_CODES, build_parser
+
+    line13 = next(line for line in EXIT_CODES.splitlines() if line.split()[:1] == [str(errors.LIVENESS)])
+    assert "liveness property fails" in line13 and "reserved" not in EXIT_CODES
+    codes = {int(line.split()[0]) for line in EXIT_CODES.splitlines()[1:]}
+    declared = {v for k, v in vars(errors).items() if k.isupper() and isinstance(v, int)}
+    assert codes == declared  # every exit code the program can give is described, and no other
+    parser = build_parser()
+    sub: dict[str, Any] = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr,assignment]
+    simulate, check = (" ".join(sub[c].format_help().split()) for c in ("simulate", "check"))
+    assert "main-job" not in simulate and "main job" not in simulate and "main-job" in check
+    assert "Not exhaustive" in simulate
+    run = sub["cluster"]._subparsers._group_actions[0].choices["run"]
+    timers = next(a for a in run._actions if a.dest == "timers")
+    assert f"{timers.default} (the default)" in (timers.help or "")
+    assert run.parse_args(["--log-dir", "x"]).timers == timers.default
 
 
 def test_replay_names_variant_and_property_and_refuses_impl_for_other_models(
@@ -267,7 +336,90 @@ def test_piped_list_output_is_not_hard_wrapped() -> None:
 
     from kraftcheck.spec.registry import load
 
-    r = subprocess.run([sys.executable, "-m", "kraftcheck", "list"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "kraftcheck", "list", "quorum"], capture_output=True, text=True,
+                       timeout=120)
     assert r.returncode == 0
     longest = max(load("quorum").properties, key=lambda p: len(p.source))
     assert longest.source in r.stdout  # one line however long, never broken mid-sentence
+
+
+def test_output_cut_short_by_its_reader_is_no_error() -> None:
+    """`kraftcheck list quorum | head -1`: the reader went away; exit 141 (128 + SIGPIPE, as any shell tool), no
+    'internal error' (rich used to exit 1)."""
+    import subprocess
+    import sys
+
+    for argv in (["list", "quorum"], ["check", "mutex"]):
+        proc = subprocess.Popen([sys.executable, "-m", "kraftcheck", *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 141 and err == "", (argv, err)
+
+
+def _after_table(out: str) -> list[str]:
+    lines = out.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("───")) + 2:]  # after the total row
+
+
+def test_the_main_job_prints_the_table_then_few_notes_then_the_verdict(capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten runs at a small limit: the same notes came once per profile (35 lines); now each distinct note once,
+    at most ten lines, and the verdict last."""
+    assert main(["check", "--quiet", "--max-states", "300"]) == 15
+    tail = _after_table(capsys.readouterr().out)
+    notes, verdict = tail[:-1], tail[-1]
+    assert len(notes) <= 10 and len(set(notes)) == len(notes), tail
+    assert verdict.startswith("verdict: limit") and "in 10 runs" in verdict and verdict.endswith("exit 15")
+    assert sum("stopped at a limit" in line for line in notes) == 1  # one line names every model it concerns
+    assert sum(line.startswith("quorum:") for line in notes) == 1  # three quorum runs, one reduction line
+    assert main(["check", "--quiet", "--max-states", "300", "--verbose"]) == 15
+    every = _after_table(capsys.readouterr().out)[:-1]
+    assert len(every) > 20 and any("quorum (faults): reduction lose_responses_only is on (" in e for e in every)
+    from kraftcheck.checker.cli import notes as notes_module  # past the cap: the last line says how many more
+
+    monkeypatch.setattr(notes_module, "MAX_NOTES", 3)
+    assert main(["check", "--quiet", "--max-states", "300"]) == 15
+    capped = _after_table(capsys.readouterr().out)[:-1]
+    assert len(capped) == 3 and capped[-1] == f"... and {len(notes) - 2} more notes (--verbose shows every note of " \
+        "every run)"
+
+
+def test_no_advice_to_raise_the_bounds_after_a_run_that_did_not_finish(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """mutex's no-turn variant never changes the turn, so TurnOnlyYielded's premise is never reached; but the run
+    stops at the first violation, so nothing may be said about what it did not reach (and mutex has no deep)."""
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet"]) == 12
+    assert main(["check", "mutex", "--variant", "no-turn", "--quiet", "--no-deadlock", "--max-states", "3"]) == 15
+    assert main(["simulate", "mutex", "--variant", "no-turn", "--quiet", "--walks", "3", "--depth", "2"]) == 17
+    out = capsys.readouterr().out
+    assert "vacuous" not in out and "raise the bounds" not in out and "deep" not in out
+    assert "mutex [no-turn] " in out  # the table's row names the variant (it was eaten as a rich style tag)
+    # a finished run gets advice that names only what the model has: a profile of its own, or --set
+    from kraftcheck.checker.cli.notes import raise_bounds_advice
+    from kraftcheck.checker.search.result import Result
+
+    finished = Result(model="m", variant=(), bounds={}, engine="inprocess", strategy="bfs", verdict="unreached",
+                      violated_property=None, distinct_states=1, transitions=0, depth=0, seconds=0.0,
+                      cpu_seconds=0.0, manifest={"exhaustive": True, "profile": "default"})
+    assert "--profile deep" in raise_bounds_advice(finished, resolve("quorum"))
+    assert "deep" not in raise_bounds_advice(finished, resolve("mutex"))
+    assert "--set NAME=VALUE ('kraftcheck list mutex'" in raise_bounds_advice(finished, resolve("mutex"))
+
+
+def test_spark_without_liveness_is_one_line_that_says_to_add_no_liveness(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Spark engine does not check liveness yet: a model with liveness properties on Spark is exit 2 with one
+    line saying to add --no-liveness, before any model is searched; with --no-liveness the notes say what was not
+    checked (liveness is never dropped silently)."""
+    assert main(["check", "mutex", "quorum", "--engine", "spark", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1  # mutex (no liveness) was not searched first
+    assert "add --no-liveness" in captured.err and "LeaderEventuallyElected" in captured.err
+    from kraftcheck.checker.api import check
+    from tests.test_liveness_examples import counter_spec, full_fair
+
+    spec = counter_spec(full_fair)
+    report.print_report([check(spec, deadlock=False, liveness=False)], [spec], quiet=True)
+    assert "live-counter: liveness not checked (--no-liveness): FullFair." in capsys.readouterr().out

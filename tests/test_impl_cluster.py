@@ -50,6 +50,16 @@ def test_three_processes_elect_commit_and_validate(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "cluster.json").read_text())["nodes"] == 3
 
 
+def test_a_run_shorter_than_an_election_waits_for_a_leader_and_a_commit(tmp_path: Path) -> None:
+    """0.1 s is less than the processes take to start: the run goes on until it has seen a leader and a commit (on a
+    loaded machine a fixed window ended before either, and the tests saw "no leader elected")."""
+    report = run_cluster(nodes=3, seconds=0.1, log_dir=tmp_path, append_every=0.1, seed=2)
+    assert_all_stopped(report)
+    assert report.leaders and report.first_leader_after is not None and report.first_leader_after > 0.1
+    assert report.first_commit_after is not None and report.committed
+    assert report.wall_seconds > report.first_commit_after
+
+
 def test_killing_the_leader_elects_a_new_one_and_the_log_validates(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["cluster", "run", "--nodes", "3", "--seconds", "8", "--log-dir", str(tmp_path),

@@ -160,3 +160,43 @@ def test_simulate_writes_junit_and_the_path_is_checked_first(tmp_path: Path,
     assert "does not exist" in capsys.readouterr().err
     assert main(["check", "mutex", "--junit", str(out), "--json", str(out)]) == 2
     assert "name the same file" in capsys.readouterr().err
+
+
+def test_the_main_job_s_suites_are_told_apart_by_profile(tmp_path: Path) -> None:
+    """The main job checks quorum at three profiles: three suites named model[profile], never three 'quorum'."""
+    out = tmp_path / "j.xml"
+    assert main(["check", "--quiet", "--max-states", "50", "--junit", str(out)]) == 15
+    suites = [s.name for s in junitparser.JUnitXml.fromfile(str(out))]
+    assert len(suites) == len(set(suites)) == 10
+    assert {"quorum[default]", "quorum[duplication]", "quorum[faults]", "controller[crash]"} <= set(suites)
+    assert "migration" in suites  # checked at one profile: its name alone
+    got = cases(out)  # every case's name is its own
+    assert "quorum[faults]/ElectionSafety" in got and "quorum[default]/ElectionSafety" in got
+    # a variant's run is model[variant]
+    assert main(["check", "mutex", "--quiet", "--variant", "no-turn", "--junit", str(out)]) == 12
+    assert [s.name for s in junitparser.JUnitXml.fromfile(str(out))] == ["mutex[no-turn]"]
+
+
+def test_checked_liveness_properties_pass_or_fail(tmp_path: Path) -> None:
+    """A liveness property the run judged passes or fails; only one it did not judge is skipped, with the reason.
+    The counter of test_liveness_examples: with WF(tick) it reaches its limit (FullFair, FullOften hold); without
+    fairness it may stutter at 0 forever (Full fails)."""
+    from tests.test_liveness_examples import counter_spec, full_fair, full_often, full_unfair
+
+    def run(*props: object, **kw: object) -> dict[str, junitparser.TestCase]:
+        spec = counter_spec(*props)
+        path = tmp_path / "j.xml"
+        path.write_text(junit_xml([check(spec, deadlock=False, **kw)], [spec]))  # type: ignore[arg-type]
+        return cases(path)
+
+    got = run(full_fair, full_often, full_unfair)
+    assert kind(got["live-counter/FullFair"]) == kind(got["live-counter/FullOften"]) == "passed"
+    assert kind(got["live-counter/Full"]) == "failure:liveness"
+    assert "fair lasso" in got["live-counter/Full"].result[0].message
+    got = run(full_unfair, full_fair)  # the check ends at the first liveness failure: the next was not judged
+    assert kind(got["live-counter/Full"]) == "failure:liveness"
+    assert kind(got["live-counter/FullFair"]) == "skipped"
+    assert "first liveness failure (Full)" in got["live-counter/FullFair"].result[0].message
+    got = run(full_fair, liveness=False)
+    assert kind(got["live-counter/FullFair"]) == "skipped"
+    assert "--no-liveness" in got["live-counter/FullFair"].result[0].message

@@ -196,7 +196,7 @@ def test_list_shows_needs_profiles_equivalents_and_premises(capsys: pytest.Captu
     assert main(["list", "--json"]) == 0
     models = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
     assert set(models["quorum"]["profiles"]) >= {"default"}
-    assert main(["list"]) == 0
+    assert main(["list", "quorum"]) == 0
     text = capsys.readouterr().out
     assert "profile default" in text
 

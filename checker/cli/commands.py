@@ -9,22 +9,36 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from rich.markup import escape
+
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import check_output_paths, print_report, worst, write_outputs_after
+from kraftcheck.checker.cli.notes import verdict_line
+from kraftcheck.checker.cli.report import check_output_paths, console, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
+
+_NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)")  # the comma before the next NAME= in one --set
 
 
 def _bounds(pairs: Sequence[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--set takes NAME=VALUE, not {pair!r}")
-        out[name.strip()] = value.strip()
+    """The ``--set`` values as bounds: ``NAME=VALUE``, several in one option separated by commas
+    (``--set a=1,b=2``).  A bound given twice is an error, never the last value silently."""
+    out: dict[str, str] = {}
+    given: dict[str, str] = {}
+    for option in pairs:
+        for pair in _NEXT_PAIR.split(option):
+            name, sep, value = pair.partition("=")
+            name = name.strip()
+            if not sep or not name:
+                raise UsageError(f"--set takes NAME=VALUE, not {pair!r}")
+            if name in out:
+                raise UsageError(f"bound {name} is given twice (--set {given[name]} and --set {pair.strip()}): "
+                                 "give it once")
+            out[name], given[name] = value.strip(), pair.strip()
     return out
 
 
@@ -33,90 +47,114 @@ def _one_profile(args: argparse.Namespace) -> str:
     return args.profile or "default"
 
 
+def describe(spec: Any, name: str | None = None) -> dict[str, Any]:
+    """What ``kraftcheck list`` says of a model, as JSON: bounds with their meanings, profiles, reductions, variants
+    and properties."""
+    mdl = spec.model
+    default: dict[str, Any] = {"doc": "the bounds' defaults", "bounds": {}, "states": None, "seconds": None}
+    profiles: dict[str, dict[str, Any]] = {"default": default}
+    for p in mdl.profiles.values():
+        profiles[p.name] = {"doc": p.doc, "bounds": dict(p.bounds), "states": p.states, "seconds": p.seconds}
+    return {
+        "name": name or mdl.name,
+        "family": spec.family,
+        "doc": mdl.doc,
+        "bounds": mdl.bound_fields(),
+        "bound_docs": mdl.bound_docs(),
+        "profiles": profiles,
+        "main_profiles": list(mdl.main_profiles),
+        "reductions": {r.bound: r.doc for r in mdl.reductions.values()},
+        "variants": [
+            {
+                "name": v.name,
+                "kind": v.kind,
+                "expect": v.expect,
+                "needs": v.needs,
+                "requires": list(v.requires),
+                "equivalent": v.equivalent,
+                "doc": v.doc,
+            }
+            for v in mdl.variants.values()
+        ],
+        "properties": [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "meaning": p.meaning,
+                "source": p.source,
+                "premise": p.premise_meaning or None,
+            }
+            for p in spec.properties
+        ],
+        "actions": [a.name for a in mdl.actions],
+    }
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    """``kraftcheck list``: a line or two per built-in model; ``list MODEL`` (a name or a model file): that model in
+    full; ``--json``: the same as JSON (``{"models": [...]}``, every model in full)."""
+    from kraftcheck.checker.api import resolve
     from kraftcheck.spec.registry import available, load
 
-    models: list[dict[str, Any]] = []
-    for name in available():
-        spec = load(name)
-        mdl = spec.model
-        default: dict[str, Any] = {"doc": "the bounds' defaults", "bounds": {}, "states": None, "seconds": None}
-        profiles: dict[str, dict[str, Any]] = {"default": default}
-        for p in mdl.profiles.values():
-            profiles[p.name] = {"doc": p.doc, "bounds": dict(p.bounds), "states": p.states, "seconds": p.seconds}
-        models.append(
-            {
-                "name": name,
-                "family": spec.family,
-                "doc": mdl.doc,
-                "bounds": mdl.bound_fields(),
-                "bound_docs": mdl.bound_docs(),
-                "profiles": profiles,
-                "main_profiles": list(mdl.main_profiles),
-                "reductions": {r.bound: r.doc for r in mdl.reductions.values()},
-                "variants": [
-                    {
-                        "name": v.name,
-                        "kind": v.kind,
-                        "expect": v.expect,
-                        "needs": v.needs,
-                        "requires": list(v.requires),
-                        "equivalent": v.equivalent,
-                        "doc": v.doc,
-                    }
-                    for v in mdl.variants.values()
-                ],
-                "properties": [
-                    {
-                        "name": p.name,
-                        "kind": p.kind,
-                        "meaning": p.meaning,
-                        "source": p.source,
-                        "premise": p.premise_meaning or None,
-                    }
-                    for p in spec.properties
-                ],
-                "actions": [a.name for a in mdl.actions],
-            }
-        )
+    if args.model:
+        models = [describe(resolve(args.model), args.model if args.model in available() else None)]
+    else:
+        models = [describe(load(name), name) for name in available()]
     if args.json:
         print(json.dumps({"models": models}, indent=1))
         return errors.OK
-    from rich.console import Console
-
-    con = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+    con = console(highlight=False, soft_wrap=not sys.stdout.isatty())
+    if args.model:
+        _print_model(con, models[0])
+        return errors.OK
     for m in models:
-        con.print(f"[bold]{m['name']}[/bold] ({m['family']}): {m['doc']}")
-        con.print("  bounds (--set NAME=VALUE):")
-        for k, v in m["bounds"].items():
-            doc = m["bound_docs"].get(k)
-            con.print(f"    {k}={v}" + (f": {doc}" if doc else ""))
         runs = m["main_profiles"]
-        con.print(f"  check {m['name']} runs profile{'s' if len(runs) > 1 else ''} {', '.join(runs)}"
-                  + (" (each is judged; a premise reached in one counts for all)" if len(runs) > 1 else ""))
-        for pname, p in m["profiles"].items():
-            cost = ""
-            if p["states"] is not None:
-                cost = f"; measured {p['states']:,} states"
-                cost += f", {p['seconds']:.0f} s on one core" if p["seconds"] is not None else ""
-            sets = " ".join(f"{k}={v}" for k, v in p["bounds"].items())
-            con.print(f"  profile {pname}{': ' + sets if sets else ''} ({p['doc']}{cost})")
-        for bound, doc in m["reductions"].items():
-            con.print(f"  reduction {bound} (on removes behaviour): {doc}")
-        for v in m["variants"]:
-            if v["equivalent"]:
-                con.print(f"  variant {v['name']} (equivalent mutation: {v['equivalent']}): {v['doc']}")
-                continue
-            exp = f", breaks {v['expect']}" if v["expect"] else ""
-            needs = " ".join(f"{k}={v2}" for k, v2 in v["needs"].items())
-            needs = f", needs {needs}" if needs else ""
-            if v.get("requires"):
-                needs += f", with {' '.join(v['requires'])}"
-            con.print(f"  variant {v['name']} ({v['kind']}{exp}{needs}): {v['doc']}")
-        for p in m["properties"]:
-            premise = f" [premise: {p['premise']}]" if p["premise"] else ""
-            con.print(f"  {p['kind']:<9} {p['name']}: {p['meaning']}{premise}  [dim]({p['source']})[/dim]")
+        con.print(f"[bold]{m['name']}[/bold] ({m['family']}): {escape(m['doc'])}")
+        counts = [f"{len(m[k])} {one if len(m[k]) == 1 else k}" for k, one in
+                  (("bounds", "bound"), ("profiles", "profile"), ("variants", "variant"), ("properties", "property"))]
+        if len(m["profiles"]) > 1:
+            counts[1] += f" ({', '.join(m['profiles'])})"
+        con.print(f"  {', '.join(counts)}; check {m['name']} runs {', '.join(runs)}", markup=False)
+    con.print("'kraftcheck list MODEL' describes one model (its bounds, profiles, reductions, variants and "
+              "properties); MODEL may be a file of your own, path/to/model.py", markup=False)
     return errors.OK
+
+
+def _print_model(con: Any, m: dict[str, Any]) -> None:
+    con.print(f"[bold]{escape(m['name'])}[/bold] ({escape(m['family'])}): {escape(m['doc'])}")
+
+    def out(text: str) -> None:
+        con.print(text, markup=False)
+
+    out("  bounds (--set NAME=VALUE):")
+    for k, v in m["bounds"].items():
+        doc = m["bound_docs"].get(k)
+        out(f"    {k}={v}" + (f": {doc}" if doc else ""))
+    runs = m["main_profiles"]
+    out(f"  check {m['name']} runs profile{'s' if len(runs) > 1 else ''} {', '.join(runs)}"
+        + (" (each is judged; a premise reached in one counts for all)" if len(runs) > 1 else ""))
+    for pname, p in m["profiles"].items():
+        cost = ""
+        if p["states"] is not None:
+            cost = f"; measured {p['states']:,} states"
+            cost += f", {p['seconds']:.0f} s on one core" if p["seconds"] is not None else ""
+        sets = " ".join(f"{k}={v}" for k, v in p["bounds"].items())
+        out(f"  profile {pname}{': ' + sets if sets else ''} ({p['doc']}{cost})")
+    for bound, doc in m["reductions"].items():
+        out(f"  reduction {bound} (on removes behaviour): {doc}")
+    for v in m["variants"]:
+        if v["equivalent"]:
+            out(f"  variant {v['name']} (equivalent mutation: {v['equivalent']}): {v['doc']}")
+            continue
+        exp = f", breaks {v['expect']}" if v["expect"] else ""
+        needs = " ".join(f"{k}={v2}" for k, v2 in v["needs"].items())
+        needs = f", needs {needs}" if needs else ""
+        if v.get("requires"):
+            needs += f", with {' '.join(v['requires'])}"
+        out(f"  variant {v['name']} ({v['kind']}{exp}{needs}): {v['doc']}")
+    for p in m["properties"]:
+        premise = f" [premise: {p['premise']}]" if p["premise"] else ""
+        out(f"  {p['kind']:<9} {p['name']}: {p['meaning']}{premise}  ({p['source']})")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -141,6 +179,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
     check_output_paths(args)
     specs = [resolve(n) for n in names]
+    if args.check_symmetry is None:
+        _spark_liveness(args, specs)  # before any model is searched
     if args.check_symmetry is not None:
         return _check_symmetry(args, specs, bounds)
     # without --profile, --set or --variant a model is checked at its main-job profiles, named or not
@@ -173,9 +213,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             break
     specs = [spec for spec, _ in runs[: len(results)]]
     combine_profiles(results)
-    print_report(results, specs, args.quiet)
-    code = worst([r.exit_code for r in results])
-    return write_outputs_after(args, results, specs, code)
+    print_report(results, specs, args.quiet, args.verbose)
+    code = write_outputs_after(args, results, specs, worst([r.exit_code for r in results]))
+    print(verdict_line(results, code))  # the last line: the answer is never a screen above
+    return code
 
 
 def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], profile: str) -> None:
@@ -221,10 +262,8 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
     if args.strategy != "bfs":
         raise UsageError("--engine spark runs BFS only (drop --strategy dfs)")
+    _spark_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
-    if live and not args.no_liveness:
-        raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}); use "
-                         "--engine inprocess, or --no-liveness to check safety only on Spark")
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import Run
     from kraftcheck.checker.spark.driver import check_spark
@@ -250,6 +289,18 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     if live:
         result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
     return result
+
+
+def _spark_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
+    """The Spark engine does not check liveness yet: a model that has liveness properties needs --no-liveness there
+    (never a silent drop: the manifest then records them as not checked)."""
+    if args.engine != "spark" or args.no_liveness:
+        return
+    for spec in specs:
+        live = [p.name for p in spec.of_kind("liveness")]
+        if live:
+            raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}): add "
+                             "--no-liveness to check safety only on Spark, or use --engine inprocess")
 
 
 def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str, Any]) -> int:
@@ -286,10 +337,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         deadlock=not args.no_deadlock,
         progress=not args.quiet,
     )
-    print_report([r], [spec], args.quiet)
-    if r.verdict == "ok":
-        print(f"no violation in {args.walks} walks of depth {args.depth} (seed {args.seed}); not exhaustive")
-    return write_outputs_after(args, [r], [spec], r.exit_code)
+    print_report([r], [spec], args.quiet, args.verbose)
+    code = write_outputs_after(args, [r], [spec], r.exit_code)
+    walks = f" ({args.walks} walks of depth {args.depth}, seed {args.seed}; a simulation is not exhaustive)"
+    print(verdict_line([r], code, walks))
+    return code
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

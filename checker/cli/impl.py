@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import write_file
+from kraftcheck.checker.cli.report import check_output_paths, write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     csub = p.add_subparsers(dest="cluster_command", metavar="ACTION")
     r = csub.add_parser("run", help="start N voter processes, append client values, stop them after SECONDS")
     r.add_argument("--nodes", type=int, default=3, help="number of voters (1-9)")
-    r.add_argument("--seconds", type=float, default=10.0, help="how long to run (0 < s <= 3600)")
+    r.add_argument("--seconds", type=float, default=10.0,
+                   help="how long to run (0 < s <= 3600); longer (at most 60 s more) until a leader, a commit and "
+                        "each kill, restart and new leader asked for have been seen")
     r.add_argument("--log-dir", required=True, help="data dirs and event logs go to LOG_DIR/node-<id>/")
     r.add_argument("--append-every", type=float, default=0.2, help="seconds between client appends")
     r.add_argument("--kill-leader-at", type=float, default=None, metavar="S",
@@ -35,8 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--bug", action="append", default=[], metavar="NAME",
                    help="inject a bug into every node (see impl/bugs.py; repeatable)")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--timers", choices=["fast", "default"], default="fast",
-                   help="fast: sub-second election/fetch timeouts (default); default: Kafka-like seconds")
+    r.add_argument("--timers", choices=["fast", "kafka"], default="fast",
+                   help="fast (the default): sub-second timeouts (election 0.4 s, fetch 0.8 s); kafka: Kafka's "
+                   "(quorum.election.timeout.ms 1 s, quorum.fetch.timeout.ms 2 s)")
     r.add_argument("--json", metavar="FILE", help="write the run report as JSON")
     r.set_defaults(func=cmd_cluster_run)
     p.set_defaults(func=lambda args: _need_action(p))
@@ -69,6 +72,7 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     unknown = [b for b in args.bug if b not in BUGS]
     if unknown:
         raise UsageError(f"unknown bug {unknown[0]!r} (bugs: {', '.join(BUGS)})")
+    check_output_paths(args)  # before the cluster runs: a bad --json path never loses the run's report
     log_dir = Path(args.log_dir)
     if log_dir.exists() and not log_dir.is_dir():
         raise UsageError(f"--log-dir {str(log_dir)!r} is a file: give a directory (it is created if missing)")
@@ -77,7 +81,8 @@ def cmd_cluster_run(args: argparse.Namespace) -> int:
     report = run_cluster(
         nodes=args.nodes, seconds=args.seconds, log_dir=log_dir, append_every=args.append_every,
         kill_leader_at=args.kill_leader_at, restart_after=args.restart_after, bugs=tuple(args.bug),
-        seed=args.seed, timers=args.timers, kills=args.kills,
+        # the node processes (impl/tcp.py) call Kafka's timers "default" (TimerConfig's defaults)
+        seed=args.seed, timers="default" if args.timers == "kafka" else "fast", kills=args.kills,
     )
     leaders = ", ".join(f"epoch {e}: node {n}" for e, n in sorted(report.leaders.items())) or "none seen"
     print(f"cluster of {report.nodes} ran {report.wall_seconds}s; leaders {leaders}")
@@ -114,6 +119,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     logdir = Path(args.logdir)
     if not logdir.is_dir():
         raise UsageError(f"log dir {str(logdir)!r} does not exist")
+    check_output_paths(args)
     report = validate_logdir(spec, logdir, variants=tuple(args.variant))
     print(report.render(verbose=not args.quiet))  # the verdict first: a failed write never hides it
     code = errors.OK if report.ok else errors.VIOLATION

@@ -11,8 +11,15 @@ when the run checked it; otherwise the case says why not:
   ``<failure type="unreached">`` / ``<failure type="vacuous">``;
 - a mutation that did not break its expected property: ``<failure type="missed">`` on that property;
 - a search stopped at a ``--max-states``/``--max-depth`` limit: ``<failure type="limit">`` (nothing is proved);
-- properties left unchecked because the search stopped at the first violation or deadlock, and liveness properties
-  (no engine checks them yet): ``<skipped>``.
+- a liveness property passes when the run judged that it holds, and fails (``<failure type="liveness">``, the
+  lasso in the text) when it found a fair lasso; one the run did not judge (``--no-liveness``, a simulation, the
+  Spark engine, a safety search that did not finish, the first liveness failure ending the check) is
+  ``<skipped>`` with the reason;
+- properties left unchecked because the search stopped at the first violation or deadlock: ``<skipped>``.
+
+Suites are named ``model``, ``model[variant]`` when a variant is on, and with ``[profile]`` added when the profile is
+not the default or the run checked the same model at several profiles (the main job: ``quorum[default]``,
+``quorum[duplication]``, ``quorum[faults]``), so that every suite's cases have names of their own.
 
 A deadlock check that was on is a case of its own, ``Deadlock``.
 """
@@ -37,13 +44,23 @@ def _mark(case: ET.Element, tag: str, kind: str, message: str, text: str = "") -
         el.text = text
 
 
-def suite_for(result: Any, spec: Any) -> ET.Element:
-    """One ``<testsuite>``: a result of check or simulate against its spec."""
+def suite_name(result: Any, several_profiles: bool = False) -> str:
+    """``model``, ``model[variant]``, then ``[profile]`` when it is not the default or the run had several."""
+    name = result.model + (f"[{','.join(result.variant)}]" if result.variant else "")
+    profile = result.manifest.get("profile", "default")
+    if several_profiles or profile != "default":
+        name += f"[{profile}]"
+    return name
+
+
+def suite_for(result: Any, spec: Any, several_profiles: bool = False) -> ET.Element:
+    """One ``<testsuite>``: a result of check or simulate against its spec (``several_profiles``: the same model
+    and variant were checked at other profiles in this run, so the suite's name carries its profile)."""
+    from kraftcheck.checker.cli.notes import finished, raise_bounds_advice
     from kraftcheck.checker.traces.text import render
 
-    variant = f"[{','.join(result.variant)}]" if result.variant else ""
-    name = f"{result.model}{variant}"
-    classname = f"kraftcheck.{result.model}{variant}"
+    name = suite_name(result, several_profiles)
+    classname = f"kraftcheck.{name}"
     suite = ET.Element("testsuite", {"name": name, "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
                                      "hostname": socket.gethostname(), "time": f"{result.seconds:.3f}"})
     props = ET.SubElement(suite, "properties")
@@ -57,6 +74,7 @@ def suite_for(result: Any, spec: Any) -> ET.Element:
     cex = render(result.trace, spec.model) if result.trace is not None else ""
     expected = {e.strip() for e in (result.expected_property or "").split(",") if e.strip()}
     premises = result.manifest.get("premises", {})
+    liveness = result.manifest.get("liveness", {})
     per_case = 0.0  # the search checks every property at once: its time is the suite's, not a case's
     names = [(p.name, p.kind, p.meaning) for p in spec.properties]
     if result.manifest.get("deadlock_check", True):
@@ -69,21 +87,29 @@ def suite_for(result: Any, spec: Any) -> ET.Element:
         elif violated:
             steps = f" after {len(result.trace)} steps" if result.trace is not None else ""
             what = "deadlock" if prop == DEADLOCK_CASE else f"{prop} violated"
-            _mark(case, "failure", "violation" if kind != "deadlock" else "deadlock", f"{what}{steps}: {meaning}", cex)
+            if kind == "liveness":
+                steps = f" (a fair lasso of {len(result.trace)} steps)" if result.trace is not None else ""
+            failure = kind if kind in ("deadlock", "liveness") else "violation"
+            _mark(case, "failure", failure, f"{what}{steps}: {meaning}", cex)
         elif prop in expected and result.verdict == "missed":
             found = f"; it found {result.violated_property} instead" if result.violated_property else ""
             _mark(case, "failure", "missed", f"mutation {','.join(result.variant)} should break {prop}, but the run "
                   f"did not{found} (exit 17)", cex)
         elif kind == "liveness":
-            _mark(case, "skipped", "", "liveness properties are not checked yet")
+            status = str(liveness.get("properties", {}).get(prop) or f"not checked by this run ({result.engine})")
+            if not status.startswith("holds"):
+                why = liveness.get("why_not_checked")
+                if status == "not checked" and result.violated_property and searched == "liveness":
+                    why = f"the check stopped at the first liveness failure ({result.violated_property})"
+                _mark(case, "skipped", "", status + (f": {why}" if why else ""))
         elif stopped:
             first = result.violated_property or "a deadlock"
             _mark(case, "skipped", "", f"not checked to the end: the search stopped at the first finding ({first})")
         elif prop in result.unreached_targets:
             _mark(case, "failure", "unreached", f"{prop} was never reached: the check may be vacuous ({meaning})")
-        elif prop in result.vacuous_properties:
+        elif prop in result.vacuous_properties and finished(result):
             _mark(case, "failure", "vacuous", f"{prop} holds vacuously: its premise ({premises.get(prop, '')}) was "
-                  "never reached; raise the bounds (e.g. --profile deep)")
+                  f"never reached; {raise_bounds_advice(result, spec)}")
         elif result.verdict == "limit":
             _mark(case, "failure", "limit", "the search stopped at a --max-states/--max-depth limit before it was "
                   "complete: nothing is proved")
@@ -98,7 +124,10 @@ def suite_for(result: Any, spec: Any) -> ET.Element:
 def junit_xml(results: list[Any], specs: list[Any]) -> str:
     """The whole run as a JUnit XML document (``<testsuites>`` with one suite per result)."""
     root = ET.Element("testsuites", {"name": "kraftcheck"})
-    suites = [suite_for(r, s) for r, s in zip(results, specs)]
+    runs: dict[tuple[str, tuple[str, ...]], int] = {}
+    for r in results:
+        runs[(r.model, tuple(r.variant))] = runs.get((r.model, tuple(r.variant)), 0) + 1
+    suites = [suite_for(r, s, runs[(r.model, tuple(r.variant))] > 1) for r, s in zip(results, specs)]
     root.extend(suites)
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.commands import _bounds
 from kraftcheck.checker.cli.parser import whole_number
-from kraftcheck.checker.cli.report import write_file
+from kraftcheck.checker.cli.report import check_output_paths, write_file
 from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.mutate.operators import OPERATORS
 
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from kraftcheck.checker.mutate.analysis import analyse, prepare
     from kraftcheck.checker.mutate.report import render
 
+    check_output_paths(args)  # before the mutants run: a bad --json path never loses the analysis
     plan = prepare(args.model, args.variant, _bounds(args.bounds), args.profile, args.operator, args.module,
                    args.max_mutants, args.seed, args.equivalents, deadlock=not args.no_deadlock)
     for e in plan.stale:
@@ -95,8 +97,6 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or os.cpu_count() or 1
     result = analyse(plan, jobs, args.timeout, args.max_states, not args.no_coverage, args.run_equivalents,
                      progress=not args.quiet)
-    if args.json:
-        write_file(args.json, json.dumps(result.to_json(), indent=1) + "\n")
     print(render(plan.model, result.results, args.quiet))
     b, sc = result.baseline, result.score
     eq, bad = sc.counts.get("equivalent", 0), sc.counts.get("invalid", 0)
@@ -104,4 +104,10 @@ def run(args: argparse.Namespace) -> int:
           f"({eq} equivalent, {bad} invalid), {sc.detected} killed, "
           f"{sc.counted - sc.detected} not killed; wall {result.wall_seconds:.1f} s, CPU {result.cpu_seconds:.1f} s "
           f"({result.jobs} jobs)")
+    if args.json:  # after the verdict is printed: a failed write is one line and never hides a finding
+        try:
+            write_file(args.json, json.dumps(result.to_json(), indent=1) + "\n")
+        except (UsageError, errors.ResourceError) as exc:
+            print(f"kraftcheck: error: {exc}", file=sys.stderr)
+            return result.exit_code if result.exit_code != errors.OK else getattr(exc, "code", errors.USAGE)
     return result.exit_code

@@ -11,7 +11,7 @@ import argparse
 import importlib
 import importlib.util
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kraftcheck._version import __version__
 from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
@@ -24,7 +24,7 @@ EXIT_CODES = """exit codes:
   3   the model raised (an action, a property or the initial states)
   11  deadlock: a state without successors
   12  a safety property is violated (counterexample printed)
-  13  reserved for liveness
+  13  a liveness property fails: a fair lasso never reaches its goal (--no-liveness skips them)
   14  unreached: a reachability target or a property's premise was never reached (the check is vacuous there)
   15  a --max-states / --max-depth limit stopped the search before it was complete
   16  replay: the trace diverged from the model
@@ -35,7 +35,8 @@ EXIT_CODES = """exit codes:
   21  no space left on a device (checkpoint, scratch, Spark shuffle or an output file)
   22  Spark could not finish: a task failed every attempt, or no executor for --executor-timeout seconds
   23  validate: the event logs are damaged (a seq gap or repeat, a line of another run, a node's log missing)
-  130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)"""
+  130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)
+  141 the reader of the output went away (e.g. '| head')"""
 
 PLUGINS = [
     "kraftcheck.checker.cli.prove",
@@ -46,7 +47,14 @@ PLUGINS = [
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line (and exit 2), never a usage dump."""
+    """argparse, but a usage mistake is one line (and exit 2), never a usage dump; and ``--debug`` is an option of
+    every command and subcommand, so that the hint "run with --debug" can be followed by adding it anywhere."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # SUPPRESS: a subcommand that was not given --debug leaves the top level's value alone
+        self.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                          help="show Python tracebacks for errors (anywhere on the command line)")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
@@ -70,13 +78,13 @@ def whole_number(minimum: int) -> Callable[[str], int]:
 _positive = whole_number(0)
 
 
-def _model_options(p: argparse.ArgumentParser) -> None:
+def _model_options(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument(
         "--variant",
         action="append",
         default=[],
         metavar="V",
-        help="switch on a variant (repeatable); see 'kraftcheck list'",
+        help="switch on a variant (repeatable); see 'kraftcheck list MODEL'",
     )
     p.add_argument(
         "--set",
@@ -84,15 +92,19 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=VALUE",
         dest="bounds",
-        help="override a bound (repeatable); see 'kraftcheck list' for bounds and defaults",
+        help="override a bound (repeatable, or several at once: NAME=VALUE,NAME=VALUE; a bound given twice is an "
+        "error); see 'kraftcheck list MODEL' for bounds and defaults",
     )
+    main_job = ("  Without --profile, --set or --variant, check runs each model's main-job profiles (list MODEL shows "
+                "them)") if command == "check" else ""
     p.add_argument(
         "--profile",
         default=None,
         metavar="NAME",
-        help="bounds profile: 'default' (the model's defaults) or one the model declares, e.g. 'deep'; --set and "
-        "what a --variant needs apply on top (see 'kraftcheck list').  Without --profile, --set or --variant, check "
-        "runs each model's main-job profiles (list shows them)",
+        help="bounds profile: 'default' (the model's defaults"
+        + (", the default of simulate" if command == "simulate" else "")
+        + ") or one the model declares (see 'kraftcheck list MODEL'); --set and what a --variant needs apply on top."
+        + main_job,
     )
     p.add_argument("--json", metavar="FILE", help="write the result as JSON (with the counterexample as ITF)")
     p.add_argument(
@@ -103,6 +115,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    "counterexample in the failure")
     p.add_argument("--no-deadlock", action="store_true", help="do not report states without successors")
     p.add_argument("--quiet", action="store_true", help="no progress line, no trace on stdout")
+    p.add_argument("--verbose", action="store_true", help="every note of every run under the table (by default each "
+                   "distinct note once, at most ten lines)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,11 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    p = sub.add_parser("list", help="models, bounds, variants and properties")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sub.add_parser("list", help="the models; 'list MODEL': its bounds, profiles, variants and properties",
+                       description="Without MODEL: a line or two per built-in model.  With MODEL (a built-in name, "
+                       "path/to/model.py or module:SPEC): that model in full, its bounds with their meanings, its "
+                       "profiles, reductions, variants and properties.")
+    p.add_argument("model", nargs="?", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
+    p.add_argument("--json", action="store_true", help="print JSON: {\"models\": [...]}, each model in full")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser(
@@ -128,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "an initial state is at depth 0 and the depth is the largest shortest distance from one; TLC's depth counts "
         "states, so TLC says one more for the same state space.")
     p.add_argument("models", nargs="*", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
-    _model_options(p)
+    _model_options(p, "check")
     p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
     p.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states (verdict limit)")
     p.add_argument("--max-depth", type=_positive, metavar="D",
@@ -155,9 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark on a cluster: end the run (exit 22) after SECONDS without any executor (0: wait)")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("simulate", help="seeded random walks")
-    p.add_argument("model", metavar="MODEL")
-    _model_options(p)
+    p = sub.add_parser("simulate", help="seeded random walks",
+                       description="Random walks from the initial states, each checking every safety property on "
+                       "its way: a quick search for a bug in a state space too large to search.  Not exhaustive: ok "
+                       "means no violation in the walks made; liveness is not checked.  One model at one profile.")
+    p.add_argument("model", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
+    _model_options(p, "simulate")
     p.add_argument("--walks", type=_positive, default=200, help="random walks to make (default 200; at least 1)")
     p.add_argument("--depth", type=_positive, default=50, help="most steps per walk (default 50)")
     p.add_argument("--seed", type=int, default=0, help="random seed: the same seed gives the same walks (default 0)")

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import write_file
+from kraftcheck.checker.cli.report import check_output_paths, trace_format, write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -41,17 +41,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="timeout per solver query in milliseconds (default 10000); a timeout is reported unknown")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON (counterexamples included as ITF)")
     p.add_argument("--trace-out", metavar="FILE",
-                   help="write the first counterexample: FILE.json as ITF, anything else as readable text")
+                   help="write the first counterexample: FILE.json as ITF, anything else as readable text (the "
+                   "extension in any case)")
     p.add_argument("--quiet", action="store_true", help="only the result lines")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("z3") is None:
-        raise UsageError("prove needs z3: pip install 'kraftcheck[test]' (or pip install z3-solver)")
+        raise UsageError("prove needs z3: pip install 'kraftcheck[prove]'")
     from kraftcheck.checker.prove.engine import prove
     from kraftcheck.spec.symbolic import available
 
+    check_output_paths(args)  # before the proofs: a bad path never loses a counterexample
+    if args.trace_out and trace_format(args.trace_out) == "html":
+        raise UsageError(f"--trace-out {args.trace_out}: prove writes a counterexample to induction as ITF (.json) "
+                         "or text; draw the .json with 'kraftcheck render FILE.json --html OUT.html'")
     if args.nodes is not None and args.nodes < 1:
         raise UsageError(f"--nodes takes a number >= 1, not {args.nodes}")
     if args.timeout < 1:
@@ -136,8 +141,10 @@ def _write_trace(path: str, results: list[Any]) -> None:
         for g in r.goals:
             if g.cti is None:
                 continue
-            if path.endswith(".json") and g.cti.trace is not None:
+            if trace_format(path) == "itf" and g.cti.trace is not None:
                 write_file(path, json.dumps(to_itf(g.cti.trace, load(r.model).model), indent=1) + "\n")
             else:
                 write_file(path, g.cti.text)
+            print(f"wrote the counterexample of {r.model} {g.property} to {path}")
             return
+    print(f"no counterexample: {path} was not written")

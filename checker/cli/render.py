@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -40,19 +39,12 @@ def _loop(path: str) -> int | None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from kraftcheck.checker.api import load_trace, resolve
-    from kraftcheck.checker.cli.report import write_file
+    from kraftcheck.checker.cli.report import check_output_paths, trace_format, write_file
     from kraftcheck.checker.traces.html import from_itf, render_html
 
-    out = Path(args.html)
-    if not out.name.endswith((".html", ".htm")):
+    if trace_format(args.html) != "html":
         raise UsageError(f"--html {args.html}: give a file name ending in .html")
-    parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise UsageError(f"--html {args.html} is a directory: give a file name")
-    if not parent.is_dir():
-        raise UsageError(f"--html {args.html}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise UsageError(f"--html {args.html}: not writable")
+    check_output_paths(args)
     itf = load_trace(args.trace)
     name = args.model or itf.meta.get("model")
     if not isinstance(name, str) or not name:

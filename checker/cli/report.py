@@ -1,6 +1,7 @@
 """The results of check and simulate: the counterexample and results table on stdout, and the output files.
 
-:func:`print_report` prints each counterexample (unless ``--quiet``) and one table row per model;
+:func:`print_report` prints each counterexample (unless ``--quiet``), one table row per run and the notes under it
+(``notes.py``);
 :func:`write_outputs` writes ``--json`` (the results, with counterexamples as ITF), ``--junit`` (JUnit XML, see
 ``junit.py``) and ``--trace-out`` (the first counterexample: ITF for ``FILE.json``, a sequence diagram for
 ``FILE.html``, readable text otherwise); :func:`worst` is the exit code of several results.
@@ -14,6 +15,7 @@ import errno
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +26,28 @@ SEVERITY = [errors.VIOLATION, errors.MISSED, errors.DEADLOCK, errors.LIVENESS, e
             errors.LIMIT, errors.OK]
 
 
-def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
+def console(**options: Any) -> Any:
+    """A rich Console for stdout whose closed pipe (``| head``) is :class:`errors.StdoutClosed` (exit 141, no
+    message), where rich's own would exit 1 as if the command had failed."""
     from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise errors.StdoutClosed
+
+    return _Console(**options)
+
+
+def print_report(results: list[Any], specs: list[Any], quiet: bool, verbose: bool = False) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
+    from kraftcheck.checker.cli.notes import notes
     from kraftcheck.checker.traces.text import render
 
-    con = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    con = console(highlight=False, width=None if sys.stdout.isatty() else 140)
     for r, s in zip(results, specs):
         if r.trace is not None and not quiet:
             con.print(render(r.trace, s.model, title=f"Counterexample ({len(r.trace)} steps):"), markup=False)
@@ -53,9 +70,9 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
         elif r.verdict == "missed":
             prop = f"expected {r.expected_property}" + (f"; found {prop}" if prop else "")
         table.add_row(
-            name,
+            escape(name),  # "[no-turn]" is text, not a rich style
             r.verdict,
-            prop,
+            escape(prop),
             f"{r.distinct_states:,}",
             f"{r.transitions:,}",
             str(r.depth),
@@ -64,30 +81,8 @@ def print_report(results: list[Any], specs: list[Any], quiet: bool) -> None:
             f"{r.states_per_cpu_second:,.0f}",
         )
     con.print(table)
-    for r in results:
-        if r.verdict == "limit":
-            con.print(f"{r.model}: the search stopped at a limit before it was complete; nothing is proved.")
-        if r.verdict == "interrupted":
-            con.print(f"{r.model}: interrupted; the figures are those reached so far and nothing is proved.")
-        if r.unreached_targets:
-            con.print(f"{r.model}: never reached: {', '.join(r.unreached_targets)} (the check may be vacuous).")
-        for prop in r.vacuous_properties:
-            premise = r.manifest.get("premises", {}).get(prop, "")
-            con.print(
-                f"{r.model}: {prop} holds vacuously at these bounds: its premise ({premise}) was never reached; "
-                "raise the bounds (e.g. --profile deep) to check it."
-            )
-        if r.verdict == "missed":
-            found = f"; it found {r.violated_property} instead" if r.violated_property else ""
-            con.print(
-                f"[bold red]{r.model}: MISSED: mutation {','.join(r.variant)} should break {r.expected_property}, "
-                f"but the run did not{found} (exit 17).[/bold red]"
-            )
-        never = r.manifest.get("actions_never_taken") or []
-        if never and r.manifest.get("exhaustive") and r.verdict in ("ok", "unreached"):
-            con.print(f"{r.model}: never taken at these bounds, so not checked: {', '.join(never)}.")
-        for bound, doc in r.manifest.get("reductions", {}).items():
-            con.print(f"{r.model}: reduction {bound} is on ({doc}); behaviour it removes was not checked.")
+    for line in notes(results, specs, verbose):  # each distinct note once, at most ten lines unless verbose
+        con.print(line, soft_wrap=True, markup=False, style="bold red" if ": MISSED: " in line else None)
 
 
 def _totals(results: list[Any]) -> dict[str, str]:
@@ -107,24 +102,56 @@ def _totals(results: list[Any]) -> dict[str, str]:
     }
 
 
+OUTPUT_OPTIONS = (("--json", "json"), ("--trace-out", "trace_out"), ("--junit", "junit"), ("--html", "html"))
+
+
 def check_output_paths(args: argparse.Namespace) -> None:
-    """Before any search starts: every output file can be written (a run of minutes must not end in a lost result)."""
-    options = (("--json", "json"), ("--trace-out", "trace_out"), ("--junit", "junit"))
-    paths = [(opt, getattr(args, attr, None)) for opt, attr in options]
-    given = [(opt, p) for opt, p in paths if p]
+    """Before any search starts: every output file of the command (``--json``, ``--trace-out``, ``--junit``,
+    ``--html``) can be written, so a run of minutes never ends in a lost result.  A bad path is a one-line usage
+    error (exit 2).  Every command that writes a file calls this first."""
+    given = [(opt, p) for opt, attr in OUTPUT_OPTIONS if isinstance(p := getattr(args, attr, None), str)]
     for i, (opt_a, a) in enumerate(given):
         for opt_b, b in given[i + 1:]:
             if Path(a).resolve() == Path(b).resolve():
                 raise UsageError(f"{opt_a} and {opt_b} name the same file {a}: give two files")
     for opt, p in given:
-        path = Path(p)
-        if path.is_dir():
-            raise UsageError(f"{opt} {p} is a directory: give a file name")
-        parent = path.parent if str(path.parent) else Path(".")
-        if not parent.is_dir():
-            raise UsageError(f"{opt} {p}: directory {parent} does not exist")
-        if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        check_writable(opt, p)
+
+
+def check_writable(opt: str, p: str) -> None:
+    """``p`` can be written as the output of option ``opt``: a file in an existing directory where a file can be
+    created (tried: permission bits do not bind root, and an ACL or a quota may refuse what they allow), or an
+    existing writable special file such as ``/dev/stdout``."""
+    path = Path(p)
+    if not p.strip():
+        raise UsageError(f"{opt} needs a file name")
+    if path.is_dir():
+        raise UsageError(f"{opt} {p} is a directory: give a file name")
+    if path.exists() and not path.is_file():  # /dev/stdout, a named pipe: written in place
+        if not os.access(path, os.W_OK):
             raise UsageError(f"{opt} {p}: not writable")
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{opt} {p}: directory {parent} does not exist")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{opt} {p}: not writable")
+    try:  # the result is written as a temporary file in this directory, then renamed (write_file)
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.", suffix=".probe"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{opt} {p}: cannot write in {parent}: {exc.strerror}") from None
+
+
+def trace_format(path: str) -> str:
+    """The format of a ``--trace-out`` file by its extension, whatever its case: ``itf`` (``.json``, so also
+    ``.itf.json``), ``html`` (``.html``, ``.htm``) or ``text`` (anything else)."""
+    name = Path(path).name.lower()
+    if name.endswith(".json"):
+        return "itf"
+    if name.endswith((".html", ".htm")):
+        return "html"
+    return "text"
 
 
 def write_outputs_after(args: argparse.Namespace, results: list[Any], specs: list[Any], code: int) -> int:
@@ -157,14 +184,19 @@ def write_outputs(args: argparse.Namespace, results: list[Any], specs: list[Any]
         write_file(args.junit, junit_xml(results, specs))
     if args.trace_out:
         traced = [(r, s) for r, s in zip(results, specs) if r.trace is not None]
-        if traced:
-            r, s = traced[0]
-            if args.trace_out.endswith(".json"):  # whole or not at all, a full disk exit 21 (issue 33, finding 4)
-                write_file(args.trace_out, json.dumps(to_itf(r.trace, s.model), indent=1) + "\n")
-            elif args.trace_out.endswith((".html", ".htm")):
-                write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
-            else:
-                write_file(args.trace_out, render(r.trace, s.model))
+        if not traced:
+            print(f"no counterexample: {args.trace_out} was not written")
+            return
+        r, s = traced[0]
+        fmt = trace_format(args.trace_out)
+        if fmt == "itf":
+            write_file(args.trace_out, json.dumps(to_itf(r.trace, s.model), indent=1) + "\n")
+        elif fmt == "html":
+            write_file(args.trace_out, render_html(from_trace(r.trace, s.model)))
+        else:
+            write_file(args.trace_out, render(r.trace, s.model))
+        what = f"{r.model} [{','.join(r.variant)}]" if r.variant else r.model
+        print(f"wrote the counterexample of {what} ({len(r.trace)} steps, {fmt}) to {args.trace_out}")
 
 
 def write_file(path: str, text: str) -> None:

@@ -49,8 +49,8 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
     if plain:
         from kraftcheck.checker.errors import UsageError
 
-        raise UsageError(f"liveness property {plain[0]} has no form: declare it with kraftcheck.spec.liveness's "
-                         "eventually, leads_to or always_eventually")
+        raise UsageError(f"liveness property {plain[0]} has no form: declare it with kraftcheck's "
+                         "eventually, leads_to or always_eventually (from kraftcheck import eventually)")
     every = Families(run.model, run.ctx)
     try:
         assumed_all = [every.assumed(p.assumes) for p in props]

@@ -19,7 +19,7 @@ import numpy as np
 import xxhash
 
 from kraftcheck.model.core import Context, Model
-from kraftcheck.model.encoding import INT_ROW_TAG, clear_memo, stable_encode
+from kraftcheck.model.encoding import INT_ROW_TAG, UnencodableValue, clear_memo, stable_encode
 
 U64 = np.uint64
 _SCALARS = frozenset({int, str, bool, type(None)})
@@ -75,7 +75,7 @@ def batch_fingerprinter(model: Model[Any, Any], ctx: Context[Any]) -> BatchFinge
             elif kinds <= _SCALARS:  # ints, strs, bools, None: repr is the stable encoding
                 return hashed(map(str.encode, map(repr, states)), len(states))
             try:
-                return hashed(map(encode, states), len(states))
+                return hashed(map(encode, states), len(states))  # stable_encode names a refused part's path
             finally:
                 clear_memo()  # the memo serves one batch: a successor shares its parts with its parent and siblings
 
@@ -94,6 +94,8 @@ def _cleared(fn: BatchFingerprint) -> BatchFingerprint:
     def batch(states: list[Any]) -> np.ndarray:
         try:
             return fn(states)
+        except UnencodableValue as exc:  # a symmetric or model's own encoding: find the part's path here
+            raise exc.at(*states) from None
         finally:
             clear_memo()
 

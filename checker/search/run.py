@@ -18,6 +18,7 @@ from kraftcheck.checker.search.progress import Progress
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.traces.trace import Trace
 from kraftcheck.model.core import Context
+from kraftcheck.model.encoding import UnencodableValue
 from kraftcheck.spec.core import Spec
 
 PREMISE_PREFIX = "premise of "
@@ -157,6 +158,8 @@ class Run:
                                  f"immutable value ({exc}); use tuples, frozensets and frozen attrs records") from None
 
     def action_error(self, ai: int, exc: Exception) -> ModelError:
+        if isinstance(exc, UnencodableValue):  # a successor could not be fingerprinted: its path says where
+            return ModelError(f"model {self.model.name}: {exc}")
         name = self.actions[ai][0] if 0 <= ai < len(self.actions) else "?"
         return ModelError(f"model {self.model.name}: action {name} raised {type(exc).__name__}: {exc}")
 

@@ -384,8 +384,7 @@ def spent(started: float, cpu_started: float, task_cpu: float) -> dict[str, floa
             "cpu_tasks": round(task_cpu, 6)}
 
 
-def resume_level(records: dict[int, dict[str, Any]], last: int, max_states: int | None,
-                 max_depth: int | None) -> int:
+def resume_level(checkpoint: Checkpoint, last: int, max_states: int | None, max_depth: int | None) -> int:
     """The level a resume must start from to stop where a fresh run with these limits stops (issue 33, finding 2).
 
     A fresh run stops at the depth limit after level ``max_depth``, and with ``max_states`` in the first level ``j``
@@ -393,7 +392,7 @@ def resume_level(records: dict[int, dict[str, Any]], last: int, max_states: int 
     level before ``j`` (the newer levels stay in the checkpoint: the run stops before it reaches them)."""
     level = last if max_depth is None else max(0, min(last, max_depth))
     if max_states is not None:
-        while level > 0 and int(records[level]["distinct"]) >= max_states:
+        while level > 0 and int(checkpoint.state(level)["distinct"]) >= max_states:
             level -= 1
     return level
 

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 from kraftcheck._version import __version__
@@ -31,7 +32,7 @@ from kraftcheck.checker.spark.job import Job, Reports
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
-from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe
+from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe, local_zip
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
@@ -75,9 +76,14 @@ def check_spark(
         partitions = ckpt_io.stored_partitions(checkpoint.root)
     sc = spark_session.context(master, memory)
     if ship is not None:
-        staged = Path(spark_session.scratch_dir("kraftcheck-model-")) / ref.target
+        staging = Path(spark_session.scratch_dir("kraftcheck-model-"))
+        staged = staging / ref.target
         shutil.copyfile(ship, staged)
         sc.addFile(str(staged))
+        local = local_zip(ship, staging)  # the modules it imported from its folder, as one zip
+        if local is not None:
+            ref = attrs.evolve(ref, local_zip=local.name)
+            sc.addPyFile(str(local))
     P = partitions or max(1, int(sc.defaultParallelism))
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
     search.code = code_digest(run, ref, ship) if checkpoint is not None else ""
@@ -188,10 +194,8 @@ class _Search:
             run.coverage = self.coverage.tolist()
             return run.result("interrupted", self.distinct, self.transitions, self.depth_done, exhaustive=False,
                               extra=self._extra())
-        except (UsageError, ModelError, errors.ResourceError):
-            raise
         except Exception as exc:  # a py4j call to a JVM that died: say so (one line, exit 22), not "Connection refused"
-            if spark_session.jvm_died(exc):
+            if not isinstance(exc, (UsageError, ModelError, errors.ResourceError)) and spark_session.jvm_died(exc):
                 raise spark_session.jvm_died_error(exc) from None
             raise
         finally:
@@ -244,8 +248,7 @@ class _Search:
         meta = {  # the run's identity: a resume of anything else is refused (checkpoint.py)
             "model": run.model.name,
             "code": self.code,
-            # every module file the run loaded from outside the Python installation: a helper the model imports too
-            ckpt_io.MODULES: code_identity.loaded_code(),
+            ckpt_io.MODULES: code_identity.loaded_code(),  # every module loaded from outside the installation
             "variants": sorted(run.ctx.variants),
             "bounds": {k: v for k, v in self.ref.bounds},
             "partitions": self.P,
@@ -259,14 +262,12 @@ class _Search:
         ckpt_io.warn(self.checkpoint.notes)
         if newest is None:
             return None
-        records = {level: self.checkpoint.state(level) for level in range(newest + 1)}
-        last = ckpt_io.resume_level(records, newest, self.max_states, self.max_depth)
-        st = records[last]
+        last = ckpt_io.resume_level(self.checkpoint, newest, self.max_states, self.max_depth)
+        st = self.checkpoint.state(last)
         # the cost up to that level, so that the rates divide all the states by all the time they cost
-        run.started -= float(st.get("wall", 0.0))
-        run.cpu_started -= float(st.get("cpu_driver", 0.0))
-        self.task_time["cpu"] = self.task_time.get("cpu", 0.0) + float(st.get("cpu_tasks", 0.0))
-        self.carried = {k: float(st.get(k, 0.0)) for k in ("wall", "cpu_driver", "cpu_tasks")}
+        self.carried = c = {k: float(st.get(k, 0.0)) for k in ("wall", "cpu_driver", "cpu_tasks")}
+        run.started, run.cpu_started = run.started - c["wall"], run.cpu_started - c["cpu_driver"]
+        self.task_time["cpu"] = self.task_time.get("cpu", 0.0) + c["cpu_tasks"]
         self.distinct = int(st["distinct"])
         self.transitions = int(st["transitions"])
         self.coverage = np.array(st["coverage"], dtype=I64)

@@ -21,6 +21,7 @@ from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.job import Job, lap
 from kraftcheck.checker.spark.order import YBITS
 from kraftcheck.checker.spark.shards import CAND, ROWS, peer_shard
+from kraftcheck.model.encoding import UnencodableValue
 
 U64 = np.uint64
 I64 = np.int64
@@ -49,6 +50,8 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
         return out
     try:
         cfps = run.fingerprint_batch(cand)
+    except UnencodableValue as exc:
+        raise ModelError(f"model {run.model.name}: {exc}") from exc
     except Exception as exc:
         raise ModelError(f"model {run.model.name}: fingerprinting a state raised {type(exc).__name__}: {exc}") from exc
     t = lap(report, "fingerprint", t)

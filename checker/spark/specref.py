@@ -8,10 +8,13 @@ comes from, so this is kept apart from the per-level work.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import sys
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ import attrs
 from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark.session import PACKAGE  # executors import it installed (or from the shipped zip)
+from kraftcheck.spec.folder import local_modules, module_files
 
 
 @attrs.frozen
@@ -33,6 +37,9 @@ class SpecRef:
     variants: tuple[str, ...]
     bounds: tuple[tuple[str, Any], ...]
     deadlock: bool
+    # a file model's own modules (``spec.folder``): their top-level names and the zip that ships them
+    local: tuple[str, ...] = ()
+    local_zip: str = ""
 
     def load_run(self) -> Run:
         key = repr(self)
@@ -62,7 +69,8 @@ def _build_run(ref: SpecRef) -> Run:
                 raise RuntimeError(f"executor cannot load the shipped model file {path}")
             module = importlib.util.module_from_spec(spec_obj)
             sys.modules[ref.module] = module
-            spec_obj.loader.exec_module(module)
+            with _local_modules(ref):
+                spec_obj.loader.exec_module(module)
     spec = getattr(module, ref.attr)
     if not isinstance(spec, Spec):
         raise RuntimeError(f"{ref.target} is not a Spec on the executor")
@@ -71,6 +79,47 @@ def _build_run(ref: SpecRef) -> Run:
     run = Run(spec, ctx, "spark", "bfs", progress=False)
     run.deadlock = ref.deadlock
     return run
+
+
+@contextlib.contextmanager
+def _local_modules(ref: SpecRef) -> Iterator[None]:
+    """On an executor: the model file's own modules from this run's zip first on ``sys.path``, fresh (a reused
+    Python worker may hold another run's ``helpers``)."""
+    if not ref.local:
+        yield
+        return
+    from pyspark import SparkFiles
+
+    for name in [n for n in sys.modules if n.partition(".")[0] in ref.local]:
+        del sys.modules[name]
+    entry = SparkFiles.get(ref.local_zip)
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+
+def local_zip(shipped: Path | None, workdir: Path) -> Path | None:
+    """A zip of the modules the model file ``shipped`` imported from its folder (``spec.folder``), for the executors;
+    None when it imported none.  Its name follows its content, so a run never picks up another run's zip."""
+    if shipped is None:
+        return None
+    files = module_files(local_modules(shipped))
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for arc, f in files:
+        h.update(arc.encode() + b"\0" + f.read_bytes() + b"\0")
+    out = workdir / f"kraftcheck_local_{h.hexdigest()[:16]}.zip"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for arc, f in files:  # fixed dates: the same sources make the same bytes (Spark refuses a same-named file
+            # of other contents within one context)
+            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, f.read_bytes())
+    return out
 
 
 def describe(run: Run) -> tuple[SpecRef, Path | None]:
@@ -102,7 +151,8 @@ def describe(run: Run) -> tuple[SpecRef, Path | None]:
             # pickled under that name by the driver, unpickle there; not as __main__ (the worker's own), nor under a
             # dotted name (pickle would import its parent package first)
             module = shipped if name == "__main__" or "." in name else name
-            return SpecRef("file", f"{shipped}.py", module, attr, variants, bounds, deadlock), Path(file)
+            local = tuple(local_modules(Path(file)))
+            return SpecRef("file", f"{shipped}.py", module, attr, variants, bounds, deadlock, local), Path(file)
     raise UsageError(f"the Spark engine needs model {run.model.name}'s spec at module level (a built-in name, "
                      "module:ATTR or file.py), so that executors can load it")
 
@@ -111,7 +161,8 @@ def code_digest(run: Run, ref: SpecRef, shipped: Path | None) -> str:
     """A digest of the code the model is made of, for a checkpoint's identity (a model edited between a kill and
     ``--resume`` must not resume: finding 2 of issue 21).
 
-    The files hashed: the shipped model file (a file model), and for every function the model and its spec are
+    The files hashed: the shipped model file (a file model) and the modules it imported from its own folder
+    (``spec.folder``), and for every function the model and its spec are
     built from (actions, initial states, properties and premises, symmetry, encoding) the file defining it; a file
     of a model package of kraftcheck brings its whole folder (the model's helpers live beside its actions) and the
     shared ``model/*.py``.  Built-in and file models alike."""
@@ -129,6 +180,8 @@ def code_files(run: Run, shipped: Path | None) -> set[Path]:
     files: set[Path] = set()
     if shipped is not None:
         files.add(Path(shipped).resolve())
+        # the modules it imported from its folder (a helpers.py beside it): an edited helper refuses a resume
+        files.update(f.resolve() for _, f in module_files(local_modules(shipped)))
     model = run.model
     spec = run.spec
     funcs: list[Any] = [model._init, model.encode, model.view, model.symmetry, model.symmetry_encoding,

@@ -1,21 +1,23 @@
 """A counterexample as one self-contained HTML page: a message-sequence diagram (``--trace-out cex.html``,
 ``kraftcheck render TRACE.json --html OUT``).
 
-A lifeline per node, each message as an arrow from the step that sent it to the step that received it (a lost
-message ends in a cross, a duplicate is marked, one still in flight at the end runs off the bottom), each step as a
-mark on the lifeline it happens on, the state difference of each step beside the diagram and on click, the violated
-property named at the end, and a lasso's loop marked (the ITF ``loop`` index).  The model's ``Diagram``
-(``model/diagram.py``) says how to read nodes and messages; a model without one gets a single lifeline.
+A lifeline per node, each message as a labelled arrow from the step that sent it to the step that received it (a
+lost message ends in a cross, a duplicate is marked, one still in flight at the end runs off the bottom), each step
+as a mark on the lifeline it happens on, each node's role and epoch on its lifeline wherever they change, the state
+difference of each step in a list beside the diagram, the violated property named at the end, and a lasso's loop
+drawn: the step that closes it back to the state it returns to, or the last state's stutter.  The model's
+``Diagram`` (``model/diagram.py``) says how to read nodes, messages and roles; a model without one gets a single
+lifeline.
 
 Everything is computed from the trace in the ITF domain (a state's variables as a trace file holds them), so a live
-counterexample and a trace file read back render alike.  The page is SVG drawn here plus a few lines of script for
-the click (``html_page.py``): no network, no CDN, nothing fetched when it is opened.
+counterexample and a trace file read back render alike.  This module turns a trace into a ``Diagrammed`` (what to
+draw); ``html_svg.py`` lays it out and draws it, ``html_page.py`` is the page around it: no network, no CDN,
+nothing fetched when it is opened.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,7 @@ from kraftcheck.checker.traces.html_page import page
 from kraftcheck.checker.traces.itf import ItfTrace, comparable, state_vars
 from kraftcheck.checker.traces.text import diff, flatten, show
 from kraftcheck.checker.traces.trace import Trace
-from kraftcheck.model.diagram import Diagram
-
-COL, GUTTER, TOP, ROW = 150, 250, 70, 40  # column width, left gutter (step labels), first row's y, row height (px)
+from kraftcheck.model.diagram import Diagram, label_of
 
 
 @attrs.define
@@ -48,12 +48,14 @@ class Arrow:
 @attrs.define
 class Diagrammed:
     nodes: list[str]
-    steps: list[dict[str, Any]]  # index, action, text, locus, diff
+    steps: list[dict[str, Any]]  # index, action, text, locus, diff (and "closes_loop" on a lasso's last step)
     arrows: list[Arrow]
     title: str
     violation: str
     loop: int | None
     violated: str = ""  # the property's name (or "deadlock"), for the mark at the end
+    status: list[dict[str, str]] = attrs.Factory(list)  # per state (index as in steps): node -> its role and epoch
+    stutter: bool = False  # a lasso whose last state repeats forever (no step closes the loop)
 
 
 def _lookup(view: Any, path: str) -> Any:
@@ -86,72 +88,108 @@ def _fallback(name: str) -> Diagram:
     return Diagram(nodes=lambda view: [name or "model"], locus=lambda action, params: name or "model")
 
 
-def _label(message: Any) -> str:
-    if isinstance(message, dict) and isinstance(message.get("kind"), str):
-        return str(message["kind"])
-    text = show(message)
-    return text if len(text) <= 24 else text[:23] + "…"
+def _shown(hook: Any, default: Any, *args: Any) -> Any:
+    """A display hook's answer, or ``default`` when it fails on a view it was not written for (a derived model's,
+    an older trace file's): a label or a badge never costs the counterexample."""
+    try:
+        return hook(*args)
+    except Exception:  # noqa: BLE001 - any failure of display code falls back to the plain rendering
+        return default
 
 
-def build(states: list[Any], steps: list[tuple[str, dict[str, Any]]], model: Any, meta: dict[str, Any],
-          loop: int | None = None) -> Diagrammed:
-    """The diagram of a trace given in the ITF domain: ``states`` as variables, ``steps`` as (action, params)."""
-    name = str(meta.get("model") or getattr(model, "name", "model"))
-    dia: Diagram = getattr(model, "diagram", None) or _fallback(name)
-    bags = tuple(getattr(model, "bags", ()) or ())
-    nodes = list(dia.nodes(states[0]))
-    arrows: list[Arrow] = []
-    pending: dict[tuple[str, str], list[Arrow]] = {}
-    for path in bags:
-        for m in _lookup(states[0], path) or []:
-            ends = dia.endpoints(m)
-            if ends:
-                arrow = Arrow(ends[0], ends[1], 0, _label(m), show(m))
-                arrows.append(arrow)
-                pending.setdefault((path, show(m)), []).append(arrow)
-    out_steps: list[dict[str, Any]] = [{"index": 0, "action": "initial state", "text": "initial state",
-                                        "locus": None,
-                                        "diff": [f"{p} = {show(v)}" for p, v in flatten(_readable(states[0]),
-                                                                                         bags=frozenset(bags)).items()]}]
-    fbags = frozenset(bags)
-    for i, (action, params) in enumerate(steps, start=1):
-        where = dia.locus(action, params)
-        text = f"{action}(" + ", ".join(f"{k}={show(v)}" for k, v in params.items()) + ")"
-        out_steps.append({"index": i, "action": action, "text": text,
-                          "locus": list(where) if isinstance(where, tuple) else where,
-                          "diff": [line.strip() for line in diff(_readable(states[i - 1]), _readable(states[i]),
-                                                                     fbags)]})
+def _text(action: str, params: dict[str, Any]) -> str:
+    return f"{action}(" + ", ".join(f"{k}={show(v)}" for k, v in params.items()) + ")"
+
+
+class _Builder:
+    """Walks the trace once: a step row per step, an arrow per message instance (and per call)."""
+
+    def __init__(self, states: list[Any], model: Any, dia: Diagram) -> None:
+        self.states, self.dia = states, dia
+        self.readable = [_readable(s) for s in states]
+        self.bags = tuple(getattr(model, "bags", ()) or ())
+        self.nodes = list(dia.nodes(self.readable[0]))
+        self.arrows: list[Arrow] = []
+        self.pending: dict[tuple[str, str], list[Arrow]] = {}
+        for path in self.bags:
+            for m in _lookup(states[0], path) or []:
+                self._send(path, m, 0, dup=False)
+        self.steps: list[dict[str, Any]] = [{
+            "index": 0, "action": "initial state", "text": "initial state", "locus": None,
+            "diff": [f"{p} = {show(v)}" for p, v in flatten(self.readable[0], bags=frozenset(self.bags)).items()]}]
+
+    def _send(self, path: str, m: Any, i: int, dup: bool) -> None:
+        ends = self.dia.endpoints(m)
+        if not ends:
+            return
+        arrow = Arrow(ends[0], ends[1], i, _shown(self.dia.label, None, m) or label_of(m), show(m), dup=dup)
+        self.arrows.append(arrow)
+        self.pending.setdefault((path, show(m)), []).append(arrow)
+
+    def step(self, i: int, action: str, params: dict[str, Any], before: int, after: int) -> dict[str, Any]:
+        """Step ``i`` (action, params) from state index ``before`` to state index ``after``."""
+        where = self.dia.locus(action, params)
+        text = _text(action, params)
+        st = {"index": i, "action": action, "text": text,
+              "locus": list(where) if isinstance(where, tuple) else where,
+              "diff": [line.strip() for line in diff(self.readable[before], self.readable[after],
+                                                     frozenset(self.bags))]}
+        self.steps.append(st)
         if isinstance(where, tuple):
-            arrows.append(Arrow(where[0], where[1], i, action, text, end=i, status="call"))
-        for path in bags:
-            before = Counter(show(m) for m in _lookup(states[i - 1], path) or [])
-            after_list = _lookup(states[i], path) or []
-            after = Counter(show(m) for m in after_list)
-            for key, count in (before - after).items():
-                for arrow in pending.get((path, key), [])[:count]:
+            label = _shown(self.dia.call, None, action, params, self.readable[before], self.readable[after]) or action
+            self.arrows.append(Arrow(where[0], where[1], i, label, text, end=i, status="call"))
+        for path in self.bags:
+            before_bag = Counter(show(m) for m in _lookup(self.states[before], path) or [])
+            after_list = _lookup(self.states[after], path) or []
+            after_bag = Counter(show(m) for m in after_list)
+            for key, count in (before_bag - after_bag).items():
+                for arrow in self.pending.get((path, key), [])[:count]:
                     arrow.end = i
                     arrow.status = "delivered" if where == arrow.dst else "lost"
-                pending[(path, key)] = pending.get((path, key), [])[count:]
-            added = after - before
+                self.pending[(path, key)] = self.pending.get((path, key), [])[count:]
+            added = after_bag - before_bag
             for m in after_list:
                 key = show(m)
                 if added[key] <= 0:
                     continue
                 added[key] -= 1
-                ends = dia.endpoints(m)
-                if not ends:
-                    continue
-                arrow = Arrow(ends[0], ends[1], i, _label(m), key, dup=before[key] > 0 and where != ends[0])
-                arrows.append(arrow)
-                pending.setdefault((path, key), []).append(arrow)
-    for arrow in arrows:  # a node the hooks named but ``nodes`` did not list still gets a lifeline
+                ends = self.dia.endpoints(m)
+                self._send(path, m, i, dup=bool(before_bag[key] > 0 and ends and where != ends[0]))
+        return st
+
+
+def build(states: list[Any], steps: list[tuple[str, dict[str, Any]]], model: Any, meta: dict[str, Any],
+          loop: int | None = None, loop_step: tuple[str, dict[str, Any]] | None = None) -> Diagrammed:
+    """The diagram of a trace given in the ITF domain: ``states`` as variables, ``steps`` as (action, params); a
+    lasso's ``loop`` (the state the last one is followed by) and ``loop_step`` (the step that closes the loop; None
+    with a loop: the last state stutters)."""
+    name = str(meta.get("model") or getattr(model, "name", "model"))
+    dia: Diagram = getattr(model, "diagram", None) or _fallback(name)
+    b = _Builder(states, model, dia)
+    for i, (action, params) in enumerate(steps, start=1):
+        b.step(i, action, params, i - 1, i)
+    last = len(steps)
+    lasso = loop is not None and 0 <= loop <= last
+    status_at = list(range(len(states)))
+    if lasso and loop_step is not None:  # the step that closes the loop, drawn as one more row
+        st = b.step(last + 1, loop_step[0], loop_step[1], last, loop)  # type: ignore[arg-type]
+        st["closes_loop"] = loop
+        st["text"] += f" → back to state {loop}"
+        status_at.append(loop)  # type: ignore[arg-type]
+    elif lasso and loop == last:  # the last state stutters forever: one more row, a step that changes nothing
+        b.steps.append({"index": last + 1, "action": "stutter", "text": f"(stutter) state {last} repeats forever",
+                        "locus": None, "diff": ["(no change)"], "closes_loop": last, "stutter": True})
+        status_at.append(last)
+    for arrow in b.arrows:  # a node the hooks named but ``nodes`` did not list still gets a lifeline
         for n in (arrow.src, arrow.dst):
-            if n not in nodes:
-                nodes.append(n)
-    for st in out_steps:
+            if n not in b.nodes:
+                b.nodes.append(n)
+    for st in b.steps:
         for n in ([st["locus"]] if isinstance(st["locus"], str) else st["locus"] or []):
-            if n not in nodes:
-                nodes.append(n)
+            if n not in b.nodes:
+                b.nodes.append(n)
+    status = [{k: str(v) for k, v in (_shown(dia.status, None, b.readable[j]) or {}).items() if k in b.nodes}
+              for j in status_at]
     violation = str(meta.get("violation") or "")
     note = str(meta.get("description") or "")
     head = f"model {name}"
@@ -164,7 +202,8 @@ def build(states: list[Any], steps: list[tuple[str, dict[str, Any]]], model: Any
     if violation:
         text = ("deadlock: the last state has no successor" if violation == "deadlock"
                 else f"violation of {violation}" + (f": {note}" if note else ""))
-    return Diagrammed(nodes, out_steps, arrows, head, text, loop, violation)
+    return Diagrammed(b.nodes, b.steps, b.arrows, head, text, loop if lasso else None, violation, status,
+                      stutter=lasso and loop_step is None and loop == last)
 
 
 def from_trace(trace: Trace, model: Any) -> Diagrammed:
@@ -173,88 +212,19 @@ def from_trace(trace: Trace, model: Any) -> Diagrammed:
     steps = [(s.action, {k: comparable(model.view(v)) for k, v in s.params.items()}) for s in trace.steps]
     meta = {"model": trace.model or model.name, "variant": list(trace.variant), "bounds": trace.bounds,
             "violation": trace.violation, "description": trace.note}
-    return build(states, steps, model, meta, getattr(trace, "loop", None))
+    ls = trace.loop_step
+    loop_step = None if ls is None else (ls.action, {k: comparable(model.view(v)) for k, v in ls.params.items()})
+    return build(states, steps, model, meta, trace.loop, loop_step)
 
 
 def from_itf(itf: ItfTrace, model: Any, loop: int | None = None) -> Diagrammed:
-    return build(itf.states, itf.steps, model, itf.meta, loop)
-
-
-# ---- drawing ----------------------------------------------------------------------------------------------------
-def _y(row: float) -> float:
-    return TOP + row * ROW
-
-
-def svg(d: Diagrammed) -> str:
-    """The diagram as inline SVG; every step element carries ``data-step`` for the page's click handler."""
-    col = {n: GUTTER + COL / 2 + i * COL for i, n in enumerate(d.nodes)}
-    last = len(d.steps) - 1
-    width = GUTTER + COL * max(1, len(d.nodes)) + 20
-    height = _y(last + 2)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="diagram" width="{width:.0f}" height="{height:.0f}" '
-           f'viewBox="0 0 {width:.0f} {height:.0f}">',
-           '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-           'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>']
-    for i in range(len(d.steps)):
-        cls = "row violating" if i == last and d.violation else "row"
-        text = d.steps[i]["text"] if i else "initial state"
-        short = text if len(text) <= 30 else text[:29] + "…"
-        out.append(f'<rect class="{cls}" data-step="{i}" x="0" y="{_y(i) - ROW / 2:.0f}" width="{width:.0f}" '
-                   f'height="{ROW}"/><text class="stepno" x="6" y="{_y(i) + 4:.0f}">{i}</text>'
-                   f'<text class="step-label" data-step="{i}" x="30" y="{_y(i) + 4:.0f}">{escape(short)}</text>')
-    if d.loop is not None and 0 <= d.loop <= last:
-        y0, y1 = _y(d.loop), _y(last)
-        out.append(f'<path class="loop" d="M{GUTTER - 12},{y1:.0f} H{GUTTER - 22} V{y0:.0f} H{GUTTER - 12}" '
-                   f'marker-end="url(#head)"/><text class="loop-label" x="{GUTTER - 26}" y="{(y0 + y1) / 2:.0f}" '
-                   f'transform="rotate(-90 {GUTTER - 26} {(y0 + y1) / 2:.0f})">loop: back to state {d.loop}</text>')
-    for n, x in col.items():
-        out.append(f'<g class="node"><line class="lifeline" data-node="{escape(n)}" x1="{x:.0f}" y1="{TOP - 30}" '
-                   f'x2="{x:.0f}" y2="{height - 10:.0f}"/><rect class="head" x="{x - COL / 2 + 8:.0f}" y="4" '
-                   f'width="{COL - 16}" height="28" rx="4"/><text class="name" x="{x:.0f}" y="23">{escape(n)}'
-                   f'</text></g>')
-    for a in d.arrows:
-        out.append(_arrow(a, col, last))
-    for st in d.steps[1:]:
-        out.append(_mark(st, col, width))
-    if d.violation:  # the violated property named at the end
-        what = "deadlock" if d.violated == "deadlock" else f"{d.violated} violated"
-        out.append(f'<text class="violation" x="6" y="{_y(last + 1.1):.0f}">✗ {escape(what)} after step {last}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
-
-
-def _arrow(a: Arrow, col: dict[str, float], last: int) -> str:
-    x1, x2 = col[a.src], col[a.dst]
-    y1 = _y(a.start)
-    if a.status == "call":
-        x2 = x2 - 8 if x2 > x1 else x2 + 8
-        return (f'<g class="arrow call" data-step="{a.start}"><title>{escape(a.detail)}</title><line x1="{x1:.0f}" '
-                f'y1="{y1:.0f}" x2="{x2:.0f}" y2="{y1:.0f}" marker-end="url(#head)"/></g>')
-    y2 = _y(a.end) if a.end is not None else _y(last + 0.9)
-    if a.status == "lost":
-        x2, y2 = (x1 + x2) / 2, y2
-    tip = "" if a.status == "lost" else ' marker-end="url(#head)"'
-    cross = (f'<text class="cross" x="{x2:.0f}" y="{y2 + 5:.0f}">✕</text>' if a.status == "lost" else "")
-    cls = f"arrow msg {a.status}" + (" dup" if a.dup else "")
-    mx, my = (x1 + x2) / 2, (y1 + y2) / 2
-    tag = ("dup " if a.dup else "") + a.label + (" (lost)" if a.status == "lost" else "")
-    return (f'<g class="{cls}" data-step="{a.end if a.end is not None else a.start}"><title>{escape(a.detail)}'
-            f'</title><line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}"{tip}/>{cross}'
-            f'<text class="msg-label" x="{mx:.0f}" y="{my - 4:.0f}">{escape(tag)}</text></g>')
-
-
-def _mark(st: dict[str, Any], col: dict[str, float], width: float) -> str:
-    y = _y(st["index"])
-    where = st["locus"]
-    if where is None:  # the environment: across every lifeline
-        return (f'<g class="step env" data-step="{st["index"]}"><title>{escape(st["text"])}</title>'
-                f'<line x1="{GUTTER}" y1="{y:.0f}" x2="{width - 10:.0f}" y2="{y:.0f}"/></g>')
-    x = col[where[1]] if isinstance(where, list) else col[where]
-    return (f'<g class="step local" data-step="{st["index"]}"><title>{escape(st["text"])}</title>'
-            f'<rect class="mark" x="{x - 6:.0f}" y="{y - 6:.0f}" width="12" height="12"/></g>')
+    """A trace file's diagram; ``loop`` overrides the file's own (``itf.loop``)."""
+    return build(itf.states, itf.steps, model, itf.meta, itf.loop if loop is None else loop, itf.loop_step)
 
 
 def render_html(d: Diagrammed) -> str:
+    from kraftcheck.checker.traces.html_svg import svg
+
     return page(d.title, d.violation, svg(d), d.steps)
 
 

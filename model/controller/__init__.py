@@ -211,14 +211,60 @@ for _fn, _params in (
 
 CONTROLLER.declare_fairness(*FAIRNESS)  # model/controller/fairness.py: what liveness properties may assume
 
-# sequence diagrams: controllers, the metadata log (the quorum, abstracted) and brokers; broker RPCs are calls
+# sequence diagrams: controllers, the metadata log (the quorum, abstracted) and brokers; broker RPCs are calls,
+# labelled with the request's fields and the answer; each controller's role and epoch, each broker's state and epoch
 _RPCS = ("register", "heartbeat", "alter_isr", "deliver_stray")
+
+
+def _status(v: Any) -> dict[str, str]:
+    ml = v["ml"]
+    out = {f"controller {i}": f"{'active' if ml['active'][i] else 'standby'} epoch={e}"
+           for i, e in enumerate(ml["ctrl_epoch"])}
+    parts: dict[Any, str] = {}  # each partition's newest registration in the log: ("part"/"assign", p, leader, isr, ..)
+    for entry in ml["log"]:
+        for rec in (entry.get("records") or []) if isinstance(entry, dict) else []:
+            if isinstance(rec, list) and len(rec) >= 4 and rec[0] in ("part", "assign"):
+                parts[rec[1]] = f"p{rec[1]} leader={rec[2]} isr={rec[3]}"
+    out["metadata log"] = " ".join([f"epoch={ml['epoch']} hw={ml['hw']} end={len(ml['log'])}"]
+                                   + [parts[k] for k in sorted(parts)])
+    for i, br in enumerate(v["brokers"]):
+        out[f"broker {i}"] = f"{br['proc']} epoch={br['epoch']}"  # KIP-500 broker state, broker epoch
+    return out
+
+
+def _rpc(action: str, params: dict[str, Any], before: Any, after: Any) -> str:
+    """A broker's RPC (BrokerLifecycleManager, AlterPartitionManager) with the fields the controller decides on and
+    its answer: the reply the broker waits for, or rejected when nothing was accepted."""
+    b = params.get("broker")
+    if not isinstance(b, int) or b >= len(before["brokers"]):
+        return action
+    old, new = before["brokers"][b], after["brokers"][b]
+    if action == "fetch":  # the broker's metadata fetch, as an observer of the quorum
+        return f"Fetch offset={old['applied']} -> {new['applied']}"
+    if action == "register":
+        text = f"BrokerRegistration incarnation={old['inc']}"
+    elif action == "heartbeat":
+        text = f"BrokerHeartbeat broker_epoch={old['epoch']} offset={old['applied']}"
+    elif action == "alter_isr":
+        text = f"AlterPartition p{params.get('partition')} isr={params.get('isr')} epoch={params.get('epoch')}"
+    else:
+        stray = old.get("stray")
+        text = f"old BrokerHeartbeat broker_epoch={stray.get('broker_epoch') if isinstance(stray, dict) else '?'}"
+    pend = new.get("pending")
+    if isinstance(pend, dict) and pend != old.get("pending"):
+        text += f" -> {pend.get('reply') or 'ok'} at offset {pend.get('offset')}"
+    elif len(after["ml"]["log"]) == len(before["ml"]["log"]) and new == old:
+        text += " -> rejected"
+    return text
+
+
 CONTROLLER.diagram = Diagram(
     nodes=lambda v: ([f"controller {i}" for i in range(len(v["ml"]["ctrl_epoch"]))] + ["metadata log"]
                      + [f"broker {i}" for i in range(len(v["brokers"]))]),
     locus=by_param({"controller": "controller ", "broker": "broker "},
                    calls={**{a: ("broker", "controller") for a in _RPCS}, "fetch": ("broker", "metadata log")},
                    at={"commit": "metadata log"}, environment=("idle",)),
+    status=_status, call=_rpc,
 )
 
 __all__ = ["CONTROLLER", "Bounds", "State"]

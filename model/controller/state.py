@@ -18,32 +18,32 @@ import attrs
 class Bounds:
     """CI-small defaults: two controllers, two brokers, one partition replicated on both."""
 
-    controllers: int = 2  # controller (quorum voter) ids 0..controllers-1
-    brokers: int = 2  # broker ids 0..brokers-1; every partition is replicated on every broker, in id order
-    partitions: int = 1
-    max_epoch: int = 2  # highest controller (leader) epoch that may be elected
+    controllers: int = 2  # controller (quorum voter) ids 0..controllers-1.
+    brokers: int = 2  # broker ids 0..brokers-1; every partition is replicated on every broker, in id order.
+    partitions: int = 1  # partitions (ids 0..partitions-1), each with a leader and an ISR in the metadata log.
+    max_epoch: int = 2  # highest controller (leader) epoch that may be elected.
     # most entries (record batches) the metadata log may hold: 4 by default (two registrations and unfencings, or
-    # what a failover, a deposed write and a session expiry leave room for), 5 where a controlled shutdown is checked
+    # what a failover, a deposed write and a session expiry leave room for), 5 where a controlled shutdown is checked.
     max_log: int = 4
-    max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash)
-    max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes)
-    max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats)
+    max_starts: int = 2  # process starts per broker (a second start is a new incarnation after a crash).
+    max_restarts: int = 0  # broker restarts after a crash, over all brokers (the fault budget for broker crashes).
+    max_session_expiries: int = 1  # session-timeout fencings in the log (the fault budget for missed heartbeats).
     # controlled shutdowns begun, over all brokers (an operator rolls one broker at a time); 0 by default: with a
-    # failover and a deposed controller acting, one more shutdown triples the default check (profiles crash, full)
+    # failover and a deposed controller acting, one more shutdown triples the default check (profiles crash, full).
     max_shutdowns: int = 0
     # entries of its own a deposed controller may hold that the quorum's log does not (what it appends after it is
-    # deposed, and what it wrote as leader that the election truncated) before it renounces
+    # deposed, and what it wrote as leader that the election truncated) before it renounces.
     max_deposed_writes: int = 1
     # KIP-455 reassignment (model/controller/reassignment.py): AlterPartitionReassignments requests an operator may
-    # send, over the whole run (0 by default: the checks without reassignment keep their counts; profile reassign)
+    # send, over the whole run (0 by default: the checks without reassignment keep their counts; profile reassign).
     max_reassignments: int = 0
-    # replicas of each partition at bootstrap: brokers 0..replication_factor-1 (0 = every broker, the default)
+    # replicas of each partition at bootstrap: brokers 0..replication_factor-1 (0 = every broker, the default).
     replication_factor: int = 0
     old_brokers: int = 0  # brokers (ids 0..old_brokers-1) whose binary supports only metadata.version levels below the
-    #                       finalized one: their BrokerRegistration is refused (UNSUPPORTED_VERSION)
+    #                       finalized one: their BrokerRegistration is refused (UNSUPPORTED_VERSION).
     # reductions (declared with CONTROLLER.reduction in __init__; on = behaviour removed to keep the default small)
-    restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good)
-    crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced)
+    restartable_crashes_only: bool = True  # a broker crashes only if it has a start left (no crash for good).
+    crash_while_fenced_only: bool = True  # a broker crashes only while fenced (before it is unfenced).
 
 
 FINALIZED_MV = 2  # the cluster's finalized metadata.version level (the features model's abstract levels)

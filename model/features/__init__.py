@@ -27,6 +27,7 @@ from typing import Any
 
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context, Model
+from kraftcheck.model.diagram import Diagram, by_param, znode_writes
 from kraftcheck.model.features import kraft, zk_brokers, zk_controller
 from kraftcheck.model.features.state import (
     Bounds,
@@ -141,5 +142,89 @@ for _fn, _name, _params, _cls in (
 ):
     FEATURES.action(_only(_cls, _fn), params=_params, name=_name)
 FEATURES.action(idle)
+
+
+# sequence diagrams, one cluster per mode.  ZooKeeper mode: ZooKeeper and the brokers (one of them the controller,
+# KafkaController.isActive); reads and writes of /features and the listener's notification are calls.  KRaft mode:
+# an admin client, the metadata log, the controllers and the brokers; UpdateFeatures and BrokerRegistration are
+# calls.  Roles: each broker's finalized-feature cache (FinalizedFeatureCache: epoch, levels), the levels in
+# /features or in the log's FeatureLevelRecords, the active controller.
+def _levels(levels: Any) -> str:
+    if not isinstance(levels, list):
+        return "-"
+    return " ".join(f"f{i}={'-' if not isinstance(r, list) else f'{r[0]}..{r[1]}' if r[0] != r[1] else r[0]}"
+                    for i, r in enumerate(levels))
+
+
+def _nodes(v: Any) -> list[str]:
+    if "zk" in v:
+        return ["ZooKeeper"] + [f"broker {i}" for i in range(len(v["brokers"]))]
+    return (["admin client", "metadata log"] + [f"controller {i}" for i in range(len(v["ctrls"]))]
+            + [f"broker {i}" for i in range(len(v["brokers"]))])
+
+
+def _status(v: Any) -> dict[str, str]:
+    out = {}
+    if "zk" in v:
+        nodes = dict(e for e in v["zk"]["nodes"] if isinstance(e, list) and len(e) == 2)
+        f = nodes.get("/features")
+        out["ZooKeeper"] = ("no /features" if not isinstance(f, dict) else
+                            f"/features@v{f['version']} {_levels((f.get('data') or [None, None])[1])}")
+        for i, br in enumerate(v["brokers"]):
+            cache = br.get("cache")
+            text = ("down" if not br["up"] else "controller" if br["active"] else "broker") + f" binary={br['binary']}"
+            if br["up"]:
+                text += (f" cache epoch={cache[0]} {_levels(cache[1])}" if isinstance(cache, list) else " no cache")
+            out[f"broker {i}"] = text
+        return out
+    levels: dict[int, Any] = {}
+    registered = set()
+    for rec in v["log"]:
+        if rec[0] == "level":
+            levels[rec[1]] = rec[2]
+        elif rec[0] == "reg":
+            registered.add(rec[1])
+    out["metadata log"] = " ".join(f"f{k}={levels[k]}" for k in sorted(levels)) or "no FeatureLevelRecord"
+    for i, b in enumerate(v["ctrls"]):
+        out[f"controller {i}"] = f"{'active' if v['leader'] == i else 'standby'} binary={b}"
+    for i, br in enumerate(v["brokers"]):
+        state = ("refused" if br["refused"] else "registered" if i in registered else "up" if br["up"] else "down")
+        out[f"broker {i}"] = f"{state} binary={br['binary']}"
+    return out
+
+
+def _call(action: str, params: dict[str, Any], before: Any, after: Any) -> str:
+    if action in ("zk_update", "kraft_update"):
+        text = (f"UpdateFeatures f{params.get('feature')} level={params.get('level')}"
+                + (" allow_downgrade" if params.get("allow_downgrade") else ""))
+    elif action == "kraft_register":
+        br = after["brokers"][params["broker"]]
+        return f"BrokerRegistration binary={br['binary']} -> " + ("refused" if br["refused"] else "registered")
+    elif action == "zk_notify":
+        return "/features changed (watch)"
+    else:
+        text = action
+    if "zk" in before:
+        wrote = znode_writes(before["zk"]["nodes"], after["zk"]["nodes"])
+        return text + (" wrote " + " ".join(wrote) if wrote else " (no write)")
+    added = after["log"][len(before["log"]):]
+    return text + (" -> " + ", ".join(f"FeatureLevelRecord f{r[1]}={r[2]}" for r in added if r[0] == "level")
+                   if added else " -> rejected")
+
+
+_CALLS = {"zk_elect": ("broker", "ZooKeeper"), "zk_update": ("broker", "ZooKeeper"),
+          "zk_refresh": ("broker", "ZooKeeper"), "zk_notify": ("ZooKeeper", "broker"),
+          "kraft_update": ("admin client", "metadata log"), "kraft_register": ("broker", "metadata log")}
+_by_param = by_param({"broker": "broker ", "controller": "controller "}, calls=_CALLS,
+                     environment=("idle", "zk_set_ibp"))
+
+
+def _locus(action: str, params: dict[str, Any]) -> Any:
+    if action == "kraft_upgrade":  # node is "controller" or "broker"
+        return f"{params.get('node')} {params.get('id')}"
+    return _by_param(action, params)
+
+
+FEATURES.diagram = Diagram(nodes=_nodes, locus=_locus, status=_status, call=_call)
 
 __all__ = ["FEATURES", "Bounds", "ZkState", "KState"]

@@ -38,21 +38,22 @@ from kraftcheck.model.zookeeper import Zk
 class Bounds:
     """CI-small defaults: both modes, two features at levels 1-3, two brokers whose binaries support up to 2 and 3."""
 
-    zk: bool = True  # explore ZooKeeper-mode clusters (KIP-584, the seed)
-    kraft: bool = True  # explore KRaft-mode clusters (KIP-778, FeatureLevelRecord)
-    features: int = 2  # feature count (in KRaft mode feature 0 is metadata.version)
-    max_level: int = 3  # highest feature level any binary knows
-    brokers: int = 2  # broker b's binary supports levels up to min(max_level, low_binary + b)
-    low_binary: int = 2  # the binary of broker 0 (and of the last KRaft controller)
-    controllers: int = 2  # KRaft controllers; the last one runs low_binary, the others max_level
-    max_updates: int = 2  # UpdateFeatures requests that change /features or the log
-    max_failovers: int = 1  # controller failovers (ZK: session expiry of the controller; KRaft: a new leader)
-    max_upgrades: int = 1  # binary upgrades (a broker's, or in KRaft mode a controller's, restart to max_level)
-    max_restarts: int = 0  # ZK broker stops (each may be followed by a start)
-    max_delayed: int = 1  # ZK: watch notifications whose read is applied late (the stale-notification fault)
-    max_ibp_changes: int = 1  # ZK: operator changes of inter.broker.protocol.version across 2.7 (rolling restart)
+    zk: bool = True  # explore ZooKeeper-mode clusters (KIP-584, the seed).
+    kraft: bool = True  # explore KRaft-mode clusters (KIP-778, FeatureLevelRecord).
+    features: int = 2  # feature count (in KRaft mode feature 0 is metadata.version).
+    max_level: int = 3  # highest feature level any binary knows.
+    brokers: int = 2  # brokers, ids 0..brokers-1: the binary of broker b supports levels up to
+    #                   min(max_level, low_binary + b).
+    low_binary: int = 2  # the binary of broker 0 (and of the last KRaft controller).
+    controllers: int = 2  # KRaft controllers; the last one runs low_binary, the others max_level.
+    max_updates: int = 2  # UpdateFeatures requests that change /features or the log.
+    max_failovers: int = 1  # controller failovers (ZK: session expiry of the controller; KRaft: a new leader).
+    max_upgrades: int = 1  # binary upgrades (a broker's, or in KRaft mode a controller's, restart to max_level).
+    max_restarts: int = 0  # ZK broker stops (each may be followed by a start).
+    max_delayed: int = 1  # ZK: watch notifications whose read is applied late (the stale-notification fault).
+    max_ibp_changes: int = 1  # ZK: operator changes of inter.broker.protocol.version across 2.7 (rolling restart).
     # reduction (declared with FEATURES.reduction in __init__; on = behaviour left out; the deep profile turns it off)
-    sync_notifications: bool = True  # ZK: a /features write is applied by every listener in the same step
+    sync_notifications: bool = True  # ZK: a /features write is applied by every listener in the same step.
 
 
 # ---- constants ---------------------------------------------------------------------------------------------------

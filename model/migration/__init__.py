@@ -54,7 +54,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from kraftcheck.model.core import Model
-from kraftcheck.model.diagram import Diagram, by_param
+from kraftcheck.model.diagram import Diagram, by_param, znode_writes
 from kraftcheck.model.encoding import to_view
 from kraftcheck.model.migration import (
     brokers,
@@ -307,16 +307,59 @@ def view(s: Any) -> Any:
 
 MIGRATION.view = view
 
-# sequence diagrams: ZooKeeper, the KRaft controllers and the ZK brokers; reads and writes of znodes are calls
+# sequence diagrams: ZooKeeper, the KRaft controllers and the ZK brokers; reads and writes of znodes are calls,
+# labelled with the writer's epoch and the znodes they wrote (path@version), or "no write"; ZooKeeper shows the
+# controller epoch and who holds /controller, each controller its KRaft role, epoch and migration driver state
+# (KRaftMigrationDriver's MigrationDriverState), each broker its mode
 _ZK_CALLS = {**{a: ("b", "ZooKeeper") for a in ("zk_elect", "zk_write")},
              **{a: ("c", "ZooKeeper") for a in ("check_quorum", "claim", "claim_migration", "copy_batch", "copy_record",
                                              "sync_to_zk", "dual_write", "dual_write_offset", "lost_answer")}}
+
+
+def _znodes(v: Any) -> dict[str, Any]:
+    z = (v.get("zookeeper") or {}).get("znodes")
+    return z if isinstance(z, dict) else {}
+
+
+def _status(v: Any) -> dict[str, str]:
+    z = _znodes(v)
+    ctl: Any = z.get("/controller") if isinstance(z.get("/controller"), dict) else {}
+    data: Any = ctl.get("data") if isinstance(ctl.get("data"), dict) else {}
+    ce: Any = z.get("/controller_epoch") if isinstance(z.get("/controller_epoch"), dict) else {}
+    epoch = ce.get("data")
+    holder = ("none" if not data else f"kraft {data.get('controller_id')}" if data.get("is_kraft")
+              else f"broker {data.get('controller_id')}")
+    out = {"ZooKeeper": f"controller_epoch={epoch} /controller={holder}"}
+    leader = (v.get("kraft") or {}).get("leader")
+    for i, c in enumerate(v.get("controllers") or []):
+        role = "down" if not c["up"] else "leader" if leader == i else "voter"
+        out[f"controller {i}"] = f"{role} epoch={c['epoch']} {c['driver']}"
+    for i, br in enumerate(v.get("brokers") or []):
+        zkc = br.get("controller_role")
+        text = f"{br['mode']} mode" if isinstance(br.get("mode"), str) else "not started"
+        if isinstance(zkc, dict):
+            text += f" controller epoch={zkc.get('zk_controller_epoch')}"
+        out[f"broker {i}"] = text
+    return out
+
+
+def _zk_call(action: str, params: dict[str, Any], before: Any, after: Any) -> str:
+    """A read or conditional write of ZooKeeper (KafkaZkClient), with the caller's epoch and what it wrote."""
+    wrote = znode_writes(_znodes(before), _znodes(after))
+    who = ""
+    c = params.get("c")
+    if isinstance(c, int) and c < len(after.get("controllers") or []):
+        who = f" epoch={after['controllers'][c]['epoch']}"
+    return f"{action}{who} " + ("wrote " + " ".join(wrote) if wrote else "(no write)")
+
+
 MIGRATION.diagram = Diagram(
     nodes=lambda v: (["ZooKeeper"] + [f"controller {i}" for i in range(len(v["controllers"]))]
                      + [f"broker {i}" for i in range(len(v["brokers"]))]),
     locus=by_param({"c": "controller ", "b": "broker "}, calls=_ZK_CALLS,
                    at={a: "ZooKeeper" for a in ("session_expire", "zk_outage", "zk_restore")},
                    environment=("rollback_begin", "quorum_shutdown", "rollback_finish", "idle")),
+    status=_status, call=_zk_call,
 )
 
 __all__ = ["MIGRATION", "Bounds", "MigState"]

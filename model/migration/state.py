@@ -40,34 +40,34 @@ from kraftcheck.model.zookeeper import Zk
 class Bounds:
     """CI-small defaults (see the package docstring for a larger configuration and its cost)."""
 
-    brokers: int = 1  # compatible ZK brokers (ids 0..brokers-1), running metadata.version BRIDGE_MV
-    incompatible_brokers: int = 1  # brokers with an older metadata.version that an operator may bring in
-    controllers: int = 2  # KRaft voters, ids 0..controllers-1
-    max_epoch: int = 3  # highest KRaft leader epoch (bounds elections)
-    max_crashes: int = 1  # controller crashes (each followed by a restart when the operator recovers it)
-    max_reconfigs: int = 2  # operator restarts of a controller with zookeeper.metadata.migration.enable flipped
-    max_expiries: int = 1  # ZooKeeper session expiries
-    max_outages: int = 1  # periods of ZooKeeper unavailability
-    max_zk_writes: int = 1  # metadata writes by a ZK-mode controller
-    max_client_writes: int = 2  # metadata changes committed through the KRaft controller
-    max_lag: int = 1  # ZooKeeper write-behind bound: committed records not yet in ZooKeeper (KIP-866 dual write)
-    old_metadata_version: bool = False  # the quorum was formatted at metadata.version 3.3-IV3 (below IBP_3_4_IV0)
-    max_lost_answers: int = 1  # migration writes applied by ZooKeeper whose answer is lost (ConnectionLoss, re-sent)
+    brokers: int = 1  # compatible ZK brokers (ids 0..brokers-1), running metadata.version BRIDGE_MV.
+    incompatible_brokers: int = 1  # brokers with an older metadata.version that an operator may add to the cluster.
+    controllers: int = 2  # KRaft voters, ids 0..controllers-1.
+    max_epoch: int = 3  # highest KRaft leader epoch (bounds elections).
+    max_crashes: int = 1  # controller crashes (each followed by a restart when the operator recovers it).
+    max_reconfigs: int = 2  # operator restarts of a controller with zookeeper.metadata.migration.enable flipped.
+    max_expiries: int = 1  # ZooKeeper session expiries.
+    max_outages: int = 1  # periods of ZooKeeper unavailability.
+    max_zk_writes: int = 1  # metadata writes by a ZK-mode controller.
+    max_client_writes: int = 2  # metadata changes committed through the KRaft controller.
+    max_lag: int = 1  # ZooKeeper write-behind bound: committed records not yet in ZooKeeper (KIP-866 dual write).
+    old_metadata_version: bool = False  # the quorum was formatted at metadata.version 3.3-IV3 (below IBP_3_4_IV0).
+    max_lost_answers: int = 1  # migration writes applied by ZooKeeper whose answer is lost (ConnectionLoss, re-sent).
     # reductions (declared with MIGRATION.reduction in __init__, each doc there; on = the behaviour is left out to
     # keep the default check small; the ``deep`` profile switches them off)
-    zk_resign_at_once: bool = True  # a ZK controller whose /controller_epoch version is stale resigns at once
-    learn_at_once: bool = True  # a deposed controller whose driver cannot act learns of the new epoch at once
-    crash_in_copy_only: bool = True  # controller crashes hit only the active controller during the copy
-    expiry_before_takeover_only: bool = True  # broker ZooKeeper sessions expire only before the KRaft takeover
-    outage_in_dual_write_only: bool = True  # ZooKeeper outages only while an active controller dual-writes
-    join_in_dual_write_only: bool = True  # the incompatible broker joins only while an active controller dual-writes
-    no_zk_writes_in_rollback: bool = True  # ZK-mode controllers write nothing once a rollback has started
-    rollback_from_steady_only: bool = True  # a rollback starts only from a quiet dual-writing steady state
-    reconfig_for_finalize_only: bool = True  # config flips only as the finalization's restarts (and re-enabling)
-    topic_writes_only: bool = True  # client metadata changes write the topic znode only (not its config)
-    claim_write_at_once: bool = True  # a driver still leading makes its post-claim /migration write with the claim
-    offset_write_at_once: bool = True  # a driver records a delta's offset in the step of the delta's write
-    lost_answer_when_steady: bool = True  # answers are lost only to a steady leader, on the last client write
+    zk_resign_at_once: bool = True  # a ZK controller whose /controller_epoch version is stale resigns at once.
+    learn_at_once: bool = True  # a deposed controller whose driver cannot act learns of the new epoch at once.
+    crash_in_copy_only: bool = True  # controller crashes hit only the active controller during the copy.
+    expiry_before_takeover_only: bool = True  # broker ZooKeeper sessions expire only before the KRaft takeover.
+    outage_in_dual_write_only: bool = True  # ZooKeeper outages only while an active controller dual-writes.
+    join_in_dual_write_only: bool = True  # the incompatible broker joins only while an active controller dual-writes.
+    no_zk_writes_in_rollback: bool = True  # ZK-mode controllers write nothing once a rollback has started.
+    rollback_from_steady_only: bool = True  # a rollback starts only from a quiet dual-writing steady state.
+    reconfig_for_finalize_only: bool = True  # config flips only as the finalization's restarts (and re-enabling).
+    topic_writes_only: bool = True  # client metadata changes write the topic znode only (not its config).
+    claim_write_at_once: bool = True  # a driver still leading makes its post-claim /migration write with the claim.
+    offset_write_at_once: bool = True  # a driver records a delta's offset in the step of the delta's write.
+    lost_answer_when_steady: bool = True  # answers are lost only to a steady leader, on the last client write.
 
 
 # ---- constants ---------------------------------------------------------------------------------------------------

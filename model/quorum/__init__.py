@@ -32,6 +32,7 @@ fast encoding, the view).  Properties are in ``spec.quorum``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kraftcheck.model.core import Model
 from kraftcheck.model.diagram import Diagram, by_param
@@ -138,12 +139,51 @@ QUORUM.action(faults.restart, params=("node",))
 QUORUM.symmetric(canonical, encoding=canonical_encoding)
 QUORUM.declare_fairness(*FAIRNESS, *PER_MESSAGE)  # model/quorum/fairness.py: what liveness properties may assume
 
-# sequence diagrams (--trace-out cex.html): a lifeline per voter, the net's messages as arrows
+# sequence diagrams (--trace-out cex.html): a lifeline per voter with its role and epoch, the net's messages as
+# arrows labelled with what decides them (KafkaRaftClient: epoch, granted, error, the fetch offsets, the diverging
+# epoch of a FetchResponse)
+def _voter_status(v: Any) -> dict[str, str]:
+    out = {}
+    for i, w in enumerate(v.get("voters") or []):
+        text = f"{w['role']} epoch={w['epoch']}"
+        if w["role"] == "Voted":
+            text += f" for {w['voted']}"
+        elif w["role"] == "Follower":
+            text += f" of {w['leader']}"
+        elif w["role"] == "Leader":
+            text += f" hw={w['hw']}"
+        out[f"voter {i}"] = text
+    return out
+
+
+def _message_label(m: Any) -> str:
+    kind, pre = m.get("kind", "?"), m.get("prevote") is True
+    if kind == "Vote":
+        text = (f"{'PreVote' if pre else 'Vote'} epoch={m['candidate_epoch']} last_epoch={m['last_epoch']} "
+                f"end={m['last_offset']}")
+    elif kind == "VoteResponse":
+        text = f"{'PreVote' if pre else 'Vote'}Response epoch={m['epoch']} " + ("granted" if m["granted"] else "denied")
+    elif kind == "Fetch":
+        text = f"Fetch epoch={m['epoch']} offset={m['fetch_offset']} last_epoch={m['last_fetched_epoch']}"
+    elif kind == "FetchResponse":
+        text = f"FetchResponse epoch={m['epoch']} hw={m['hw']}"
+        if m.get("div_epoch", -1) >= 0:
+            text += f" diverging={m['div_epoch']}@{m['div_end']}"
+        elif m.get("entries"):
+            text += f" +{len(m['entries'])} at {m['offset']}"
+    else:
+        text = f"{kind} epoch={m.get('epoch')}"
+    if m.get("error") not in (None, "NONE"):
+        text += f" {m['error']}"
+    return text + (" (stale)" if m.get("cur") is False else "")
+
+
 QUORUM.diagram = Diagram(
     nodes=lambda v: [f"voter {i}" for i in range(len(v["voters"]))],
     endpoints=lambda m: (f"voter {m['src']}", f"voter {m['dst']}"),
     locus=by_param({p: "voter " for p in ("node", "candidate", "leader", "follower", "observer")},
                    receiver=lambda m: f"voter {m['dst']}", environment=("lose", "duplicate")),
+    label=_message_label, status=_voter_status,
 )
 
 __all__ = ["QUORUM", "Bounds", "QState", "Voter", "History"]

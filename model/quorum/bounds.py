@@ -20,20 +20,20 @@ import attrs
 
 @attrs.frozen
 class Bounds:
-    voters: int = 3          # size of the voter set (controller.quorum.voters)
-    max_epoch: int = 2       # no voter moves past this epoch (bounds the number of elections)
-    max_values: int = 1      # client records a leader may append, over the whole run
+    voters: int = 3          # size of the voter set (controller.quorum.voters).
+    max_epoch: int = 2       # no voter moves past this epoch (bounds the number of elections).
+    max_values: int = 1      # client records a leader may append, over the whole run.
     max_msgs: int = 1        # messages sent and in flight; a send that would exceed it is not enabled (duplicates
-    #                          are not sends: they may exceed it by max_dups)
-    fetch_max: int = 1       # entries per Fetch response (the size limit; 1 makes every partial read possible)
-    loss: bool = True        # message loss fault
-    max_dups: int = 0        # message duplication faults (the main job's duplication and faults profiles: 1)
-    max_restarts: int = 1    # crash+restart faults (volatile state lost; epoch, vote, leader and log kept)
-    max_resigns: int = 0     # graceful leader resignations (EndQuorumEpoch)
-    observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1)
+    #                          are not sends: they may exceed it by max_dups).
+    fetch_max: int = 1       # entries per Fetch response (the size limit; 1 makes every partial read possible).
+    loss: bool = True        # message loss fault: a message in flight may be dropped.
+    max_dups: int = 0        # message duplication faults (the main job's duplication and faults profiles: 1).
+    max_restarts: int = 1    # crash+restart faults (volatile state lost; epoch, vote, leader and log kept).
+    max_resigns: int = 0     # graceful leader resignations (EndQuorumEpoch).
+    observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1).
     # reductions (on = behaviour left out for the sake of the state count; declared with QUORUM.reduction)
-    resend_when_lost: bool = False    # retry a request only when nothing of it is in flight, never after a timeout
-    lose_responses_only: bool = True  # message loss drops responses only, never a request
+    resend_when_lost: bool = False    # retry a request only when nothing of it is in flight, never after a timeout.
+    lose_responses_only: bool = True  # message loss drops responses only, never a request.
 
 
 def bounds_problem(b: Bounds) -> str | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from kraftcheck.model.core import Context, Model
+from kraftcheck.model.diagram import Diagram, by_param, znode_writes
 from kraftcheck.model.encoding import to_view
 from kraftcheck.model.reassign import cluster, controller
 from kraftcheck.model.reassign.fairness import FAIRNESS
@@ -127,5 +128,52 @@ def view(s: Any) -> Any:
 
 
 REASSIGN.view = view
+
+
+# sequence diagrams: the admin client, ZooKeeper, the controllers (and a broker once it acts); a controller's reads
+# and writes of znodes, a client's request and a watch event are calls, labelled with what they wrote
+# (KafkaZkClient, ZooKeeperClient's watchers); ZooKeeper shows the partition's replicas, leader and ISR
+# (/brokers/topics/foo/partitions/0/state), each controller whether it is active and its /controller_epoch version
+_PARTITION = "/brokers/topics/foo/partitions/0/state"
+
+
+def _status(v: Any) -> dict[str, str]:
+    z = (v.get("zookeeper") or {}).get("znodes") or {}
+    data = (z.get(_PARTITION) or {}).get("data")
+    out = {}
+    if isinstance(data, list) and len(data) == 3:
+        out["ZooKeeper"] = f"foo-0 replicas={data[0]} leader={data[1]} isr={data[2]}"
+    for i, c in enumerate(v.get("controllers") or []):
+        out[f"controller {i}"] = (f"active epoch_version={c['epoch_version']}" if c.get("active") else "standby")
+    return out
+
+
+def _call(action: str, params: dict[str, Any], before: Any, after: Any) -> str:
+    zb, za = before.get("zookeeper") or {}, after.get("zookeeper") or {}
+    if action.startswith("deliver_"):  # a watch event ZooKeeper delivers to the controller
+        c = params.get("c")
+        fired = [e for e in zb.get("events") or [] if isinstance(e, list) and e and isinstance(e[0], list)
+                 and e[0][1:2] == [c]]
+        return " ".join(f"{e[2]} {e[1]}" for e in fired[:2]) or "watch event"
+    text = action
+    if action == "submit":
+        text = f"submit {params.get('route')} route target={params.get('target')}"
+    else:
+        c = params.get("c")
+        ctl = (after.get("controllers") or [])[c] if isinstance(c, int) else None
+        if isinstance(ctl, dict):
+            text += f" epoch_version={ctl.get('epoch_version')}"
+    wrote = znode_writes(zb.get("znodes"), za.get("znodes"))
+    return text + (" wrote " + " ".join(wrote) if wrote else " (no write)")
+
+
+_CALLS = {"submit": ("admin client", "ZooKeeper"), "deliver_legacy": ("ZooKeeper", "c"),
+          "deliver_requests": ("ZooKeeper", "c"), "process": ("c", "ZooKeeper"), "complete": ("c", "ZooKeeper"),
+          "elect": ("c", "ZooKeeper"), "catch_up": ("broker", "ZooKeeper")}
+REASSIGN.diagram = Diagram(
+    nodes=lambda v: ["admin client", "ZooKeeper"] + [f"controller {i}" for i in range(len(v["controllers"]))],
+    locus=by_param({"c": "controller ", "broker": "broker "}, calls=_CALLS, environment=("idle",)),
+    status=_status, call=_call,
+)
 
 __all__ = ["REASSIGN", "Bounds", "RState"]

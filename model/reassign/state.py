@@ -29,18 +29,18 @@ class Bounds:
     """CI-small defaults: one partition, four brokers, replication factor 2, two client requests (either may take
     the legacy route), one controller failover by session expiry."""
 
-    brokers: int = 4  # replica brokers, ids 0..brokers-1
-    replication_factor: int = 2  # size of the initial assignment and of every target
-    min_isr: int = 2  # min.insync.replicas (the seed's top >= min.insync.replicas check)
-    controllers: int = 2  # ZooKeeper-mode controller candidates
-    max_requests: int = 2  # client submissions, either route (a cancel is one)
-    max_legacy: int = 1  # of which by the legacy /admin/reassign_partitions route
-    max_failovers: int = 0  # controller crashes (the process dies, its session closes)
-    max_expiries: int = 1  # controller ZooKeeper session expiries (a zombie until it notices; another is elected)
-    max_broker_crashes: int = 0  # replica broker crashes (each may be followed by a restart)
-    shrink_targets: bool = False  # clients may also ask for one-replica targets (reaches top < min.insync.replicas)
+    brokers: int = 4  # replica brokers, ids 0..brokers-1.
+    replication_factor: int = 2  # size of the initial assignment and of every target.
+    min_isr: int = 2  # min.insync.replicas (the seed's top >= min.insync.replicas check).
+    controllers: int = 2  # ZooKeeper-mode controller candidates.
+    max_requests: int = 2  # client submissions, either route (a cancel is one).
+    max_legacy: int = 1  # how many of max_requests take the legacy /admin/reassign_partitions route.
+    max_failovers: int = 0  # controller crashes (the process dies, its session closes).
+    max_expiries: int = 1  # controller ZooKeeper session expiries (a zombie until it notices; another is elected).
+    max_broker_crashes: int = 0  # replica broker crashes (each may be followed by a restart).
+    shrink_targets: bool = False  # clients may also ask for one-replica targets (reaches top < min.insync.replicas).
     # reductions (declared with REASSIGN.reduction in __init__; on = behaviour left out)
-    submit_when_settled: bool = True  # a client submits only when the controller has no request or event waiting
+    submit_when_settled: bool = True  # a client submits only when the controller has no request or event waiting.
 
 
 # znodes
