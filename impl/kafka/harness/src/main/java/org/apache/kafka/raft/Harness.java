@@ -420,11 +420,17 @@ public final class Harness {
         ArrayNode log = n.putArray("log");
         for (HarnessLog.Batch b : v.log.batches()) {
             for (long o = b.base(); o <= b.last(); o++) {
-                log.addArray().add(o).add(b.epoch()).add(b.control());
+                int i = (int) (o - b.base());
+                log.addArray().add(o).add(b.epoch()).add(i < b.values().length ? b.values()[i] : -1);
             }
         }
         n.put("leo", v.log.endOffset().offset());
         if (!v.up()) {
+            // what a restart reads back: the quorum-state file
+            ElectionState p = v.store == null ? null : v.store.last;
+            n.put("epoch", p == null ? 0 : p.epoch());
+            n.put("leader", p == null ? -1 : p.optionalLeaderId().orElse(-1));
+            n.put("voted", p == null ? -1 : p.optionalVotedKey().map(ReplicaKey::id).orElse(-1));
             return n;
         }
         QuorumState q = v.client.quorum();

@@ -26,7 +26,27 @@ import ${harness.offsetAndEpoch};
  */
 public final class HarnessLog implements ReplicatedLog {
     /** One stored batch. */
-    record Batch(long base, long last, int epoch, boolean control, ByteBuffer bytes) { }
+    record Batch(long base, long last, int epoch, boolean control, ByteBuffer bytes, int[] values) { }
+
+    /** Each record's value as the model numbers them: 0 for a control record (LeaderChange), else the client value
+     *  (the harness appends the decimal strings "1", "2", ...; -1 for anything else). */
+    static int[] values(RecordBatch batch) {
+        List<Integer> out = new ArrayList<>();
+        for (org.apache.kafka.common.record.Record r : batch) {
+            if (batch.isControlBatch() || !r.hasValue()) {
+                out.add(0);
+                continue;
+            }
+            byte[] b = new byte[r.valueSize()];
+            r.value().duplicate().get(b);
+            try {
+                out.add(Integer.parseInt(new String(b, java.nio.charset.StandardCharsets.UTF_8)));
+            } catch (NumberFormatException ex) {
+                out.add(-1);
+            }
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
+    }
 
     private final List<Batch> batches = new ArrayList<>();
     private final TopicPartition topicPartition = new TopicPartition("__cluster_metadata", 0);
@@ -75,7 +95,7 @@ public final class HarnessLog implements ReplicatedLog {
                 // KafkaMetadataLog.appendAsLeader stamps the leader epoch on the batch.
                 MemoryRecords.readableRecords(copy.duplicate()).batches().forEach(b -> b.setPartitionLeaderEpoch(epoch));
             }
-            batches.add(new Batch(batch.baseOffset(), batch.lastOffset(), epoch, batch.isControlBatch(), copy));
+            batches.add(new Batch(batch.baseOffset(), batch.lastOffset(), epoch, batch.isControlBatch(), copy, values(batch)));
             last = batch.lastOffset();
             listener.accept(new String[] {"append", as, Long.toString(batch.baseOffset()), Long.toString(last),
                 Integer.toString(epoch), Boolean.toString(batch.isControlBatch())});
