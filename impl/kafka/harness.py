@@ -153,3 +153,23 @@ class KafkaHarness:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kraftcheck.impl.kafka.harness [VERSION ...]``: build (or find built) the harness for each version
+    (default: the default 4.x and 3.9.1) and print where; exit 2 with one line when it cannot be had."""
+    import sys
+
+    versions = (sys.argv[1:] if argv is None else argv) or [DEFAULT_VERSION, "3.9.1"]
+    for v in versions:
+        try:
+            build(v)
+        except HarnessUnavailable as exc:
+            print(f"kafka-harness: {exc}", file=sys.stderr)
+            return 2
+        print(f"kafka-harness: Kafka {v} ready in {cache_dir(v)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -43,7 +43,6 @@ import org.apache.kafka.common.protocol.Readable;
 import org.apache.kafka.common.protocol.Writable;
 import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.server.common.Feature;
 import org.apache.kafka.server.common.serialization.RecordSerde;
 
 /**
@@ -306,7 +305,7 @@ public final class Harness {
         KafkaRaftClient<String> client = (KafkaRaftClient<String>) ctor.newInstance(
             OptionalInt.of(v.id), new Uuid(1L, v.id), new StringSerde(), channel, v.queue, v.log, MemoryPool.NONE, v.clock,
             v.expirations, 0 /* fetchMaxWaitMs: answers at once, no purgatory (FIDELITY Q22) */, true, "kraftcheck",
-            Collections.emptyList(), local, Feature.KRAFT_VERSION.supportedVersionRange(),
+            Collections.emptyList(), local, ${harness.features}.KRAFT_VERSION.supportedVersionRange(),
             new LogContext("[node " + v.id + "] "), new Random(seed * 1_000_003L + v.id * 7919L + v.incarnation), qc);
         Method init = null;
         for (Method m : KafkaRaftClient.class.getMethods()) {
