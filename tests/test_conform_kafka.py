@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,40 @@ def test_kafka_39_runs_clean_apart_from_the_documented_follower_vote() -> None:
     assert report.version == "3.9.1"
     assert report.violations == []
     assert report.roles["Leader"] > 0 and "Prospective" not in report.roles  # no pre-vote in 3.9 (FIDELITY Q16)
+
+
+# ---- model-guided walks (impl/kafka/replay.py) ---------------------------------------------------------------------
+WALK_CTX: Context[Bounds] = Context(Bounds(voters=3, max_epoch=3, max_values=1, max_msgs=16, fetch_max=5,
+                                           max_restarts=1), frozenset({"prevote"}))  # 4.x has KIP-996 pre-vote
+
+
+def test_model_guided_walks_are_followed_by_kafka(kafka: KafkaHarness) -> None:
+    from kraftcheck.impl.kafka.replay import guided_walk
+
+    actions: Counter[str] = Counter()
+    for seed in (0, 1, 2):
+        r, _ = guided_walk(kafka, WALK_CTX, seed, 60)
+        assert (r.diverged_at, r.reason, r.steps) == (None, "", 60), (seed, r)
+        actions.update(r.actions)
+    assert {"timeout", "send_vote", "receive_vote", "receive_vote_response", "lose"} <= set(actions)
+
+
+def test_a_model_state_kafka_does_not_reach_is_reported_at_its_step(kafka: KafkaHarness) -> None:
+    import random
+
+    from kraftcheck.impl.kafka.replay import UNMAPPED, replay
+    from kraftcheck.model.quorum import QUORUM
+
+    rng = random.Random(3)
+    init = QUORUM.initial_states(WALK_CTX)[0]
+    s = init
+    trace: list[tuple[str, tuple[Any, ...], Any]] = []
+    while len(trace) < 6:
+        succ = [(a.name, p, t) for a, p, t in QUORUM.successors(s, WALK_CTX) if a.name not in UNMAPPED and t != s]
+        name, params, s = rng.choice(succ)
+        trace.append((name, params, s))
+    assert replay(kafka, trace, init, seed=3).diverged_at is None  # the walk itself is followed...
+    v = s.voters[0]
+    wrong = s._replace(voters=(v._replace(epoch=v.epoch + 1),) + s.voters[1:])  # ...a voter in another epoch is not
+    r = replay(kafka, trace[:-1] + [(trace[-1][0], trace[-1][1], wrong)], init, seed=3)
+    assert (r.diverged_at, r.reason) == (5, "states differ")
