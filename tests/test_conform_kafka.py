@@ -213,3 +213,13 @@ def test_a_model_state_kafka_does_not_reach_is_reported_at_its_step(kafka: Kafka
     wrong = s._replace(voters=(v._replace(epoch=v.epoch + 1),) + s.voters[1:])  # ...a voter in another epoch is not
     r = replay(kafka, trace[:-1] + [(trace[-1][0], trace[-1][1], wrong)], init, seed=3)
     assert (r.diverged_at, r.reason) == (5, "states differ")
+
+
+def test_conform_cli_without_java_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import kraftcheck.impl.kafka.harness as harness
+
+    monkeypatch.setattr(harness.shutil, "which", lambda tool: None)
+    assert main(["conform", "quorum", "--runs", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "'java' not found" in err and ".ci/fetch-kafka" in err and len(err.splitlines()) == 1
