@@ -223,3 +223,17 @@ def test_conform_cli_without_java_is_one_line_and_exit_2(monkeypatch: pytest.Mon
     assert main(["conform", "quorum", "--runs", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert "'java' not found" in err and ".ci/fetch-kafka" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("mutation,bounds", [
+    ("double-vote", {"max_restarts": 0, "loss": False, "max_values": 0}),
+    ("restart-as-leader", {"loss": False, "max_values": 0}),
+])
+def test_a_mutation_counterexample_diverges_on_kafka_at_its_mutated_step(
+        kafka: KafkaHarness, mutation: str, bounds: dict[str, Any]) -> None:
+    from kraftcheck.impl.kafka.replay import replay_mutant
+
+    m = replay_mutant(kafka, mutation, bounds=bounds)
+    assert m is not None and m.violated is not None and m.mutated_step is not None
+    # Kafka follows the trace up to the mutated step and parts from it there: it does not have the bug
+    assert m.replay.diverged_at == m.mutated_step, m.to_json()
