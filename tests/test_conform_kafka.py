@@ -231,9 +231,12 @@ def test_conform_cli_without_java_is_one_line_and_exit_2(monkeypatch: pytest.Mon
 ])
 def test_a_mutation_counterexample_diverges_on_kafka_at_its_mutated_step(
         kafka: KafkaHarness, mutation: str, bounds: dict[str, Any]) -> None:
+    from kraftcheck.checker.api import check
     from kraftcheck.impl.kafka.replay import replay_mutant
 
-    m = replay_mutant(kafka, mutation, bounds=bounds)
-    assert m is not None and m.violated is not None and m.mutated_step is not None
+    r = check("quorum", variants=["prevote", mutation], bounds=bounds, liveness=False)
+    assert r.trace is not None and r.violated_property is not None
+    m = replay_mutant(kafka, mutation, r.trace, r.bounds, r.violated_property)
+    assert m.mutated_step is not None
     # Kafka follows the trace up to the mutated step and parts from it there: it does not have the bug
     assert m.replay.diverged_at == m.mutated_step, m.to_json()

@@ -354,22 +354,17 @@ class MutantReplay:
                 "mutated_step": self.mutated_step, "replay": self.replay.to_json()}
 
 
-def replay_mutant(h: KafkaHarness, mutation: str, variants: tuple[str, ...] = ("prevote",),
-                  bounds: dict[str, Any] | None = None, max_states: int = 400_000) -> MutantReplay | None:
-    """The counterexample of quorum mutation ``mutation`` (BFS with ``variants``, at ``bounds``) replayed into
-    Kafka: evidence that Kafka does not have the bug is a divergence at or before the mutated step.  None when the
-    check finds no counterexample within ``max_states``."""
-    from kraftcheck.checker.api import check
+def replay_mutant(h: KafkaHarness, mutation: str, trace: Any, bounds: dict[str, Any], violated: str | None,
+                  variants: tuple[str, ...] = ("prevote",)) -> MutantReplay:
+    """A quorum mutation's counterexample (a checker ``Trace`` found with ``variants`` plus ``mutation`` at
+    ``bounds``) replayed into Kafka: evidence that Kafka does not have the bug is a divergence at or before the
+    mutated step, the first step the correct model cannot take to the same state."""
     from kraftcheck.model.quorum import QUORUM
 
-    r = check("quorum", variants=[*variants, mutation], bounds=bounds, liveness=False, max_states=max_states)
-    trace = r.trace
-    if trace is None:
-        return None
-    correct: Context[Bounds] = Context(Bounds(**r.bounds), frozenset(variants))
+    correct: Context[Bounds] = Context(Bounds(**bounds), frozenset(variants))
     states = trace.states()
     mutated = next((i for i, st in enumerate(trace.steps)
                     if not any(a.name == st.action and t == st.state
                                for a, _, t in QUORUM.successors(states[i], correct))), None)
     steps = [(st.action, tuple(st.params.values()), st.state) for st in trace.steps]
-    return MutantReplay(mutation, r.violated_property, len(steps), mutated, replay(h, steps, trace.initial))
+    return MutantReplay(mutation, violated, len(steps), mutated, replay(h, steps, trace.initial))
