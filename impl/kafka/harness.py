@@ -3,8 +3,9 @@
 The JVM runs N released ``KafkaRaftClient`` instances (see ``Harness.java``) and speaks JSON lines: one command a line
 on its stdin, events on its stdout, each answer ending with a ``state`` event and a ``done`` line.  Commands:
 
-- ``{"cmd": "start", "voters": [1, 2, 3], "seed": S, "dir": D, "config": {...}}``: fresh nodes (quorum-state files in
-  D, ``config`` is Kafka's ``controller.quorum.*`` settings);
+- ``{"cmd": "start", "voters": [1, 2, 3], "seed": S, "dir": D, "config": {...}, "read_batches": K}``: fresh nodes
+  (quorum-state files in D, ``config`` is Kafka's ``controller.quorum.*`` settings; optional ``read_batches``: at
+  most K batches per log read, so a Fetch answer carries at most K batches);
 - ``{"cmd": "poll", "node": N}``: one round of node N's event loop (``KafkaRaftClient.poll``);
 - ``{"cmd": "fire", "node": N}``: advance N's clock to the deadline its last poll waited for (its next timer), then
   poll; ``{"cmd": "tick", "node": N, "ms": T}``: advance N's clock by T ms;

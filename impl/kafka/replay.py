@@ -111,7 +111,7 @@ def voter_summary(s: QState) -> list[str]:
 
 
 class _Driver:
-    def __init__(self, h: KafkaHarness, n: int, seed: int, d: str) -> None:
+    def __init__(self, h: KafkaHarness, n: int, seed: int, d: str, fetch_max: int) -> None:
         self.h = h
         self.ids = list(range(1, n + 1))
         self.claimed: dict[tuple[Any, ...], list[int]] = {}
@@ -120,7 +120,8 @@ class _Driver:
         self.sent: dict[int, dict[str, Any]] = {}
         self.fresh: list[int] = []  # ids of the messages Kafka sent during the current step
         self.latest: dict[tuple[int, int], int] = {}  # (requester, destination) -> correlation id of its last request
-        self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG})
+        self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG,
+                  "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
         for i in self.ids:
             self.run({"cmd": "poll", "node": i})
 
@@ -245,11 +246,12 @@ class _Driver:
                    for a, b in zip(mine.voters, model.voters, strict=True))
 
 
-def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], init: QState, seed: int = 0) -> Replay:
+def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], init: QState, seed: int = 0,
+           fetch_max: int = 1) -> Replay:
     """Impose ``trace`` (model steps (action name, params, state after), from ``init``) on fresh Kafka voters."""
     out = Replay()
     with tempfile.TemporaryDirectory(prefix="kraftcheck-replay-") as d:
-        drv = _Driver(h, len(init.voters), seed, d)
+        drv = _Driver(h, len(init.voters), seed, d, fetch_max)
         before = init
         for i, (action, params, after) in enumerate(trace):
             reason = drv.step(action, params, before, after)
@@ -299,7 +301,7 @@ def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) ->
     adopted = 0
     s = QUORUM.initial_states(ctx)[0]
     with tempfile.TemporaryDirectory(prefix="kraftcheck-walk-") as d:
-        drv = _Driver(h, len(s.voters), seed, d)
+        drv = _Driver(h, len(s.voters), seed, d, ctx.b.fetch_max)
         for i in range(steps):
             succ = [(a.name, p, t) for a, p, t in QUORUM.successors(s, ctx) if a.name not in UNMAPPED and t != s]
             if not succ:
@@ -367,4 +369,5 @@ def replay_mutant(h: KafkaHarness, mutation: str, trace: Any, bounds: dict[str, 
                     if not any(a.name == st.action and t == st.state
                                for a, _, t in QUORUM.successors(states[i], correct))), None)
     steps = [(st.action, tuple(st.params.values()), st.state) for st in trace.steps]
-    return MutantReplay(mutation, violated, len(steps), mutated, replay(h, steps, trace.initial))
+    return MutantReplay(mutation, violated, len(steps), mutated,
+                        replay(h, steps, trace.initial, fetch_max=correct.b.fetch_max))

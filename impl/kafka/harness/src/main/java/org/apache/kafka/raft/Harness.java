@@ -518,6 +518,9 @@ public final class Harness {
                 for (JsonNode id : cmd.path("voters")) {
                     Voter v = new Voter(id.asInt(), dir);
                     v.stateFile.delete();
+                    if (cmd.path("read_batches").asInt(0) > 0) {
+                        v.log.readBatches = cmd.path("read_batches").asInt();
+                    }
                     voters.put(v.id, v);
                 }
                 for (Voter v : voters.values()) {

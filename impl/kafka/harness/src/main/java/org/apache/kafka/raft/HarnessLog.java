@@ -52,6 +52,9 @@ public final class HarnessLog implements ReplicatedLog {
     private final TopicPartition topicPartition = new TopicPartition("__cluster_metadata", 0);
     private final Uuid topicId = new Uuid(0L, 1L);
     private LogOffsetMetadata highWatermark = new LogOffsetMetadata(0L);
+    /** At most this many batches per read: a Fetch answer carries a bounded prefix (KafkaMetadataLog reads up to
+     *  its max fetch size; the model's bound fetch_max). */
+    int readBatches = Integer.MAX_VALUE;
     /** Receives "append"/"truncate"/"hw" events (set by the harness for the node's current incarnation). */
     Consumer<String[]> listener = e -> { };
 
@@ -111,7 +114,7 @@ public final class HarnessLog implements ReplicatedLog {
         List<ByteBuffer> parts = new ArrayList<>();
         int size = 0;
         for (Batch b : batches) {
-            if (b.last() >= startOffset && b.base() < limit) {
+            if (b.last() >= startOffset && b.base() < limit && parts.size() < readBatches) {
                 parts.add(b.bytes().duplicate());
                 size += b.bytes().remaining();
             }
