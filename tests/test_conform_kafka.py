@@ -167,12 +167,16 @@ def test_conform_cli_refuses_an_unsupported_kafka_with_exit_2(capsys: pytest.Cap
     assert "not supported" in err and len(err.strip().splitlines()) == 1
 
 
-def test_kafka_39_runs_clean_apart_from_the_documented_follower_vote() -> None:
-    report = Report("")
+@pytest.fixture(scope="module")
+def kafka39() -> Iterator[KafkaHarness]:
     with KafkaHarness("3.9.1") as h:
-        report.version = h.kafka_version()
-        for r in range(4):
-            run_one(h, r, 2000 + r, 150, report, CTX)
+        yield h
+
+
+def test_kafka_39_runs_clean_apart_from_the_documented_follower_vote(kafka39: KafkaHarness) -> None:
+    report = Report(kafka39.kafka_version())
+    for r in range(4):
+        run_one(kafka39, r, 2000 + r, 150, report, CTX)
     assert report.version == "3.9.1"
     assert report.violations == []
     assert report.roles["Leader"] > 0 and "Prospective" not in report.roles  # no pre-vote in 3.9 (FIDELITY Q16)
@@ -242,3 +246,18 @@ def test_a_mutation_counterexample_diverges_on_kafka_at_its_mutated_step(
     assert m.mutated_step is not None
     # Kafka follows the trace up to the mutated step and parts from it there: it does not have the bug
     assert m.replay.diverged_at == m.mutated_step, m.to_json()
+
+
+@pytest.mark.parametrize("mutation,bounds", [
+    ("double-vote", {"max_restarts": 0, "loss": False, "max_values": 0}),
+    ("truncate-below-hw", {"max_restarts": 0}),
+])
+def test_a_mutation_counterexample_diverges_on_kafka_39_at_its_mutated_step(
+        kafka39: KafkaHarness, mutation: str, bounds: dict[str, Any]) -> None:
+    from kraftcheck.checker.api import check
+    from kraftcheck.impl.kafka.replay import replay_mutant
+
+    r = check("quorum", variants=[mutation], bounds=bounds, liveness=False)  # 3.9 has no pre-vote
+    assert r.trace is not None and r.violated_property is not None
+    m = replay_mutant(kafka39, mutation, r.trace, r.bounds, r.violated_property, variants=())
+    assert m.mutated_step is not None and m.replay.diverged_at == m.mutated_step, m.to_json()
