@@ -155,10 +155,13 @@ def test_the_checks_catch_broken_states() -> None:
 
 def test_conform_cli_reports_runs_steps_and_no_violation(tmp_path: Path) -> None:
     out = tmp_path / "conform.json"
-    assert main(["conform", "quorum", "--runs", "2", "--steps", "100", "--seed", "5", "--json", str(out)]) == 0
+    args = ["conform", "quorum", "--runs", "2", "--steps", "100", "--seed", "0", "--walks", "2", "--json", str(out)]
+    assert main(args) == 0
     j = json.loads(out.read_text())
     assert (j["kafka"], j["runs"], j["steps"], j["violations"]) == (DEFAULT_VERSION, 2, 200, [])
     assert j["events_by_kind"]["send"] > 0 and sum(j["steps_by_kind"].values()) == 200
+    assert (j["walks"], j["walks_followed"], j["diverged_walks"]) == (2, 2, [])
+    assert {"timeout", "send_vote", "receive_vote"} <= set(j["model_actions_on_kafka"])
 
 
 def test_conform_cli_refuses_an_unsupported_kafka_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

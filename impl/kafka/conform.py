@@ -75,6 +75,11 @@ class Report:
     committed: int = 0
     known: Counter[str] = attrs.field(factory=Counter)
     violations: list[Violation] = attrs.field(factory=list)
+    walks: list[dict[str, Any]] = attrs.field(factory=list)  # model-guided walks (impl/kafka/replay.py)
+    actions: Counter[str] = attrs.field(factory=Counter)     # model actions the walks carried out on Kafka
+
+    def diverged_walks(self) -> list[dict[str, Any]]:
+        return [w for w in self.walks if w["diverged_at"] is not None]
 
     def to_json(self) -> dict[str, Any]:
         return {"kafka": self.version, "runs": self.runs, "steps": self.steps, "seconds": round(self.seconds, 3),
@@ -85,6 +90,9 @@ class Report:
                 "roles_seen": dict(sorted(self.roles.items())), "max_epoch": self.max_epoch,
                 "committed_entries": self.committed,
                 "known_differences": dict(sorted(self.known.items())),
+                "walks": len(self.walks), "walks_followed": len(self.walks) - len(self.diverged_walks()),
+                "model_actions_on_kafka": dict(sorted(self.actions.items())),
+                "diverged_walks": self.diverged_walks(),
                 "properties_checked": list(STATE_PROPERTIES + STEP_PROPERTIES),
                 "violations": [v.to_json() for v in self.violations]}
 
@@ -195,15 +203,30 @@ def run_one(h: KafkaHarness, run: int, seed: int, steps: int, report: Report, ct
     report.runs += 1
 
 
-def conform(version: str, runs: int, seed: int, steps: int = 200) -> Report:
-    """``runs`` seeded random runs (seeds ``seed``, ``seed+1``, ...) against real Kafka ``version``."""
+# the model the guided walks follow: 3 voters, room for every message Kafka keeps in flight, Fetch answers of up
+# to 5 entries; pre-vote on 4.x (KIP-996), not on 3.9
+WALK_BOUNDS = Bounds(voters=3, max_epoch=3, max_values=1, max_msgs=16, fetch_max=5, max_restarts=1)
+WALK_STEPS = 60
+
+
+def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0) -> Report:
+    """``runs`` seeded random runs (seeds ``seed``, ``seed+1``, ...) against real Kafka ``version``, then ``walks``
+    model-guided walks of ``WALK_STEPS`` steps (same seeds)."""
+    from kraftcheck.impl.kafka.replay import guided_walk
+
     ctx: Context[Bounds] = Context(Bounds(voters=3))
+    variants = frozenset() if version.startswith("3.") else frozenset({"prevote"})
+    walk_ctx: Context[Bounds] = Context(WALK_BOUNDS, variants)
     with KafkaHarness(version) as h:
         report = Report(h.kafka_version())
         t0 = time.perf_counter()
         for r in range(runs):
             run_one(h, r, seed + r, steps, report, ctx)
         report.seconds = time.perf_counter() - t0
+        for w in range(walks):
+            rep, _ = guided_walk(h, walk_ctx, seed + w, WALK_STEPS)
+            report.actions.update(rep.actions)
+            report.walks.append({"seed": seed + w, **rep.to_json()})
     return report
 
 
