@@ -120,21 +120,33 @@ class _Driver:
         self.owned: set[int] = set()
         self.past = Past()
         self.sent: dict[int, dict[str, Any]] = {}
+        self.state: dict[str, Any] = {"nodes": {}, "inflight": []}
         self.fresh: list[int] = []  # ids of the messages Kafka sent during the current step
         self.latest: dict[tuple[int, int], int] = {}  # (requester, destination) -> correlation id of its last request
+        self.request_id: dict[tuple[int, int, int], int] = {}  # (requester, destination, correlation id) -> message id
+        self.reset_after: dict[int, int] = {}  # node -> last message id sent before its last connection reset
         self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG,
                   "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
         for i in self.ids:
             self.run({"cmd": "poll", "node": i})
 
     def run(self, cmd: dict[str, Any]) -> None:
+        before = {k: (n.get("role"), n.get("epoch")) for k, n in self.state["nodes"].items()}
+        last_id = max(self.sent, default=-1)
         events, self.state = self.h.command(cmd)
+        for k, n in self.state["nodes"].items():
+            # KafkaRaftClient resets its connections on every change of role or epoch but a granted vote
+            # (FIDELITY Q28): requests sent before are no longer answered as expected
+            was, now = before.get(k), (n.get("role"), n.get("epoch"))
+            if was is not None and was != now and not (was[1] == now[1] and now[0] == "Voted"):
+                self.reset_after[int(k)] = last_id
         for ev in events:
             if ev["ev"] == "send":
                 self.sent[ev["id"]] = ev
                 self.fresh.append(ev["id"])
                 if ev["kind"] == "request":
                     self.latest[(ev["src"], ev["dst"])] = ev["corr"]
+                    self.request_id[(ev["src"], ev["dst"], ev["corr"])] = ev["id"]
         self.views = observe(self.state)
         self.past.update(self.views, self.ids)
 
@@ -147,11 +159,12 @@ class _Driver:
         return None
 
     def current(self, mid: int) -> bool:
-        """Whether Kafka message ``mid`` carries the correlation id of its requester's last request on that connection
-        (the model's ``cur``; connection resets are not seen here)."""
+        """Whether Kafka message ``mid`` carries the correlation id of its requester's last request on that connection,
+        sent after the requester's last connection reset (the model's ``cur``)."""
         ev = self.sent[mid]
         conn = (ev["src"], ev["dst"]) if ev["kind"] == "request" else (ev["dst"], ev["src"])
-        return bool(self.latest.get(conn) == ev["corr"])
+        request = self.request_id.get((*conn, ev["corr"]), -1)
+        return bool(self.latest.get(conn) == ev["corr"]) and request > self.reset_after.get(conn[0], -1)
 
     def fits(self, mid: int, m: tuple[Any, ...]) -> bool:
         ev = self.sent[mid]
