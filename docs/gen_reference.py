@@ -60,6 +60,8 @@ EXIT_DETAILS = {
         "is left.",
     22: "The Spark engine could not finish: a task failed every attempt (Spark's root cause in the message), or no "
         "executor was left for `--executor-timeout` seconds.",
+    23: "`conform`: the real Kafka's states, abstracted, break a model property, or a model-guided walk diverged from "
+        "what Kafka did; the schedule is in the `--json` report.",
     130: "Interrupted by Ctrl-C or SIGTERM: the partial figures, verdict `interrupted` (both engines).",
     141: "The reader of the output went away (`kraftcheck list | head`): no message, as a shell tool killed by "
          "SIGPIPE.",
