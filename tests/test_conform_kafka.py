@@ -8,6 +8,8 @@ is started once per module.  Without Java or Maven these tests fail with the har
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -264,3 +266,23 @@ def test_a_mutation_counterexample_diverges_on_kafka_39_at_its_mutated_step(
     assert r.trace is not None and r.violated_property is not None
     m = replay_mutant(kafka39, mutation, r.trace, r.bounds, r.violated_property, variants=())
     assert m.mutated_step is not None and m.replay.diverged_at == m.mutated_step, m.to_json()
+
+
+def test_replay_into_kafka_prints_each_step_and_parts_at_the_mutated_step(tmp_path: Path) -> None:
+    """The CLI's ``replay --into kafka``: a double-vote counterexample written by ``check --trace-out`` is imposed on
+    real Kafka, which follows it up to the step where the mutated rule grants a second vote and parts there."""
+    cex = tmp_path / "dv.json"
+    assert main(["check", "quorum", "--variant", "prevote", "--variant", "double-vote", "--quiet",
+                 "--set", "max_restarts=0,loss=false,max_values=0", "--trace-out", str(cex)]) == 12
+    out = subprocess.run([sys.executable, "-m", "kraftcheck", "replay", "quorum", str(cex), "--into", "kafka"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "Step 1: timeout(node=0): Kafka did the same" in out.stdout
+    assert "at the mutated step; Kafka does not have this bug" in out.stdout, out.stdout
+
+
+def test_conform_checks_its_json_path_before_the_runs(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "kraftcheck", "conform", "quorum", "--runs", "1",
+                          "--json", str(tmp_path / "missing" / "r.json")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "conform quorum on Kafka" not in out.stdout  # refused before any run

@@ -15,7 +15,7 @@ import json
 import sys
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import write_file
+from kraftcheck.checker.cli.report import check_output_paths, write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -42,6 +42,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
     if args.runs < 1 or args.steps < 1 or args.walks < 0:
         raise UsageError("--runs and --steps must be at least 1, --walks at least 0")
+    check_output_paths(args)  # before minutes of runs, not after them
     try:
         report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks)
     except HarnessUnavailable as exc:

@@ -199,10 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--into",
-        choices=["model", "impl"],
+        choices=["model", "impl", "kafka"],
         default="model",
-        help="replay on the model (default) or drive impl/ through it",
+        help="replay on the model (default), drive impl/ through it, or impose it on real Kafka voters (quorum)",
     )
+    p.add_argument("--kafka", default=None, metavar="VERSION",
+                   help="with --into kafka: the Kafka release to run (default: conform's default)")
     p.set_defaults(func=cmd_replay)
 
     for name in PLUGINS:
