@@ -89,7 +89,7 @@ def test_a_validation_report_on_a_full_device_keeps_the_verdict(clean_run: Path,
     assert err.strip() == "kraftcheck: error: no space left on the device writing /dev/full"
 
 
-# ---- damaged logs (issue 33, finding 3): damage is exit 23 naming file:line, never exit 12 ---------------------------
+# ---- damaged logs (issue 33, finding 3): damage is exit 24 naming file:line, never exit 12 ---------------------------
 @pytest.fixture(scope="module")
 def other_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A second, independent cluster run: the source of lines and logs "of another run"."""

@@ -351,6 +351,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     spec = resolve(args.model)
     itf = load_trace(args.trace)
     bounds = _bounds(args.bounds) if args.bounds is not None else None
+    if args.into == "kafka":
+        from kraftcheck.checker.cli.replay_kafka import replay_into_kafka
+        from kraftcheck.impl.kafka.harness import DEFAULT_VERSION
+
+        outcome = replay_trace(spec, itf, args.variant, bounds)
+        if outcome.trace is None or outcome.verdict == "diverged":
+            raise UsageError(f"the trace does not replay on the model first: {outcome.message}")
+        variants = args.variant if args.variant is not None else list(itf.meta.get("variant") or [])
+        meta_bounds = {k: v for k, v in (itf.meta.get("bounds") or {}).items() if k in spec.model.bound_fields()}
+        ctx = make_context(spec, variants, bounds if bounds is not None else meta_bounds)
+        if outcome.trace.violation is None and isinstance(itf.meta.get("violation"), str):
+            outcome.trace.violation = itf.meta["violation"]
+        return replay_into_kafka(spec, outcome.trace, ctx, args.kafka or DEFAULT_VERSION)
     if args.into == "impl":
         if importlib.util.find_spec("kraftcheck.impl.replay") is None:
             raise UsageError("impl/ replay is not installed in this checkout")

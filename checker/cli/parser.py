@@ -34,7 +34,8 @@ EXIT_CODES = """exit codes:
   20  out of memory (the checker, a Spark executor or the JVM)
   21  no space left on a device (checkpoint, scratch, Spark shuffle or an output file)
   22  Spark could not finish: a task failed every attempt, or no executor for --executor-timeout seconds
-  23  validate: the event logs are damaged (a seq gap or repeat, a line of another run, a node's log missing)
+  23  conform: real Kafka's states break a model property (the schedule is in the --json report)
+  24  validate: the event logs are damaged (a seq gap or repeat, a line of another run, a node's log missing)
   130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)
   141 the reader of the output went away (e.g. '| head')"""
 
@@ -43,6 +44,7 @@ PLUGINS = [
     "kraftcheck.checker.cli.impl",
     "kraftcheck.checker.cli.mutate",
     "kraftcheck.checker.cli.render",
+    "kraftcheck.checker.cli.conform",
 ]
 
 
@@ -200,10 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--into",
-        choices=["model", "impl"],
+        choices=["model", "impl", "kafka"],
         default="model",
-        help="replay on the model (default) or drive impl/ through it",
+        help="replay on the model (default), drive impl/ through it, or impose it on real Kafka voters (quorum)",
     )
+    p.add_argument("--kafka", default=None, metavar="VERSION",
+                   help="with --into kafka: the Kafka release to run (default: conform's default)")
     p.set_defaults(func=cmd_replay)
 
     for name in PLUGINS:

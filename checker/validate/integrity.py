@@ -2,7 +2,7 @@
 
 A damaged log (a line of another run pasted in, a line duplicated, a node's log emptied, missing or swapped for
 another run's) used to reach the step matcher, which blamed the implementation: exit 12, "NOT ALLOWED" (finding 3 of
-issue 33).  These checks say which file and line is wrong, with exit 23 (``errors.LOG_DAMAGED``):
+issue 33).  These checks say which file and line is wrong, with exit 24 (``errors.LOG_DAMAGED``):
 
 - every node ``cluster.json`` lists has a log with at least one event, and cluster.json itself is readable;
 - the run's identity (``"run"``, impl/events.py) is the same in every line, and cluster.json's when it names one; a

@@ -326,7 +326,7 @@ def validate_logdir(spec: Spec, logdir: str | Path, variants: Sequence[str] = ()
         scanned.append((path, evs, lines, skipped))
         torn += [(str(path), line, evs[at - 1] if at > 0 else None, at < len(evs)) for line, at in skipped]
         events.extend(evs)
-    check_logs(Path(logdir), scanned)  # damage is reported as damage (exit 23), before any step is matched
+    check_logs(Path(logdir), scanned)  # damage is reported as damage (exit 24), before any step is matched
     middle = [(f, n, before) for f, n, before, followed in torn if followed]
     try:
         order_events(events)

@@ -1,0 +1,72 @@
+"""CLI plugin: ``kraftcheck conform quorum [--kafka VERSION] [--runs N] [--seed S] [--steps N] [--json FILE]``.
+
+Runs seeded random schedules on real Kafka voters (the released ``KafkaRaftClient`` in ``impl/kafka/harness/``) and
+checks the quorum model's safety properties on their abstracted states after every step (``impl/kafka/conform.py``).
+With ``--walks N`` it also imposes N seeded walks of the model on Kafka (``impl/kafka/replay.py``).  Exit 0 when every
+run completed with no property broken and every walk was followed, 23 (``errors.KAFKA_DISCREPANCY``) when Kafka's
+states break one or a walk diverged (schedules and steps in the JSON report), 2 when Java, Maven or the Kafka jars
+are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kraftcheck.checker import errors
+from kraftcheck.checker.cli.report import check_output_paths, write_file
+from kraftcheck.checker.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from kraftcheck.impl.kafka.harness import DEFAULT_VERSION
+
+    p = sub.add_parser("conform", help="run seeded schedules on real Kafka and check the model's properties on it")
+    p.add_argument("model", metavar="MODEL", choices=["quorum"], help="the model to check Kafka against (quorum)")
+    p.add_argument("--kafka", default=DEFAULT_VERSION, metavar="VERSION",
+                   help=f"the Kafka release to run (default {DEFAULT_VERSION}; 3.9.x to 4.2.x)")
+    p.add_argument("--runs", type=int, default=10, metavar="N", help="seeded random runs (default 10)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the first run (run i uses S+i)")
+    p.add_argument("--steps", type=int, default=200, metavar="N", help="steps per run (default 200)")
+    p.add_argument("--walks", type=int, default=0, metavar="N",
+                   help="also N seeded walks of the model imposed on Kafka step by step (default 0; a walk that "
+                        "diverges is a discrepancy: exit 23)")
+    p.add_argument("--json", metavar="FILE", help="write the report (runs, steps, events by kind, violations)")
+    p.set_defaults(func=cmd_conform)
+
+
+def cmd_conform(args: argparse.Namespace) -> int:
+    from kraftcheck.impl.kafka.conform import conform
+    from kraftcheck.impl.kafka.harness import HarnessUnavailable
+
+    if args.runs < 1 or args.steps < 1 or args.walks < 0:
+        raise UsageError("--runs and --steps must be at least 1, --walks at least 0")
+    check_output_paths(args)  # before minutes of runs, not after them
+    try:
+        report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks)
+    except HarnessUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    j = report.to_json()
+    diverged = report.diverged_walks()
+    verdict = "violation" if report.violations else "diverged" if diverged else "ok"
+    print(f"conform quorum on Kafka {report.version}: {verdict}: {report.runs} runs (seeds {args.seed}.."
+          f"{args.seed + report.runs - 1}), {report.steps} steps, {j['steps_per_second']} steps/s, "
+          f"max epoch {report.max_epoch}, {report.committed} entries committed, "
+          f"{len(report.violations)} violations"
+          + "".join(f"; known difference ({k}): {n} steps" for k, n in sorted(report.known.items())))
+    for v in report.violations[:5]:
+        print(f"  run {v.run} (seed {v.seed}) step {v.step}: {v.prop}")
+    if report.walks:
+        print(f"model-guided walks: {len(report.walks) - len(diverged)} of {len(report.walks)} followed to the end; "
+              f"model actions carried out on Kafka: {dict(sorted(report.actions.items()))}")
+    for w in diverged[:5]:
+        print(f"  walk seed {w['seed']} diverged at step {w['diverged_at']}: {w['action']}: {w['reason']}")
+    code = errors.KAFKA_DISCREPANCY if report.violations or diverged else errors.OK
+    if args.json:
+        try:
+            write_file(args.json, json.dumps(j, indent=1) + "\n")
+        except (UsageError, errors.ResourceError) as exc:
+            print(f"kraftcheck: error: {exc}", file=sys.stderr)
+            return code if code != errors.OK else getattr(exc, "code", errors.USAGE)
+    return code

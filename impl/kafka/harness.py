@@ -1,0 +1,176 @@
+"""The Python side of the Kafka harness (``impl/kafka/harness/``): build it with Maven, run one JVM, send commands.
+
+The JVM runs N released ``KafkaRaftClient`` instances (see ``Harness.java``) and speaks JSON lines: one command a line
+on its stdin, events on its stdout, each answer ending with a ``state`` event and a ``done`` line.  Commands:
+
+- ``{"cmd": "start", "voters": [1, 2, 3], "seed": S, "dir": D, "config": {...}, "read_batches": K}``: fresh nodes
+  (quorum-state files in D, ``config`` is Kafka's ``controller.quorum.*`` settings; optional ``read_batches``: at
+  most K batches per log read, so a Fetch answer carries at most K batches);
+- ``{"cmd": "poll", "node": N}``: one round of node N's event loop (``KafkaRaftClient.poll``);
+- ``{"cmd": "fire", "node": N}``: advance N's clock to the deadline its last poll waited for (its next timer), then
+  poll; ``{"cmd": "tick", "node": N, "ms": T}``: advance N's clock by T ms;
+- ``{"cmd": "deliver" | "drop" | "dup", "id": M}``: deliver, lose or duplicate in-flight message M;
+- ``{"cmd": "append", "node": N, "value": "k"}``: a client record on N (refused unless N leads);
+- ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client; rebuild it from its
+  quorum-state file and its durable log;
+- ``{"cmd": "state"}``, ``{"cmd": "version"}``, ``{"cmd": "quit"}``.
+
+Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka-harness/<version>`` (default
+``~/.cache``); Maven keeps the jars in its own repository (``~/.m2``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+DEFAULT_VERSION = "4.2.2"
+SOURCE = Path(__file__).resolve().parent / "harness"
+# Lines whose raft API the harness is written for: ReplicatedLog, RaftRequest.Outbound.completion (3.9 .. 4.2).
+SUPPORTED_LINES = ("3.9.", "4.0.", "4.1.", "4.2.")
+HOW = ("install Java 17 and Maven 3.8+ (Debian: apt-get install openjdk-17-jdk-headless maven) with Maven Central "
+       "reachable, or run .ci/fetch-kafka")
+
+
+class HarnessUnavailable(Exception):
+    """Java, Maven or the Kafka jars are missing, or the version is not one the harness supports (exit 2)."""
+
+
+class HarnessError(Exception):
+    """The harness answered a command with an error, or the JVM died."""
+
+
+def cache_dir(version: str) -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "kraftcheck" / "kafka-harness" / version
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256()
+    for f in sorted(SOURCE.rglob("*")):
+        if f.is_file() and "target" not in f.relative_to(SOURCE).parts:
+            h.update(str(f.relative_to(SOURCE)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def check_version(version: str) -> None:
+    if not version.startswith(SUPPORTED_LINES):
+        raise HarnessUnavailable(
+            f"Kafka {version} is not supported by the harness (supported lines: "
+            f"{', '.join(s + 'x' for s in SUPPORTED_LINES)}; 4.3+ renamed ReplicatedLog to RaftLog); "
+            f"try --kafka {DEFAULT_VERSION} or 3.9.1")
+
+
+def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
+    """Build the harness for ``version`` (once: a digest of the sources marks a finished build) and return the JVM
+    classpath.  Raises HarnessUnavailable when Java, Maven or the jars cannot be had."""
+    check_version(version)
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka harness needs it; {HOW}")
+    out = cache_dir(version)
+    stamp = out / "built.txt"
+    digest = _source_digest()
+    cp_file = out / "target" / "classpath.txt"
+    if not (stamp.is_file() and stamp.read_text().strip() == digest and cp_file.is_file()):
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        shutil.copy(SOURCE / "pom.xml", out / "pom.xml")
+        shutil.copytree(SOURCE / "src", out / "src")
+        cmd = ["mvn", "-B", "-q", "package", f"-Dkafka.version={version}"]
+        if version.startswith("3."):
+            cmd.append("-Pkafka-3.9")
+        r = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
+        if r.returncode != 0:
+            tail = " | ".join(line.strip() for line in (r.stdout + r.stderr).splitlines()
+                              if "ERROR" in line)[:400]
+            raise HarnessUnavailable(f"building the Kafka {version} harness with Maven failed ({tail}); {HOW}")
+        stamp.write_text(digest + "\n")
+    return [str(out / "target" / "classes"), *cp_file.read_text().strip().split(os.pathsep)]
+
+
+class KafkaHarness:
+    """One JVM running the harness; ``command`` sends a command and returns (events, state)."""
+
+    def __init__(self, version: str = DEFAULT_VERSION) -> None:
+        self.version = version
+        classpath = build(version)
+        self.proc = subprocess.Popen(
+            ["java", "-Xss4m", "-cp", os.pathsep.join(classpath), "org.apache.kafka.raft.Harness"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.commands = 0
+
+    def command(self, cmd: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Send one command; the events it caused (without the final ``state``), and the state after it."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(cmd) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise HarnessError("the harness JVM has exited") from None
+        self.commands += 1
+        events: list[dict[str, Any]] = []
+        state: dict[str, Any] = {}
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise HarnessError(f"the harness JVM exited during {cmd}")
+            ev = json.loads(line)
+            kind = ev["ev"]
+            if kind == "done":
+                break
+            if kind == "error":
+                raise HarnessError(f"{cmd}: {ev['error']}")
+            if kind == "state":
+                state = ev
+            else:
+                events.append(ev)
+        return events, state
+
+    def kafka_version(self) -> str:
+        events, _ = self.command({"cmd": "version"})
+        return str(events[0]["kafka"])
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write('{"cmd": "quit"}\n')
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> KafkaHarness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kraftcheck.impl.kafka.harness [VERSION ...]``: build (or find built) the harness for each version
+    (default: the default 4.x and 3.9.1) and print where; exit 2 with one line when it cannot be had."""
+    import sys
+
+    versions = (sys.argv[1:] if argv is None else argv) or [DEFAULT_VERSION, "3.9.1"]
+    for v in versions:
+        try:
+            build(v)
+        except HarnessUnavailable as exc:
+            print(f"kafka-harness: {exc}", file=sys.stderr)
+            return 2
+        print(f"kafka-harness: Kafka {v} ready in {cache_dir(v)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,390 @@
+"""Model-guided testing, first cut: impose a quorum-model trace on real Kafka voters and report the first step at
+which they differ.
+
+Each model step becomes harness commands (``impl/kafka/harness.py``):
+
+- ``timeout(n)``: advance node n's clock past every election and fetch deadline at once, then poll it;
+- ``send_vote(c, v)``, ``send_begin_epoch(l, v)``, ``send_fetch(f)``: the request of that kind from the sender to the
+  destination that Kafka already has in flight and the model has not yet claimed, else poll the sender (Kafka sends
+  to every voter in one poll where the model sends one message a step: the others wait, unclaimed);
+- ``receive_*(msg)``: deliver the Kafka message claimed for ``msg`` and poll the receiver once;
+- ``lose(msg)``: drop it; ``client_request(l)``: append the next value on l and poll l; ``restart(n)``: crash and
+  restart n; ``epoch_bound``: nothing.
+
+Messages the model adds in a step are claimed among Kafka's unclaimed messages in flight by (kind, src, dst).  After
+each step the voters' role, epoch, vote, leader, log and high watermark are compared with the model's
+(``abstraction.to_model``); a difference is retried once after one extra poll of every node (Kafka appends a new
+leader's LeaderChange record at its next poll, the model in the step that elects it).  ``duplicate``, ``resign``,
+``check_quorum`` and observers are not mapped yet: a trace that uses them stops there (``unmapped``).
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from collections import Counter
+from typing import Any
+
+import attrs
+
+from kraftcheck.impl.kafka.abstraction import Past, observe, to_model
+from kraftcheck.impl.kafka.conform import CONFIG
+from kraftcheck.impl.kafka.harness import KafkaHarness
+from kraftcheck.model.core import Context
+from kraftcheck.model.quorum.bounds import Bounds
+from kraftcheck.model.quorum.state import (
+    BEGIN_EPOCH,
+    BEGIN_EPOCH_RESP,
+    END_EPOCH,
+    FETCH,
+    FETCH_RESP,
+    FOLLOWER,
+    MESSAGE_FIELDS,
+    NONE,
+    ROLE_NAMES,
+    VOTE_REQ,
+    VOTE_RESP,
+    QState,
+)
+
+# model message kind -> (Kafka API, request?)
+KAFKA_KIND = {VOTE_REQ: ("VOTE", True), VOTE_RESP: ("VOTE", False), BEGIN_EPOCH: ("BEGIN_QUORUM_EPOCH", True),
+              BEGIN_EPOCH_RESP: ("BEGIN_QUORUM_EPOCH", False), END_EPOCH: ("END_QUORUM_EPOCH", True),
+              FETCH: ("FETCH", True), FETCH_RESP: ("FETCH", False)}
+SENDS = {"send_vote": VOTE_REQ, "send_begin_epoch": BEGIN_EPOCH, "send_fetch": FETCH}
+# a timeout step advances the node's clock past its election or fetch timeout (CONFIG: at most 2 x 1000 ms)
+TIMEOUT_MS = 5000
+# requests time out before the election timer (1000-2000 ms), so that a model re-send can happen in Kafka too
+REQUEST_TIMEOUT_MS = 500
+REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_TIMEOUT_MS)}
+UNMAPPED = ("duplicate", "resign", "check_quorum", "observer_fetch")
+
+
+def _key(m: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A model message without its ``cur`` flag (which connection resets rewrite in place)."""
+    return m[:-1] if MESSAGE_FIELDS[m[0]][-1] == "cur" else m
+
+
+def _content(ev: dict[str, Any]) -> tuple[Any, ...]:
+    """What the replay compares of a Kafka message besides its kind and ends: its epoch, a Vote's pre-vote flag, a
+    VoteResponse's grant."""
+    d = ev["data"]
+    part = (d.get("topics") or d.get("responses") or [{}])[0].get("partitions", [{}])[0]
+    epoch = next((part[k] for k in ("replicaEpoch", "candidateEpoch", "leaderEpoch", "currentLeaderEpoch")
+                  if k in part), None)
+    if epoch is None:
+        epoch = part.get("currentLeader", {}).get("leaderEpoch")
+    if ev["api"] == "VOTE" and ev["kind"] == "request":
+        return (epoch, bool(part.get("preVote", False)))
+    if ev["api"] == "VOTE":
+        return (epoch, bool(part.get("voteGranted")))
+    return (epoch,)
+
+
+def _model_content(m: tuple[Any, ...]) -> tuple[Any, ...]:
+    if m[0] == VOTE_REQ:
+        return (m[3], m[6])
+    if m[0] == VOTE_RESP:
+        return (m[3], m[6])
+    return (m[3],)
+
+
+def _bag(net: tuple[Any, ...]) -> Counter[tuple[Any, ...]]:
+    return Counter(_key(m) for m in net)
+
+
+@attrs.define
+class Replay:
+    steps: int = 0                  # model steps replayed and matched
+    diverged_at: int | None = None  # index of the first step whose states differ (0-based, into the trace)
+    action: str = ""
+    reason: str = ""
+    model: list[str] = attrs.field(factory=list)
+    kafka: list[str] = attrs.field(factory=list)
+    actions: Counter[str] = attrs.field(factory=Counter)  # model actions carried out on Kafka (adopted ones too)
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def voter_summary(s: QState) -> list[str]:
+    return [f"{ROLE_NAMES[v.role]} e{v.epoch} voted={v.voted} leader={v.leader} log={list(v.log)} hw={v.hw}"
+            for v in s.voters]
+
+
+class _Driver:
+    def __init__(self, h: KafkaHarness, n: int, seed: int, d: str, fetch_max: int) -> None:
+        self.h = h
+        self.ids = list(range(1, n + 1))
+        self.claimed: dict[tuple[Any, ...], list[int]] = {}
+        self.owned: set[int] = set()
+        self.past = Past()
+        self.sent: dict[int, dict[str, Any]] = {}
+        self.state: dict[str, Any] = {"nodes": {}, "inflight": []}
+        self.fresh: list[int] = []  # ids of the messages Kafka sent during the current step
+        self.latest: dict[tuple[int, int], int] = {}  # (requester, destination) -> correlation id of its last request
+        self.request_id: dict[tuple[int, int, int], int] = {}  # (requester, destination, correlation id) -> message id
+        self.reset_after: dict[int, int] = {}  # node -> last message id sent before its last connection reset
+        self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG,
+                  "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
+        for i in self.ids:
+            self.run({"cmd": "poll", "node": i})
+
+    def run(self, cmd: dict[str, Any]) -> None:
+        before = {k: (n.get("role"), n.get("epoch")) for k, n in self.state["nodes"].items()}
+        last_id = max(self.sent, default=-1)
+        events, self.state = self.h.command(cmd)
+        for k, n in self.state["nodes"].items():
+            # KafkaRaftClient resets its connections on every change of role or epoch but a granted vote
+            # (FIDELITY Q28): requests sent before are no longer answered as expected
+            was, now = before.get(k), (n.get("role"), n.get("epoch"))
+            if was is not None and was != now and not (was[1] == now[1] and now[0] == "Voted"):
+                self.reset_after[int(k)] = last_id
+        for ev in events:
+            if ev["ev"] == "send":
+                self.sent[ev["id"]] = ev
+                self.fresh.append(ev["id"])
+                if ev["kind"] == "request":
+                    self.latest[(ev["src"], ev["dst"])] = ev["corr"]
+                    self.request_id[(ev["src"], ev["dst"], ev["corr"])] = ev["id"]
+        self.views = observe(self.state)
+        self.past.update(self.views, self.ids)
+
+    def unclaimed(self, m: tuple[Any, ...]) -> int | None:
+        """The newest Kafka message in flight, not yet claimed, that carries model message ``m``'s kind, ends and
+        content (epoch; a Vote's pre-vote flag, a VoteResponse's grant)."""
+        for mid in reversed(self.state["inflight"]):
+            if mid not in self.owned and self.fits(mid, m):
+                return int(mid)
+        return None
+
+    def current(self, mid: int) -> bool:
+        """Whether Kafka message ``mid`` carries the correlation id of its requester's last request on that connection,
+        sent after the requester's last connection reset (the model's ``cur``)."""
+        ev = self.sent[mid]
+        conn = (ev["src"], ev["dst"]) if ev["kind"] == "request" else (ev["dst"], ev["src"])
+        request = self.request_id.get((*conn, ev["corr"]), -1)
+        return bool(self.latest.get(conn) == ev["corr"]) and request > self.reset_after.get(conn[0], -1)
+
+    def fits(self, mid: int, m: tuple[Any, ...]) -> bool:
+        ev = self.sent[mid]
+        api, request = KAFKA_KIND[m[0]]
+        return ev["api"] == api and (ev["kind"] == "request") == request and ev["src"] == m[1] + 1 and \
+            ev["dst"] == m[2] + 1 and _content(ev) == _model_content(m)
+
+    def poll_all(self) -> None:
+        for i in self.ids:
+            if self.state["nodes"][str(i)]["up"]:
+                self.run({"cmd": "poll", "node": i})
+
+    def step(self, action: str, params: tuple[Any, ...], before: QState, after: QState) -> str | None:
+        """Carry out one model step on Kafka; a reason when it cannot be done."""
+        if action in UNMAPPED:
+            return f"unmapped: {action}"
+        if action == "timeout":
+            # Past every election and fetch deadline at once (no intermediate poll that would retry requests the
+            # model still counts as current), then one round of the event loop: the timer fires first.
+            node = params[0] + 1
+            was = (self.state["nodes"][str(node)]["role"], self.state["nodes"][str(node)]["epoch"])
+            self.run({"cmd": "tick", "node": node, "ms": TIMEOUT_MS})
+            self.run({"cmd": "poll", "node": node})
+            for _ in range(2):  # a timed-out Candidate first backs off (CandidateState.startBackingOff), then stands
+                if (self.state["nodes"][str(node)]["role"], self.state["nodes"][str(node)]["epoch"]) != was:
+                    break
+                self.run({"cmd": "fire", "node": node})
+        elif action in SENDS:
+            src = params[0]
+            added = _bag(after.net) - _bag(before.net)
+            dsts = [m[2] for m in added if m[0] == SENDS[action]]
+            for dst in dsts:
+                for attempt in range(4):
+                    if self.unclaimed(next(m for m in added if m[0] == SENDS[action] and m[2] == dst)) is not None:
+                        break
+                    # a first send comes at the next poll; a retry once the request timed out (RequestManager.isReady)
+                    if attempt == 2:
+                        self.run({"cmd": "tick", "node": src + 1, "ms": REQUEST_TIMEOUT_MS})
+                    self.run({"cmd": "poll" if attempt < 3 else "fire", "node": src + 1})
+        elif action.startswith("receive_") or action == "lose":
+            msg = params[0]
+            queue = self.claimed.get(_key(msg), [])
+            if not queue:
+                return f"no Kafka message for {msg}"
+            # the copy whose currency (the correlation id its requester expects) is the model message's
+            if MESSAGE_FIELDS[msg[0]][-1] == "cur":
+                mid = next((x for x in queue if self.current(x) == msg[-1]), queue[0])
+            else:
+                mid = queue[0]
+            queue.remove(mid)
+            self.owned.discard(mid)
+            if action == "lose":
+                self.run({"cmd": "drop", "id": mid})
+            else:
+                self.run({"cmd": "deliver", "id": mid})
+                if self.state["nodes"][str(msg[2] + 1)]["up"]:
+                    self.run({"cmd": "poll", "node": msg[2] + 1})
+        elif action == "client_request":
+            self.past.values += 1
+            self.run({"cmd": "append", "node": params[0] + 1, "value": str(self.past.values)})
+            self.run({"cmd": "poll", "node": params[0] + 1})
+        elif action == "restart":
+            self.run({"cmd": "crash", "node": params[0] + 1})
+            self.run({"cmd": "restart", "node": params[0] + 1})
+        elif action != "epoch_bound":
+            return f"unmapped: {action}"
+        return self.claim(before, after)
+
+    def claim(self, before: QState, after: QState, prefer: int | None = None) -> str | None:
+        """Claim, among Kafka's unclaimed messages in flight, those the model's step put in flight (``prefer``: the
+        Kafka message to take when it fits)."""
+        for m, count in (_bag(after.net) - _bag(before.net)).items():
+            for _ in range(count):
+                mid = self.unclaimed(m)
+                if prefer is not None and prefer not in self.owned and prefer in self.state["inflight"] and \
+                        self.fits(prefer, m):
+                    mid = prefer
+                for _ in range(3):  # Kafka sends at the poll after a transition, the model in its step
+                    if mid is not None or not self.state["nodes"][str(m[1] + 1)]["up"]:
+                        break
+                    self.run({"cmd": "poll", "node": m[1] + 1})
+                    mid = self.unclaimed(m)
+                if mid is None:
+                    return f"the model sent {m}, Kafka did not"
+                self.owned.add(mid)
+                self.claimed.setdefault(m, []).append(mid)
+                self.claimed[m].sort()  # oldest first: the newest is the one its connection still expects
+        return None
+
+    def matches(self, model: QState) -> bool:
+        mine = to_model(self.views, self.past)
+        fields = ("role", "epoch", "voted", "leader", "log", "hw")
+        q2 = self.h.version.startswith("3.")  # FIDELITY Q2: a 3.9 follower drops the vote it cast in its epoch
+        return all(tuple(getattr(a, f) for f in fields) == tuple(getattr(b, f) for f in fields) or (
+            q2 and a.role == b.role == FOLLOWER and a.voted == NONE and a._replace(voted=b.voted)[:6] == b[:6])
+            for a, b in zip(mine.voters, model.voters, strict=True))
+
+
+def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], init: QState, seed: int = 0,
+           fetch_max: int = 1) -> Replay:
+    """Impose ``trace`` (model steps (action name, params, state after), from ``init``) on fresh Kafka voters."""
+    out = Replay()
+    with tempfile.TemporaryDirectory(prefix="kraftcheck-replay-") as d:
+        drv = _Driver(h, len(init.voters), seed, d, fetch_max)
+        before = init
+        for i, (action, params, after) in enumerate(trace):
+            reason = drv.step(action, params, before, after)
+            if reason is None and not drv.matches(after):
+                drv.poll_all()
+                if not drv.matches(after):
+                    reason = "states differ"
+            if reason is not None:
+                out.diverged_at, out.action, out.reason = i, f"{action}{params}", reason
+                out.model = voter_summary(after)
+                out.kafka = voter_summary(to_model(drv.views, drv.past))
+                return out
+            out.steps += 1
+            before = after
+    return out
+
+
+def _adopt_timeouts(drv: _Driver, s: QState, ctx: Context[Bounds]) -> tuple[QState, list[int]] | None:
+    """Up to two model ``timeout`` steps from ``s`` that lead to Kafka's state (timers Kafka fired by itself in a poll:
+    a Prospective that timed out falls back to Unattached and stands again at its next poll)."""
+    from kraftcheck.model.quorum import QUORUM
+
+    frontier: list[tuple[QState, list[int]]] = [(s, [])]
+    for _ in range(2):
+        nxt = []
+        for state, nodes in frontier:
+            for a, p, t in QUORUM.successors(state, ctx):
+                if a.name != "timeout":
+                    continue
+                if drv.matches(t) and drv.claim(s, t) is None:
+                    return t, nodes + [p[0]]
+                nxt.append((t, nodes + [p[0]]))
+        frontier = nxt
+    return None
+
+
+def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) -> tuple[Replay, int]:
+    """A seeded random walk of the quorum model imposed on Kafka step by step (the next model step is drawn from the
+    model's successors of the current state).  Where Kafka takes a step by itself that the model allows at any
+    moment, a timer expiring in the same poll (a Prospective that timed out falls back to Unattached and stands
+    again at its next poll), the walk adopts the model's ``timeout`` step that matches Kafka, and counts it.
+    Returns the replay and the number of steps adopted."""
+    from kraftcheck.model.quorum import QUORUM
+
+    rng = random.Random(seed)
+    out = Replay()
+    adopted = 0
+    s = QUORUM.initial_states(ctx)[0]
+    with tempfile.TemporaryDirectory(prefix="kraftcheck-walk-") as d:
+        drv = _Driver(h, len(s.voters), seed, d, ctx.b.fetch_max)
+        for i in range(steps):
+            succ = [(a.name, p, t) for a, p, t in QUORUM.successors(s, ctx) if a.name not in UNMAPPED and t != s]
+            if not succ:
+                break
+            action, params, after = rng.choice(succ)
+            drv.fresh = []
+            found: tuple[QState, list[int]] | None = None
+            reason = drv.step(action, params, s, after)
+            if reason is None and not drv.matches(after):
+                found = _adopt_timeouts(drv, after, ctx)
+                if found is None:
+                    drv.poll_all()  # Kafka appends a new leader's LeaderChange at its next poll
+                    found = (after, []) if drv.matches(after) else _adopt_timeouts(drv, after, ctx)
+                if found is None:
+                    reason = "states differ"
+                else:
+                    after, adopted = found[0], adopted + len(found[1])
+            if reason is not None:
+                out.diverged_at, out.action, out.reason = i, f"{action}{params}", reason
+                out.model = voter_summary(after)
+                out.kafka = voter_summary(to_model(drv.views, drv.past))
+                return out, adopted
+            out.steps += 1
+            out.actions[action] += 1
+            out.actions["timeout"] += len(found[1]) if found else 0
+            s = after
+            # Kafka re-sends to every voter whose request timed out in one poll, the model one voter a step: adopt the
+            # model's send step for each request Kafka sent beyond the step's own
+            for mid in list(drv.fresh):
+                ev = drv.sent[mid]
+                if mid in drv.owned or mid not in drv.state["inflight"] or ev["kind"] != "request":
+                    continue
+                for a, p, t in QUORUM.successors(s, ctx):
+                    if a.name in SENDS and KAFKA_KIND[SENDS[a.name]][0] == ev["api"] and p[0] == ev["src"] - 1 and \
+                            any(drv.fits(mid, m) for m in _bag(t.net) - _bag(s.net)) and drv.claim(s, t, mid) is None:
+                        s, adopted = t, adopted + 1
+                        out.actions[a.name] += 1
+                        break
+    return out, adopted
+
+
+@attrs.define
+class MutantReplay:
+    mutation: str
+    violated: str | None
+    length: int
+    mutated_step: int | None  # the first step the correct model cannot take to the same state
+    replay: Replay
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mutation": self.mutation, "violated": self.violated, "length": self.length,
+                "mutated_step": self.mutated_step, "replay": self.replay.to_json()}
+
+
+def replay_mutant(h: KafkaHarness, mutation: str, trace: Any, bounds: dict[str, Any], violated: str | None,
+                  variants: tuple[str, ...] = ("prevote",)) -> MutantReplay:
+    """A quorum mutation's counterexample (a checker ``Trace`` found with ``variants`` plus ``mutation`` at
+    ``bounds``) replayed into Kafka: evidence that Kafka does not have the bug is a divergence at or before the
+    mutated step, the first step the correct model cannot take to the same state."""
+    from kraftcheck.model.quorum import QUORUM
+
+    correct: Context[Bounds] = Context(Bounds(**bounds), frozenset(variants))
+    states = trace.states()
+    mutated = next((i for i, st in enumerate(trace.steps)
+                    if not any(a.name == st.action and t == st.state
+                               for a, _, t in QUORUM.successors(states[i], correct))), None)
+    steps = [(st.action, tuple(st.params.values()), st.state) for st in trace.steps]
+    return MutantReplay(mutation, violated, len(steps), mutated,
+                        replay(h, steps, trace.initial, fetch_max=correct.b.fetch_max))
