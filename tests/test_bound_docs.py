@@ -76,4 +76,5 @@ def test_list_shows_the_whole_description(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert "max_msgs=1: messages sent and in flight; a send that would exceed it is not enabled (duplicates are not " \
            "sends: they may exceed it by max_dups)." in out.replace("\n", " ")
-    assert "partitions=1: partitions (ids 0..partitions-1)" in out
+    assert main(["list", "controller"]) == 0
+    assert "partitions=1: partitions (ids 0..partitions-1)" in capsys.readouterr().out
