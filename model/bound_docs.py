@@ -1,6 +1,6 @@
 """What a model's bounds mean, read from the comments of its ``Bounds`` class (how the built-in models document them).
 
-``kraftcheck list`` shows each bound with its description (``Model.bound_docs``; an attrs field's
+``kraftcheck list MODEL`` shows each bound with its description (``Model.bound_docs``; an attrs field's
 ``metadata={"doc": ...}`` wins over a comment).
 """
 

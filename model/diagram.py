@@ -14,7 +14,7 @@ views (``Model.view``, what trace files hold), never states, so a trace file ren
 - ``label(message_view)``: an arrow's text: the message's kind and the fields that decide the protocol (its epoch,
   whether a vote was granted, its error, the offsets a fetch decides on); default: the kind and those of ``epoch``,
   ``granted``, ``error`` it has (``label_of``);
-- ``status(view)``: each node's role and epoch in a state (``{"voter 0": "Leader e1"}``), drawn on its lifeline at
+- ``status(view)``: each node's role and epoch in a state (``{"voter 0": "Leader epoch=1"}``), drawn on its lifeline at
   the start and wherever it changes; default: none;
 - ``call(action, params, before, after)``: the text of a synchronous call's arrow (a broker's RPC to the
   controller), from the step and the views before and after it (the request's fields, the answer); default: the

@@ -77,7 +77,7 @@ def weak(
     values), e.g. the timeout of a voter that knows no leader; None keeps every step of the actions.
     ``cut(state, ctx) -> bool``: the family is enabled in the protocol but disabled here by a bound of the model (an
     election ``max_epoch`` forbids); the checker then treats it as enabled and taking it as leaving the graph.
-    ``doc``: one line saying what the assumption means, shown by ``kraftcheck list``.
+    ``doc``: one line saying what the assumption means (for readers of the model: no report prints it yet).
 
     Pass the result to ``Model.declare_fairness``."""
     return Fairness("weak", name, tuple(actions), tuple(per), when, cut, doc)

@@ -97,10 +97,10 @@ def invariant(
 
     ``name``: the property's name in reports, traces and ``--property``; ``meaning``: one line saying what it
     promises (default: the first line of ``pred``'s docstring); ``source``: where the rule comes from, free text
-    shown by ``kraftcheck list`` and in reports and JUnit (a KIP section, a Kafka class, a paper; ``"example"`` for
-    a teaching model); it changes nothing in the search.  ``premise(state, ctx) -> bool``: the situation in which
-    the invariant could fail (its docstring's first line is its meaning); a run that never reaches it says the
-    invariant held vacuously (exit 14) instead of ok."""
+    shown by ``kraftcheck list MODEL`` and in reports and JUnit (a KIP section, a Kafka class, a paper;
+    ``"example"`` for a teaching model); it changes nothing in the search.  ``premise(state, ctx) -> bool``: the
+    situation in which the invariant could fail (its docstring's first line is its meaning); a run that never
+    reaches it says the invariant held vacuously (exit 14) instead of ok."""
     return _decorator("invariant", name, meaning, source, premise)
 
 

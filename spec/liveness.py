@@ -62,7 +62,7 @@ def eventually(name: str, meaning: str = "", source: str = "",
 
     ``name``: the property's name in reports and ``--property``; ``meaning``: one line saying what it promises
     (default: the first line of the goal's docstring); ``source``: where the rule comes from, free text shown by
-    ``kraftcheck list`` and the reports (a KIP section, a Kafka class, a paper; ``"example"`` is fine);
+    ``kraftcheck list MODEL`` and the reports (a KIP section, a Kafka class, a paper; ``"example"`` is fine);
     ``assumes``: the names of the fairness families (``weak``/``strong``/``finite``, declared with
     ``Model.declare_fairness``) the property relies on; None (the default) assumes every family the model declares,
     ``()`` none.  A failure is a lasso (exit 13)."""

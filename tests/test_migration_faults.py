@@ -26,7 +26,8 @@ def test_reductions_are_declared_switches_the_deep_profiles_turn_off() -> None:
 
 
 def test_the_deep_profiles_share_out_the_fault_kinds() -> None:
-    # every fault kind is on in one deep profile at least; those only one of them has are the gap README.md names
+    # every fault kind is on in one deep profile at least; those only one of them has are the gap that
+    # docs/explanation/figures.md ("Deep profiles: what they cover and what they cost") names
     deep, faults = MIGRATION.profile_bounds("deep"), MIGRATION.profile_bounds("deep-faults")
     kinds = ("max_crashes", "max_expiries", "max_outages", "max_zk_writes", "max_lost_answers", "incompatible_brokers")
     assert all(deep[k] >= 1 or faults[k] >= 1 for k in kinds)

@@ -46,7 +46,7 @@ ZK-mode writes are in it only).
 
 The search is reduced exactly (``symmetry.canonical_key``: controller symmetry plus normalisations of details no rule
 reads; tests/test_migration_check.py compares it with an unreduced exploration).  Measured figures are in the
-profiles below and in README.md.
+profiles below and in docs/explanation/figures.md.
 """
 
 from __future__ import annotations
@@ -153,9 +153,10 @@ for _bound, _doc in (
 
 # measured with Kafka 3.9's write path (issue 15): default ok, 83,063 states, depth 38, 21-25 s CPU on a shared
 # two-core machine (41,891 states and 10.8 s before issue 15).  The deep profiles (issue 14) switch every reduction off;
-# reductions off multiply more than any budget, so each keeps what fits in 10 minutes of one core (README.md, "The
-# migration's deep profiles", lists every candidate measured): as first declared (max_epoch=3, every fault, one client
-# write, two reconfigurations) it was stopped unfinished after 858 s of CPU at 2,607,419 states, depth 23
+# reductions off multiply more than any budget, so each keeps what fits in 10 minutes of one core (docs/explanation/
+# figures.md, "Deep profiles: what they cover and what they cost", lists every candidate measured): as first
+# declared (max_epoch=3, every fault, one client write, two reconfigurations) it was stopped unfinished after 858 s of
+# CPU at 2,607,419 states, depth 23
 MIGRATION.profile("default", "the Bounds defaults, every reduction on (83,063 states, depth 38, about 21-25 s CPU)",
                   states=83_063, seconds=23.0)
 _UNREDUCED = {r: False for r in MIGRATION.reductions}
