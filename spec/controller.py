@@ -489,4 +489,5 @@ SPEC = Spec(
         *LIVENESS,  # spec/controller_liveness.py
         *REASSIGN_PROPERTIES,  # KIP-455 (spec/controller_reassign.py)
     ],
+    family="kraft",
 )

@@ -127,11 +127,11 @@ def reachable(name: str, meaning: str = "", source: str = "") -> Callable[[Calla
 class Spec:
     """A model together with the properties it is checked against.
 
-    ``family`` groups built-in specs: ``kraft`` specs are what ``kraftcheck check`` runs by default; ``example``
-    specs are small teaching models.
+    ``family`` groups specs: ``kraft`` for the built-in KRaft models (what ``kraftcheck check`` runs by default),
+    ``example`` for the small teaching models, ``user`` (the default) for a user's own.
     """
 
-    def __init__(self, model: Model[Any, Any], properties: Iterable[Property], family: str = "kraft") -> None:
+    def __init__(self, model: Model[Any, Any], properties: Iterable[Property], family: str = "user") -> None:
         self.model = model
         self.properties = list(properties)
         self.family = family

@@ -370,6 +370,6 @@ SPEC = Spec(FEATURES, [
     registered_support, registered_in_session,
     zk_upgrade, zk_downgrade, kraft_upgrade, kraft_downgrade, mv_upgraded, rejected, shut_down, failover_mid_update,
     new_cluster, enabled_without_levels, disabled_after,
-])
+], family="kraft")
 
 __all__ = ["SPEC", "FEATURES"]

@@ -487,6 +487,6 @@ SPEC = Spec(MIGRATION, [
     lost_answer_wedges, zk_writable_after_finalize, controller_crashed,
     *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/migration_liveness.py
-])
+], family="kraft")
 
 __all__ = ["SPEC", "MIGRATION"]

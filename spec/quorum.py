@@ -486,4 +486,5 @@ SPEC = Spec(
         second_leader,
         *LIVENESS,  # spec/quorum_liveness.py
     ],
+    family="kraft",
 )

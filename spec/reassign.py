@@ -278,6 +278,6 @@ SPEC = Spec(REASSIGN, [
     ROUTE_LEGACY, ROUTE_NEW, CHANGED, DROPPED, CANCELLED, COMPLETED, FAILOVER, CONFLICT,
     *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/reassign_liveness.py
-])
+], family="kraft")
 
 __all__ = ["SPEC", "REASSIGN"]
