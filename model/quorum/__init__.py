@@ -80,7 +80,7 @@ QUORUM.reduction("lose_responses_only", "message loss drops responses only: a re
 # bound profiles (--profile NAME); states and user CPU seconds measured on one core with /usr/bin/time -v
 QUORUM.profile("default", "one restart, loss of responses, one client record, one message in flight, check quorum "
                "(resigning epoch 1's leader); no duplication (the duplication and faults profiles have it: the main "
-               "job runs all three, so every pair of fault kinds meets in one run)", states=354_982, seconds=35)
+               "job runs all three, so every pair of fault kinds meets in one run)", states=354_982, seconds=31)
 QUORUM.profile("duplication", "one duplication, loss of responses, one client record; no restart, no check-quorum "
                "resignation", bounds={"max_dups": 1, "max_restarts": 0, "max_quorum_epoch": 0},
                states=132_025, seconds=9)
