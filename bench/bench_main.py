@@ -1,5 +1,5 @@
 """The main job's budget: `kraftcheck check` (every KRaft model at its main-job profiles, liveness included) against
-its 2-minute one-core budget (issues 14 and 15).
+its one-core budget, 180 s since issue 30 (2 minutes in issues 14 and 15).
 
 Runs the README's main job in a fresh process (``python -m kraftcheck check --quiet --json F``), ``--repeat`` times,
 and prints per run (model and profile) the verdict, distinct states, the CPU seconds the engine measured and states
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-BUDGET_CPU_S = 120.0
+BUDGET_CPU_S = 180.0  # issue 30: up to 180 s of one core (it was 120)
 
 
 def main_job(checkout: str | None) -> dict[str, Any]:

@@ -41,10 +41,10 @@ def voter_shape_error(i: int, v: Voter, n: int, variants: frozenset[str] | set[s
         return "replica end offsets held outside the leader role"
     if (v.role in (CANDIDATE, PROSPECTIVE)) != (len(v.votes) == n):  # EpochElection: candidates and prospectives
         return "an election tally held outside an election"
-    if v.heard and not ("check-quorum" in variants and v.role == LEADER) and not (
+    if v.heard and not ("no-check-quorum" not in variants and v.role == LEADER) and not (
             "prevote" in variants and v.role == FOLLOWER and v.heard == 1 << v.leader):
         # LeaderState's check-quorum window; under pre-vote, FollowerState.hasFetchedFromLeader as the leader's bit
-        return "a check-quorum window outside a check-quorum leader (or a fetched-from flag not the leader's)"
+        return "a check-quorum window outside a leader with check quorum on (or a fetched-from flag not the leader's)"
     if v.role == LEADER and not (v.leader == i and v.voted == i and v.ends[i] == len(v.log)):
         return "a leader that is not its own leader and voter, or with a stale own end offset"
     if v.role == CANDIDATE and not (v.voted == i and v.leader == NONE and v.votes[i] == 1):

@@ -439,7 +439,7 @@ def test_an_unattached_observer_asks_any_voter_and_follows_the_leader_it_learns(
 def test_the_leader_serves_an_observer_without_counting_it() -> None:
     """LeaderState.updateReplicaState keeps an observer's offset in observerStates: it moves neither the high
     watermark (a majority of voters) nor check quorum; the observer appends and takes the high watermark."""
-    c = ctx("check-quorum", observers=1)
+    c = ctx(observers=1)
     req = (FETCH, 3, 0, 1, 0, 0, True)
     lead = voter(LEADER, 1, 0, 0, log=((1, 0),), ends=(1, -1, -1))
     s = state([lead, voter(FOLLOWER, 1, leader=0), voter(), voter(FOLLOWER, 1, leader=0)], [req])
@@ -463,3 +463,32 @@ def test_high_watermark_committed_covers_followers_and_observers() -> None:
     assert not high_watermark_committed.pred(beyond, c)                # offset 1 is not committed
     voting = s._replace(voters=s.voters[:3] + (voter(VOTED, 1, 1),))
     assert not high_watermark_committed.pred(voting, c)                # an observer never votes
+
+
+def test_check_quorum_is_on_by_default_as_kafka_3_7_ships_it() -> None:
+    """KAFKA-15489 (Kafka 3.7+, KafkaRaftClient.pollLeader): a leader whose check-quorum timer expires before a
+    majority fetched resigns (QuorumState.transitionToResigned); variant no-check-quorum (Kafka before 3.7) never
+    does, and the bound max_quorum_epoch limits it to leaders of epochs up to it."""
+    lead = voter(LEADER, 1, 0, 0, log=((1, 0),), ends=(1, -1, -1))
+    s = state([lead, voter(FOLLOWER, 1, leader=0), voter(FOLLOWER, 1, leader=0)], [])
+    [(params, t)] = election.check_quorum(s, ctx())
+    assert params == (0,) and t.voters[0] == voter(RESIGNED, 1, 0, 0, log=((1, 0),))
+    assert t.hist.resigns == 0   # not a graceful resignation: max_resigns does not count it
+    assert election.check_quorum(s, ctx("no-check-quorum")) == []
+    assert election.check_quorum(s, ctx(max_quorum_epoch=0)) == []
+    # a Fetch from one follower makes a majority with the leader (2 of 3): the window restarts, nothing is left
+    req = (FETCH, 1, 0, 1, 1, 1, True)
+    u = deliver(fetch.receive_fetch, state(list(s.voters), [req]), ctx(), req)
+    assert u.voters[0].heard == 0 and u.voters[0].ends == (1, 1, -1)
+
+
+def test_check_quorum_counts_fetching_voters_in_its_window() -> None:
+    """LeaderState.updateCheckQuorumForFollowingVoter: with 5 voters a leader needs 2 followers in the window; after
+    one it keeps that voter's bit and may still resign; without the variant nothing is recorded."""
+    lead = voter(LEADER, 1, 0, 0, log=((1, 0),), ends=(1, -1, -1, -1, -1))
+    req = (FETCH, 2, 0, 1, 1, 1, True)
+    s = state([lead] + [voter(FOLLOWER, 1, leader=0)] * 4, [req])
+    t = deliver(fetch.receive_fetch, s, ctx(voters=5), req)
+    assert t.voters[0].heard == 1 << 2
+    assert [p for p, _ in election.check_quorum(t, ctx(voters=5))] == [(0,)]
+    assert deliver(fetch.receive_fetch, s, ctx("no-check-quorum", voters=5), req).voters[0].heard == 0

@@ -17,7 +17,7 @@ from kraftcheck.model.quorum.state import FETCH, FETCH_RESP, FOLLOWER, LEADER
 from kraftcheck.spec.quorum import SPEC
 
 BOUNDS: dict[str, Any] = {"max_epoch": 4, "max_values": 2, "max_msgs": 4, "fetch_max": 1, "loss": True, "max_dups": 2,
-          "max_restarts": 2, "max_resigns": 1}
+          "max_restarts": 2, "max_resigns": 1, "max_quorum_epoch": 4}
 
 INVARIANTS = SPEC.of_kind("invariant")
 ACTION_PROPS = SPEC.of_kind("action")
@@ -76,7 +76,7 @@ TestQuorumFaults = machine(()).TestCase
 TestQuorumFaults.settings = _settings
 TestQuorumPrevote = machine(("prevote",)).TestCase
 TestQuorumPrevote.settings = _settings
-TestQuorumCheckQuorum = machine(("check-quorum",)).TestCase
-TestQuorumCheckQuorum.settings = _settings
+TestQuorumNoCheckQuorum = machine(("no-check-quorum",)).TestCase   # Kafka before 3.7
+TestQuorumNoCheckQuorum.settings = _settings
 TestQuorumObservers = machine(("prevote",), observers=1).TestCase   # with pre-vote: observers must never be asked
 TestQuorumObservers.settings = _settings

@@ -2,8 +2,8 @@
 
 Bounds are taken from the logs (voters, the largest epoch, number of client values, duplications, restarts and
 resignations; ``fetch_max`` from the nodes' configuration), so that no bound ever blocks a step the implementation
-took; the check-quorum variant is on when the nodes ran with it; and a message the logs never show received nor
-dropped is lost right after the last event that put it on the network.  Separate from the step matching
+took; the no-check-quorum variant is on when the nodes ran without check quorum; and a message the logs never show
+received nor dropped is lost right after the last event that put it on the network.  Separate from the step matching
 (``step_match.py``) because it is one pass over the events, before any model state exists.
 """
 

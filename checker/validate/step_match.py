@@ -25,7 +25,7 @@ Events to steps:
   advancing the high watermark, sending the response).
 - ``timeout``: election/fetch_timeout that started an election -> ``timeout(node)``; fetch timer that sent a Fetch
   -> ``send_fetch(node)``; resend timers -> one ``send_vote(node, j)`` / ``send_begin_epoch(node, j)`` per request
-  sent; check_quorum that resigned -> ``check_quorum(node)`` (variant check-quorum, on when the nodes ran with it).
+  sent; check_quorum that resigned -> ``check_quorum(node)`` (variant no-check-quorum when the nodes ran without it).
   A timer whose expiry changed nothing the model sees is a stuttering step.
 - ``client_append`` accepted (or a ClientAppend RPC the leader accepted) -> ``client_request(node)``; refused ones
   and Describe RPCs stutter.
@@ -86,13 +86,15 @@ class _Validator:
         bounds = {"voters": self.n, "max_epoch": info["max_epoch"], "max_values": info["max_values"],
                   "max_msgs": 1_000_000, "fetch_max": info["fetch_max"], "loss": True,
                   "max_dups": info["max_dups"], "max_restarts": info["max_restarts"],
-                  "max_resigns": info["max_resigns"]}
+                  "max_resigns": info["max_resigns"],
+                  "max_quorum_epoch": info["max_epoch"]}  # check quorum may resign any leader the logs show
         # every reduction off: each leaves out behaviour the implementation may show
         bounds.update({name: False for name in getattr(self.model, "reductions", {})})
         self.bounds = bounds
         names = list(variants)
-        if info["check_quorum"] and "check-quorum" not in names and "check-quorum" in self.model.variants:
-            names.append("check-quorum")
+        # check quorum is the model's default (Kafka 3.7+); nodes that ran without it are checked without it
+        if not info["check_quorum"] and "no-check-quorum" not in names and "no-check-quorum" in self.model.variants:
+            names.append("no-check-quorum")
         self.variants = tuple(names)
         self.ctx: Context[Any] = self.model.context(self.model.bounds_type(**bounds), names)
         self.map = Mapper(self.n)

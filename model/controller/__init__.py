@@ -148,7 +148,14 @@ CONTROLLER.profile("reassign", "KIP-455 reassignment: two brokers, one partition
                    "a session expiry, one controller epoch (three brokers, without broker symmetry, ran past 8 CPU "
                    "minutes)",
                    bounds={**_REASSIGN, "controllers": 1, "max_epoch": 1}, states=85_970, seconds=12)
-CONTROLLER.main_profiles = ("default", "crash", "reassign")
+CONTROLLER.profile("unreduced", "every reduction off, small: a broker may crash at any time it runs and for good, "
+                   "one crash-restart, one controller epoch, a log of four entries, no controlled shutdown (the main "
+                   "job's run in which no reduction hides a bug class; unreached alone: failover is the default's, "
+                   "KIP-455 the reassign profile's, the shutdown the crash profile's)",
+                   bounds={"restartable_crashes_only": False, "crash_while_fenced_only": False, "max_restarts": 1,
+                           "max_epoch": 1, "max_shutdowns": 0, "max_log": 4},
+                   states=31_874, seconds=6.3)
+CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
                    "offset were added)",

@@ -114,6 +114,10 @@ MIGRATION.variant("brokers-check-loops", "the driver, finding every ZK broker re
 MIGRATION.variant("finalize-write-fails", "the final ZkMigrationRecord write fails every time and the active "
                   "controller retries it, forever, so the migration never finishes (liveness: a fair loop, not a "
                   "deadlock)", kind="mutation", expect="FinalizationCompletes")
+MIGRATION.variant("zk-write-no-epoch-check", "a ZK-mode controller writes partition state without checking the "
+                  "/controller_epoch version (Kafka before 2.2, KAFKA-6082: a zombie controller's writes were not "
+                  "fenced); hidden by the reduction zk_resign_at_once, which resigns a fenced controller at once",
+                  kind="mutation", expect="SingleZkWriterPerEpoch", bounds={"zk_resign_at_once": False})
 
 
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
@@ -160,6 +164,16 @@ for _bound, _doc in (
 MIGRATION.profile("default", "the Bounds defaults, every reduction on (83,063 states, depth 38, about 21-25 s CPU)",
                   states=83_063, seconds=23.0)
 _UNREDUCED = {r: False for r in MIGRATION.reductions}
+MIGRATION.profile("unreduced", "every reduction off, small: two KRaft epochs, one client write, two "
+                  "reconfigurations, a ZK-mode write and a lost answer, no other fault (in the main job beside the "
+                  "default, so that no reduction hides a bug class from it: zk-write-no-epoch-check, missed by the "
+                  "default, is found here in 6 steps; verdict unreached alone: the crash, the incompatible broker and "
+                  "a third epoch are the default's)",
+                  bounds={**_UNREDUCED, "max_epoch": 2, "max_client_writes": 1, "max_reconfigs": 2, "max_crashes": 0,
+                          "max_expiries": 0, "max_outages": 0, "max_zk_writes": 1, "max_lost_answers": 1,
+                          "incompatible_brokers": 0},
+                  states=37_970, seconds=11.0)
+MIGRATION.main_profiles = ("default", "unreduced")
 MIGRATION.profile("deep", "every reduction off (faults at any time, Kafka 3.9's resignation and learning, every "
                   "/migration write in a step of its own, lost answers to any dual write, reconfigurations at any "
                   "time, rollback from any point) at the default's three KRaft epochs, with a ZooKeeper outage, a lost "

@@ -72,7 +72,9 @@ def zk_write(s: MigState, ctx: Context[Bounds]) -> Succ:
         if br.ctrl is None:
             continue
         # KafkaZkClient: every controller write is a multi guarded by a check of the /controller_epoch version
-        zk, code = zkm.multi(s.zk, (zkm.Check(CONTROLLER_EPOCH, br.ctrl[1]), zkm.SetData(TOPIC, s.values + 1)))
+        # (mutation zk-write-no-epoch-check: Kafka before 2.2, KAFKA-6082, wrote without it)
+        fence = () if ctx.on("zk-write-no-epoch-check") else (zkm.Check(CONTROLLER_EPOCH, br.ctrl[1]),)
+        zk, code = zkm.multi(s.zk, (*fence, zkm.SetData(TOPIC, s.values + 1)))
         if code == zkm.BAD_VERSION:
             # KafkaController.process: ControllerMovedException (the epoch check failed) -> maybeResign (3.9); only
             # reachable with zk_resign_at_once off, where a fenced controller is still around to try

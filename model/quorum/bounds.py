@@ -11,6 +11,11 @@ retry at a time, and a request can only be re-sent once its predecessor is gone)
 ``lose_responses_only`` is on.  ``resend_when_lost`` changes nothing at one message in flight (a re-send needs room
 for a second request); it is off by default and matters once ``max_msgs`` is raised.  ``observers`` is 0 by default:
 one observer multiplies the defaults' state count more than fivefold, so the ``observers`` profile checks one.
+Check quorum is on, as Kafka 3.7+ ships it (variant ``no-check-quorum`` switches it off).  ``max_quorum_epoch=1``
+lets it resign the leaders of epoch 1 only (the main job's ``duplication`` and ``faults`` profiles set 0: none):
+at ``max_quorum_epoch=max_epoch`` (every leader) it triples the default's states and multiplies the duplication
+profile's by 6.7, past the main job's budget.  A leader of ``max_epoch`` that resigns ends the elections of its run
+(no voter may go past ``max_epoch``), so 1 keeps the resignations that lead to a new leader at the defaults.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class Bounds:
     max_dups: int = 0        # message duplication faults (the main job's duplication and faults profiles: 1).
     max_restarts: int = 1    # crash+restart faults (volatile state lost; epoch, vote, leader and log kept).
     max_resigns: int = 0     # graceful leader resignations (EndQuorumEpoch).
+    max_quorum_epoch: int = 1  # check quorum (on unless variant no-check-quorum) may resign leaders of epochs <= this.
     observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1).
     # reductions (on = behaviour left out for the sake of the state count; declared with QUORUM.reduction)
     resend_when_lost: bool = False    # retry a request only when nothing of it is in flight, never after a timeout.
@@ -41,6 +47,8 @@ def bounds_problem(b: Bounds) -> str | None:
         return "voters must be between 1 and 5"
     if not 0 <= b.observers <= 2:
         return "observers must be between 0 and 2"
+    if b.max_quorum_epoch < 0 or b.max_resigns < 0:
+        return "max_resigns and max_quorum_epoch must be at least 0"
     if b.max_epoch < 1:
         return "max_epoch must be at least 1 (no leader can be elected in epoch 0)"
     if b.max_msgs < 1:

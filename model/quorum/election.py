@@ -420,14 +420,16 @@ def resign(s: QState, ctx: Ctx) -> Succ:
 
 
 def check_quorum(s: QState, ctx: Ctx) -> Succ:
-    """KAFKA-15489 (``check-quorum``): when the check-quorum timer (1.5 x fetch timeout) expires before a majority of
-    voters fetched in the window (the leader counts itself), the leader resigns."""
+    """Check quorum, on by default as Kafka 3.7+ ships it (KAFKA-15489; KafkaRaftClient.pollLeader, LeaderState's
+    check-quorum timer): when the timer (1.5 x fetch timeout) expires before a majority of voters fetched in the
+    window (the leader counts itself), the leader resigns.  Only a leader of an epoch up to ``max_quorum_epoch``
+    (a bound); variant ``no-check-quorum`` (Kafka before 3.7, the KIP-595 text) leaves it out."""
     out: Succ = []
-    if "check-quorum" not in ctx.variants:
+    if "no-check-quorum" in ctx.variants:
         return out
     need = majority(ctx.b.voters)
     for me, v in enumerate(s.voters):
-        if v.role == LEADER and bin(v.heard | (1 << me)).count("1") < need:
+        if v.role == LEADER and v.epoch <= ctx.b.max_quorum_epoch and bin(v.heard | (1 << me)).count("1") < need:
             out.append(((me,), _resign(s, me, v, ctx, False)))
     return out
 

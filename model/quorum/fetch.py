@@ -192,7 +192,7 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
         # an observer's position goes to LeaderState.observerStates: neither the high watermark nor check quorum
         ends = v.ends if f >= b.voters or v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
         heard = v.heard
-        if "check-quorum" in ctx.variants and f < b.voters:  # LeaderState.updateCheckQuorumForFollowingVoter
+        if f < b.voters and "no-check-quorum" not in ctx.variants:  # LeaderState.updateCheckQuorumForFollowingVoter
             heard |= 1 << f
             if bin(heard | (1 << me)).count("1") >= majority(b.voters):
                 heard = 0

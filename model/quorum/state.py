@@ -97,7 +97,7 @@ class Voter(NamedTuple):
     #                        the leader yet; own entry = own log end (LeaderState.ReplicaState). () otherwise
     votes: tuple[int, ...]  # Candidate / Prospective: per voter 1 granted, 0 rejected, -1 no answer yet
     #                         (EpochElection.VoterState); own entry 1. () otherwise
-    heard: int        # Leader under check-quorum: bitmask of voters that fetched in this check-quorum window
+    heard: int        # Leader (check quorum on): bitmask of voters that fetched in this check-quorum window
 
 
 class History(NamedTuple):

@@ -71,7 +71,11 @@ REASSIGN.profile("deep", "three requests (a change and a cancel of one reassignm
 REASSIGN.profile("racing", "requests race the controller's processing (reduction submit_when_settled off: a change "
                  "between a watch firing and its re-arming read), at the default bounds",
                  bounds={"submit_when_settled": False}, states=70_881, seconds=19.1)
-REASSIGN.main_profiles = ("default", "faults")
+REASSIGN.profile("unreduced", "every reduction off (requests race the controller's processing), two requests, no "
+                 "failover (the main job's run in which no reduction hides a bug class; racing is the same at the "
+                 "default's session expiry)", bounds={"submit_when_settled": False, "max_expiries": 0},
+                 states=4_156, seconds=1.3)
+REASSIGN.main_profiles = ("default", "faults", "unreduced")
 
 
 @REASSIGN.init
