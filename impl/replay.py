@@ -84,7 +84,7 @@ class _Replayer:
     def __init__(self, spec: Spec, ctx: Context[Any]) -> None:
         b = ctx.b
         self.spec, self.ctx, self.n = spec, ctx, int(b.voters)
-        unsupported = [v for v in ctx.variants if v not in BUG_OF_VARIANT and v != "check-quorum"]
+        unsupported = [v for v in ctx.variants if v not in BUG_OF_VARIANT and v != "no-check-quorum"]
         if unsupported:
             raise NotValidatable(f"the implementation has no counterpart for variant {unsupported[0]!r}")
         if int(getattr(b, "observers", 0)):
@@ -92,7 +92,7 @@ class _Replayer:
         self.bugs = tuple(sorted(BUG_OF_VARIANT[v] for v in ctx.variants if v in BUG_OF_VARIANT))
         self.events = MemoryEvents()
         self.cluster = SimCluster(
-            self.n, seed=0, faults=FaultConfig(), bugs=frozenset(self.bugs), check_quorum=ctx.on("check-quorum"),
+            self.n, seed=0, faults=FaultConfig(), bugs=frozenset(self.bugs), check_quorum=not ctx.on("no-check-quorum"),
             events=self.events, append_every=0, max_fetch_records=int(b.fetch_max),
         )
         self.cluster.park = False
