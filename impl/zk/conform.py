@@ -116,6 +116,7 @@ def _jsonable(x: Any) -> Any:
 @attrs.define
 class Report:
     version: str
+    seed: int = 0
     runs: int = 0
     steps: int = 0
     seconds: float = 0.0
@@ -125,7 +126,8 @@ class Report:
     discrepancies: list[Discrepancy] = attrs.field(factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"zookeeper": self.version, "runs": self.runs, "steps": self.steps,
+        return {"zookeeper": self.version, "runs": self.runs, "seeds": [self.seed, self.seed + self.runs - 1],
+                "steps": self.steps,
                 "seconds": round(self.seconds, 3),
                 "operations_per_second": round(self.steps / self.seconds, 1) if self.seconds else None,
                 "model_actions_on_zookeeper": dict(sorted(self.actions.items())),
@@ -216,7 +218,7 @@ def conform(runs: int, seed: int, steps: int, server: ZooKeeperServer | None = N
     """``runs`` seeded runs (seeds ``seed``..``seed+runs-1``) on one real server (started here unless given)."""
     own = server is None
     srv = server if server is not None else ZooKeeperServer().start()
-    report = Report(srv.version)
+    report = Report(srv.version, seed)
     t0 = time.perf_counter()
     try:
         for r in range(runs):

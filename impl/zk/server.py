@@ -19,7 +19,10 @@ from types import TracebackType
 DEFAULT_JAR = "/usr/share/java/zookeeper.jar"
 MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 HOW = "run .ci/fetch-zookeeper (apt-get install zookeeper openjdk-17-jre-headless) or set KRAFTCHECK_ZOOKEEPER_JAR"
-TICK_MS = 100  # ZooKeeper's tickTime: sessions may time out from 2 ticks (200 ms) up to 20 ticks
+TICK_MS = 100  # ZooKeeper's tickTime: sessions may time out from 2 ticks (200 ms)
+# the longest session timeout the server grants (by default 20 ticks, 2 s: on a loaded machine a client then missed
+# its pings and lost its connection mid-run, a ConnectionLoss that was the harness's, not ZooKeeper's)
+MAX_SESSION_MS = 30_000
 
 
 class ServerUnavailable(Exception):
@@ -72,7 +75,7 @@ class ZooKeeperServer:
         cfg = self._dir / "zoo.cfg"
         cfg.write_text(f"tickTime={TICK_MS}\ndataDir={self._dir / 'data'}\nclientPort={self.port}\n"
                        "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,wchc\n"
-                       "maxClientCnxns=0\n")
+                       f"maxClientCnxns=0\nmaxSessionTimeout={MAX_SESSION_MS}\n")
         log = open(self._dir / "server.log", "wb")  # noqa: SIM115 (closed with the process)
         self._proc = subprocess.Popen([java, "-Xmx256m", "-cp", jar, MAIN, str(cfg)], stdout=log,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -30,6 +30,13 @@ def _paths(zk: Zk) -> list[str]:
     return sorted(set(PATHS) | {p for p, _ in zk.nodes})
 
 
+def _pick(rng: random.Random, zk: Zk) -> str:
+    """A path: half the time one that exists (so that writes succeed and watches fire), else any of :func:`_paths`."""
+    if zk.nodes and rng.random() < 0.5:
+        return rng.choice(zk.nodes)[0]
+    return rng.choice(_paths(zk))
+
+
 def _version(rng: random.Random, zk: Zk, path: str) -> int:
     """An expected version: any (-1), the current one, or one off (to draw BadVersion)."""
     cur = zkm.version(zk, path)
@@ -38,7 +45,7 @@ def _version(rng: random.Random, zk: Zk, path: str) -> int:
 
 def _op(rng: random.Random, zk: Zk, issuer: Any, data: str) -> dict[str, Any]:
     kind = rng.choice(["create", "create", "set", "delete", "check"])
-    path = rng.choice(_paths(zk))
+    path = _pick(rng, zk)
     if kind == "create":
         seq = rng.random() < 0.2
         return {"op": "create", "path": f"{rng.choice(SEQ_PARENTS)}/q-" if seq else path, "data": data,
@@ -74,12 +81,12 @@ def choose(rng: random.Random, zk: Zk, ended: list[Any], opened: int, n: int) ->
     if a in ("close", "expire"):
         return {"a": a, "s": s}
     if a == "create_dead":
-        return {"a": a, "s": s, "path": rng.choice(_paths(zk)), "data": data}
+        return {"a": a, "s": s, "path": _pick(rng, zk), "data": data}
     if a == "watch":
-        return {"a": a, "s": s, "kind": rng.choice([zkm.DATA, zkm.CHILD]), "path": rng.choice(_paths(zk))}
+        return {"a": a, "s": s, "kind": rng.choice([zkm.DATA, zkm.CHILD]), "path": _pick(rng, zk)}
     if a == "multi":
         return {"a": a, "s": s, "ops": [_op(rng, zk, s, f"{data}.{i}") for i in range(rng.randint(2, 3))]}
-    path = rng.choice(_paths(zk))
+    path = _pick(rng, zk)
     if a == "create":
         if rng.random() < 0.15:
             return {"a": a, "s": s, "path": f"{rng.choice(SEQ_PARENTS)}/q-", "data": data, "ephemeral": False,
