@@ -168,8 +168,10 @@ def _model_events(zk: Zk) -> tuple[Zk, dict[Any, list[tuple[str, str, str]]]]:
 
 
 def run_one(server: ZooKeeperServer, run: int, seed: int, steps: int, report: Report,
-            schedule: list[dict[str, Any]] | None = None) -> Discrepancy | None:
-    """One run (seeded random, or the given ``schedule``): the first discrepancy, or None."""
+            schedule: list[dict[str, Any]] | None = None,
+            seen: list[dict[str, Any]] | None = None) -> Discrepancy | None:
+    """One run (seeded random, or the given ``schedule``): the first discrepancy, or None.  ``seen`` (if given) gets
+    what ZooKeeper answered at each step: its result code, created paths, events by session and tree."""
     rng = random.Random(seed)
     zk = zkm.initial(tree=True)
     real = RealZk(server.hosts, f"/kc-{run}-{seed}-{time.monotonic_ns()}")
@@ -199,6 +201,8 @@ def run_one(server: ZooKeeperServer, run: int, seed: int, steps: int, report: Re
                 return differ("created", created, rcreated)
             zk, mev = _model_events(zk)
             rev = real.settle()
+            if seen is not None:
+                seen.append({"result": rcode, "created": rcreated, "events": rev, "tree": real.tree()})
             for s in sorted(set(mev) | set(rev), key=str):
                 if sorted(mev.get(s, [])) != sorted(rev.get(s, [])):
                     return differ(f"events of {s}", sorted(mev.get(s, [])), sorted(rev.get(s, [])))
