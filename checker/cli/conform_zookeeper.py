@@ -21,6 +21,10 @@ from kraftcheck.checker.errors import UsageError
 
 
 def cmd_conform_zookeeper(args: argparse.Namespace) -> int:
+    try:
+        import kazoo  # noqa: F401  (the conform extra)
+    except ImportError:
+        raise UsageError("conform zookeeper needs kazoo: pip install 'kraftcheck[conform]'") from None
     from kraftcheck.impl.zk.conform import conform
     from kraftcheck.impl.zk.server import ServerUnavailable
 
