@@ -142,6 +142,15 @@ def test_seeded_random_runs_agree(server: ZooKeeperServer) -> None:
     assert report.events  # some watches fired
 
 
+@pytest.mark.slow
+def test_two_hundred_seeded_runs_agree(server: ZooKeeperServer) -> None:
+    report = conform(200, 20000, 40, server)
+    assert report.runs == 200 and not report.discrepancies, report.discrepancies[:1]
+    assert set(report.actions) == set(st.ACTION_WEIGHTS)
+    assert set(report.events) == {zkm.NODE_CREATED, zkm.NODE_DATA_CHANGED, zkm.NODE_DELETED,
+                                  zkm.NODE_CHILDREN_CHANGED}
+
+
 def _lax_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the model side's setData ignore its expected version (ZooKeeper's side is left alone)."""
     right = st.apply
