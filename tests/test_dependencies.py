@@ -2,9 +2,9 @@
 
 The installed code (model/, spec/, checker/, impl/, examples/, kraftcheck/) may import the core dependencies and the
 optional extras (spark, prove, mutate, conform; an extra's import is guarded where it is used:
-tests/test_packaging.py runs the core install without them).  tests/ and bench/ may also import the test extra.  A package is declared when pyproject
-names it, or when a package it names requires it (py4j comes with pyspark).  Issue 29: scipy was imported by
-checker/liveness/ and declared nowhere.
+tests/test_packaging.py runs the core install without them).  tests/ and bench/ may also import the test extra.  A
+package is declared when pyproject names it, or when a package it names requires it (py4j comes with pyspark).
+Issue 29: scipy was imported by checker/liveness/ and declared nowhere.
 """
 
 from __future__ import annotations
