@@ -86,7 +86,7 @@ def test_a_multi_is_all_or_nothing_with_the_first_error(server: ZooKeeperServer)
     assert seen[3]["tree"]["/b"][1].czxid == seen[3]["tree"]["/a"][1].mzxid
 
 
-@pytest.mark.parametrize("end", ["expire", "close"])
+@pytest.mark.parametrize("end", ["expire", "close", "timeout"])
 def test_an_ephemeral_goes_with_its_session_and_fires_a_watch(server: ZooKeeperServer, end: str) -> None:
     seen = _run(server, _open("s1", "s2") + [
         _create("s1", "/e", ephemeral=True),

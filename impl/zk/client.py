@@ -7,9 +7,9 @@ reads the tree.  Operations return the model's result codes; watch events are co
 How the model's steps are carried out (each a real request, nothing decided by the harness):
 
 - ``open_session``: a new ``KazooClient`` connects (a createSession);
-- ``expire_session`` is either the owner closing its session (``client.stop()``: closeSession) or, as kazoo's own
-  test harness expires one, another connection taking over the session id and closing it: the owner's client then
-  learns from the server that its session expired (state LOST), and is stopped;
+- ``expire_session`` is one of: the owner closing its session (``client.stop()``: closeSession); as kazoo's own test
+  harness expires one, another connection taking over the session id and closing it; or the server's session timer
+  (:meth:`RealZk.time_out`).  In the last two the owner's client is first barred from reconnecting;
 - single create/setData/delete are the plain requests of the issuing session, ``multi`` (and a lone check) a kazoo
   transaction; an ephemeral create is issued by its owner; an ephemeral create for an ended session reconnects with
   that session's id and password and reports the server's answer (SessionExpired);
@@ -19,17 +19,24 @@ How the model's steps are carried out (each a real request, nothing decided by t
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, RolledBackError, RuntimeInconsistency, ZookeeperError
+from kazoo.protocol.serialization import Connect
 from kazoo.protocol.states import Callback, EventType, WatchedEvent, ZnodeStat
 
 from kraftcheck.model import zookeeper as zkm
 
 TIMEOUT = 10.0  # seconds for any single request or connection
+SHORT_SESSION_MS = 200  # the session timeout a timed-out session is renegotiated to (the server's minimum, 2 ticks)
+# kazoo reconnects at once and forever (a lost connection is the harness's business), never more than 0.2 s apart
+RECONNECT = {"max_tries": -1, "delay": 0.05, "max_delay": 0.2}
 
 EVENT_TYPES = {EventType.CREATED: zkm.NODE_CREATED, EventType.CHANGED: zkm.NODE_DATA_CHANGED,
                EventType.DELETED: zkm.NODE_DELETED, EventType.CHILD: zkm.NODE_CHILDREN_CHANGED}
@@ -45,12 +52,34 @@ def encode(value: Any) -> bytes:
     return str(value).encode()
 
 
+@contextlib.contextmanager
+def _refusing_port() -> Iterator[int]:
+    """A loopback port bound and never listening, so every connection to it is refused, for the ``with`` block."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
+
+
+def _read_frame(sock: socket.socket) -> bytes:
+    """One length-prefixed frame of ZooKeeper's wire protocol."""
+    def exactly(n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = sock.recv(n - len(buf))
+            if not chunk:
+                raise RuntimeError("ZooKeeper closed the connection mid-frame")
+            buf += chunk
+        return buf
+    (n,) = struct.unpack(">i", exactly(4))
+    return exactly(n)
+
+
 class Session:
     """A model session carried by its own kazoo client; ``events`` collects its delivered watch events."""
 
     def __init__(self, hosts: str) -> None:
-        self.client = KazooClient(hosts, timeout=TIMEOUT, connection_retry={"max_tries": -1, "delay": 0.05},
-                                  command_retry=None)
+        self.hosts = hosts
+        self.client = KazooClient(hosts, timeout=TIMEOUT, connection_retry=RECONNECT, command_retry=None)
         self.events: list[tuple[str, str, str]] = []  # (watch kind, path, event type), in delivery order
         self.lost = threading.Event()
         self.client.add_listener(self._state)
@@ -124,17 +153,42 @@ class RealZk:
         s.stop()
 
     def expire_session(self, name: Any) -> None:
-        """kazoo's test harness way: another connection takes the session over and closes it; the owner's client,
-        reconnecting, is told the session expired (LOST)."""
+        """kazoo's test harness way: another connection takes the session over and closes it.  The owner's client is
+        first pointed at a port nobody listens on, so that it cannot take the session back in between; it is told
+        nothing more (its connection is simply gone) and is stopped."""
         s = self.sessions.pop(name)
         self.ended[name] = (s.id, s.password)
-        thief = KazooClient(self.hosts, timeout=TIMEOUT, client_id=(s.id, s.password))
-        thief.start(TIMEOUT)
-        thief.stop()
-        thief.close()
-        if not s.lost.wait(TIMEOUT):
-            raise RuntimeError(f"session {name!r} was closed but its client never saw it expire")
-        s.stop()
+        with _refusing_port() as dead:
+            s.client.set_hosts(f"127.0.0.1:{dead}{self.root}")
+            thief = KazooClient(self.hosts, timeout=TIMEOUT, client_id=(s.id, s.password))
+            thief.start(TIMEOUT)
+            if thief.client_id[0] != s.id:
+                raise RuntimeError(f"session {name!r} had ended before its expiry was forced")
+            thief.stop()
+            thief.close()
+            s.stop()
+
+    def time_out(self, name: Any) -> None:
+        """The server's session timer ends the session.  The owner's client is pointed at a port nobody listens on
+        (``set_hosts``: it can no longer reconnect); a bare connection takes the session over (a ConnectRequest with
+        its id and password, the server closes the owner's connection) asking for the shortest timeout, then stays
+        silent; the server's session tracker expires the session and closes that connection, which is the signal
+        awaited here."""
+        s = self.sessions.pop(name)
+        self.ended[name] = (s.id, s.password)
+        host, port = self.server.rsplit(":", 1)
+        with _refusing_port() as dead:
+            s.client.set_hosts(f"127.0.0.1:{dead}{self.root}")
+            with socket.create_connection((host, int(port)), timeout=TIMEOUT) as raw:
+                req = Connect(0, 0, SHORT_SESSION_MS, s.id, s.password, False).serialize()
+                raw.sendall(struct.pack(">i", len(req)) + req)
+                answer = _read_frame(raw)
+                got, _ = Connect.deserialize(answer, 0)
+                if got.session_id != s.id or got.time_out <= 0:
+                    raise RuntimeError(f"session {name!r} could not be taken over (answer {got})")
+                if raw.recv(1) != b"":  # blocks until the server closes the connection: the session expired
+                    raise RuntimeError(f"the server sent data on the silent connection of session {name!r}")
+            s.stop()
 
     def owner_id(self, real_id: int) -> Any:
         """The model session whose ZooKeeper session id this is (``ephemeralOwner``), or the id itself."""

@@ -147,6 +147,9 @@ def _real_step(real: RealZk, step: dict[str, Any]) -> tuple[str, tuple[str, ...]
     if a == "expire":
         real.expire_session(s)
         return zkm.OK, ()
+    if a == "timeout":
+        real.time_out(s)
+        return zkm.OK, ()
     if a == "watch":
         return real.watch(s, step["kind"], step["path"]), ()
     if a == "multi":
@@ -188,7 +191,7 @@ def run_one(server: ZooKeeperServer, run: int, seed: int, steps: int, report: Re
             report.actions[step["a"]] += 1
             if step["a"] == "open":
                 opened += 1
-            if step["a"] in ("close", "expire"):
+            if step["a"] in ("close", "expire", "timeout"):
                 ended.append(step["s"])
 
             def differ(what: str, m: Any, r: Any, i: int = i) -> Discrepancy:

@@ -2,8 +2,9 @@
 
 A step is a JSON-able dict (so a schedule can be written out and replayed): ``{"a": ACTION, "s": SESSION, ...}``.
 The actions are exactly the model's operations (``model/zookeeper.py``) that a client can issue, in a hierarchical
-ensemble (``initial(tree=True)``, the mode real ZooKeeper always is): ``open`` (open_session), ``close`` and
-``expire`` (expire_session: the session's own close, or an expiry), ``create`` (persistent, ephemeral owned by the
+ensemble (``initial(tree=True)``, the mode real ZooKeeper always is): ``open`` (open_session), ``close``,
+``expire`` and ``timeout`` (expire_session: the session's own close, an expiry forced from another connection, an
+expiry by the server's session timer), ``create`` (persistent, ephemeral owned by the
 issuer, or persistent sequential), ``create_dead`` (an ephemeral create on behalf of a session that has ended),
 ``set``, ``delete``, ``check`` (one-operation multi), ``multi`` (2-3 operations, one transaction) and ``watch`` (a
 one-shot data or child watch).  :func:`enabled` lists the steps the model allows in a state (every operation is
@@ -19,10 +20,10 @@ from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.zookeeper import Zk
 
 PATHS = ("/a", "/b", "/a/x", "/a/y", "/b/x", "/a/x/z")  # a small namespace: conflicts are frequent
-SEQ_PARENTS = ("/a", "/b")  # sequential znodes go under a znode (the model keeps no cversion for "/")
+SEQ_PARENTS = ("/a", "/b")  # sequential znodes go under a znode (the model keeps no counter for "/")
 MAX_SESSIONS = 3
-ACTION_WEIGHTS = {"open": 3, "close": 1, "expire": 1, "create": 8, "create_dead": 1, "set": 5, "delete": 4,
-                  "check": 2, "multi": 5, "watch": 6}
+ACTION_WEIGHTS = {"open": 3, "close": 1, "expire": 1, "timeout": 1, "create": 8, "create_dead": 1, "set": 5,
+                  "delete": 4, "check": 2, "multi": 5, "watch": 6}
 
 
 def _paths(zk: Zk) -> list[str]:
@@ -62,7 +63,7 @@ def enabled(zk: Zk, ended: list[Any], opened: int) -> dict[str, Any]:
     if len(live) < MAX_SESSIONS:
         kinds["open"] = f"s{opened + 1}"
     if live:
-        for k in ("close", "expire", "create", "set", "delete", "check", "multi", "watch"):
+        for k in ("close", "expire", "timeout", "create", "set", "delete", "check", "multi", "watch"):
             kinds[k] = live
     if ended:
         kinds["create_dead"] = ended
@@ -78,7 +79,7 @@ def choose(rng: random.Random, zk: Zk, ended: list[Any], opened: int, n: int) ->
         return {"a": "open", "s": kinds["open"]}
     s = rng.choice(kinds[a])
     data = f"d{n}"
-    if a in ("close", "expire"):
+    if a in ("close", "expire", "timeout"):
         return {"a": a, "s": s}
     if a == "create_dead":
         return {"a": a, "s": s, "path": _pick(rng, zk), "data": data}
@@ -115,7 +116,7 @@ def apply(zk: Zk, step: dict[str, Any]) -> tuple[Zk, str, tuple[str, ...]]:
     if a == "open":
         z, code = zkm.open_session(zk, s)
         return z, code, ()
-    if a in ("close", "expire"):
+    if a in ("close", "expire", "timeout"):
         return zkm.expire_session(zk, s), zkm.OK, ()
     if a == "watch":
         # the model's watch has no answer; getChildren's is NoNode on an absent znode (exists always answers)
