@@ -192,3 +192,12 @@ def test_cli_exit_2_without_zookeeper(monkeypatch: pytest.MonkeyPatch, capsys: p
     assert main(["conform", "zookeeper", "--runs", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "fetch-zookeeper" in err
+
+
+@pytest.mark.parametrize("argv, needle", [(["--walks", "1"], "--walks is for conform quorum"),
+                                          (["--json", "/nonexistent-dir/zk.json"], "nonexistent-dir")])
+def test_cli_bad_input_is_one_line_exit_2_before_any_run(argv: list[str], needle: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conform", "zookeeper", "--runs", "1", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err
