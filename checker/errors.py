@@ -21,7 +21,7 @@ MUTANTS_SURVIVED = 18  # mutate: some mutant of the model was not killed (surviv
 OUT_OF_MEMORY = 20  # the checker (driver, an executor, Java) ran out of memory: not a model error
 DISK_FULL = 21  # a write (checkpoint, scratch, Spark's shuffle, an output file) found no space left on the device
 SPARK_FAILED = 22  # the Spark engine could not finish: a task failed all its attempts, or no executor was left
-KAFKA_DISCREPANCY = 23  # conform: real Kafka's (abstracted) states break a model property
+KAFKA_DISCREPANCY = 23  # conformance discrepancy: real Kafka (or ZooKeeper) and the model differ
 LOG_DAMAGED = 24  # validate: the event logs are damaged (seq, run identity, a node's log missing): not a violation
 PIPE_CLOSED = 141  # the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell tool killed by it
 

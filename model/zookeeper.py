@@ -5,7 +5,8 @@ state and call these functions from its actions.  What is modelled (ZooKeeper Pr
 
 - a znode has data, a version (``dataVersion``: 0 when created, +1 on every ``setData``) and, if it is ephemeral, the
   session that owns it;
-- ``create`` fails with NodeExists if the path exists; an ephemeral create needs a live owner session;
+- ``create`` fails with NodeExists if the path exists; an ephemeral create needs a live owner session (checked
+  first: SessionExpired);
 - ``setData``, ``delete`` and ``check`` take an expected version (``ANY_VERSION`` = -1 matches any) and fail with
   BadVersion on a mismatch, NoNode if the path is absent;
 - ``multi`` applies its operations in order, all or nothing: the first failing operation's error is returned and the
@@ -20,9 +21,11 @@ Extensions (added for the reassignment model, all opt-in or invisible to a model
   zxid that created it (``czxid``) and the one that last changed its data (``mzxid``), and its child version
   (``cversion``: +1 per child created or deleted under it);
 - a *hierarchical* ensemble (``initial(..., tree=True)``) checks parents: a create under an absent parent fails with
-  NoNode, a delete of a znode with children fails with NotEmpty (a flat ensemble, the default, does neither);
-- ``Create(..., sequential=True)`` appends the parent's cversion as ten digits (``request_0000000003``) and needs the
-  parent to exist (ZooKeeper's PrepRequestProcessor);
+  NoNode, under an ephemeral one with NoChildrenForEphemerals, a delete of a znode with children fails with
+  NotEmpty (a flat ensemble, the default, does none of these);
+- ``Create(..., sequential=True)`` appends, as ten digits (``request_0000000003``), the number of children created
+  under the parent so far (``Znode.created``: its cversion without the deletes, as ZooKeeper 3.8 numbers them) and
+  needs the parent to exist (ZooKeeper's PrepRequestProcessor);
 - one-shot watches: ``watch`` arms a data watch (getData/exists) or a child watch (getChildren) for a watcher; the
   first change that triggers it removes it and queues one event for the watcher; later changes queue nothing until
   the watcher re-arms (they are seen only by reading); a closed session's watches and events go with it.
@@ -49,6 +52,7 @@ NOT_EMPTY = "NotEmpty"
 BAD_VERSION = "BadVersion"
 CONNECTION_LOSS = "ConnectionLoss"
 SESSION_EXPIRED = "SessionExpired"
+NO_CHILDREN_FOR_EPHEMERALS = "NoChildrenForEphemerals"
 
 Session = Hashable
 
@@ -70,6 +74,7 @@ class Znode:
     czxid: int = 0  # the zxid of the transaction that created it (Stat.czxid)
     mzxid: int = 0  # the zxid of the transaction that last set its data (Stat.mzxid; = czxid until a setData)
     cversion: int = 0  # child version: +1 per child created or deleted (Stat.cversion)
+    created: int = 0  # children created under it so far: the next sequential suffix (deletes do not count)
 
 
 @attrs.frozen
@@ -111,7 +116,7 @@ class Create:
     path: str
     data: Any
     owner: Any = None  # a session id makes the znode ephemeral
-    sequential: bool = False  # append the parent's cversion, ten digits (CreateMode.PERSISTENT_SEQUENTIAL)
+    sequential: bool = False  # append the children created so far, ten digits (CreateMode.PERSISTENT_SEQUENTIAL)
 
 
 @attrs.frozen
@@ -180,11 +185,11 @@ def _has_children(nodes: dict[str, Znode], path: str) -> bool:
     return any(p.startswith(prefix) for p in nodes)
 
 
-def _bump_cversion(nodes: dict[str, Znode], path: str) -> None:
+def _bump_cversion(nodes: dict[str, Znode], path: str, created: bool = False) -> None:
     up = parent(path)
     cur = nodes.get(up)
     if cur is not None:
-        nodes[up] = replace(cur, cversion=cur.cversion + 1)
+        nodes[up] = replace(cur, cversion=cur.cversion + 1, created=cur.created + created)
 
 
 def _apply(nodes: dict[str, Znode], sessions: frozenset[Any], op: Op, zxid: int, tree: bool,
@@ -194,15 +199,21 @@ def _apply(nodes: dict[str, Znode], sessions: frozenset[Any], op: Op, zxid: int,
     if isinstance(op, Create):
         path = op.path
         up = parent(path)
+        # an ended owner is an expired session: PrepRequestProcessor.pRequest checks it before anything else
+        if op.owner is not None and op.owner not in sessions:
+            return SESSION_EXPIRED, path
         if (tree or op.sequential) and up != "/" and up not in nodes:
             return NO_NODE, path
         if op.sequential:
-            path = f"{path}{nodes[up].cversion if up in nodes else 0:010d}"
+            # ZooKeeper 3.8 numbers by the children created so far, not by cversion: a child's delete bumps
+            # cversion but not the next suffix (observed on the real server, tests/test_conform_zookeeper.py)
+            path = f"{path}{nodes[up].created if up in nodes else 0:010d}"
         if path in nodes:
             return NODE_EXISTS, path
-        if op.owner is not None and op.owner not in sessions:
-            return SESSION_EXPIRED, path
-        _bump_cversion(nodes, path)
+        # an ephemeral znode has no children (PrepRequestProcessor: NoChildrenForEphemeralsException)
+        if (tree or op.sequential) and up in nodes and nodes[up].owner is not None:
+            return NO_CHILDREN_FOR_EPHEMERALS, path
+        _bump_cversion(nodes, path, created=True)
         nodes[path] = Znode(op.data, 0, op.owner, zxid, zxid, 0)
         changes.append((path, NODE_CREATED))
         return OK, path
@@ -322,8 +333,10 @@ def expire_session(zk: Zk, session: Any) -> Zk:
 # ---- one-shot watches ------------------------------------------------------------------------------------------------
 def watch(zk: Zk, watcher: Any, kind: str, path: str) -> Zk:
     """Arm a one-shot watch (what getData/exists with a watcher, or getChildren with one, leaves behind).  Arming an
-    armed watch changes nothing (ZooKeeper keeps one per watcher, path and kind)."""
-    if not zk.available:
+    armed watch changes nothing (ZooKeeper keeps one per watcher, path and kind).  A child watch needs the znode:
+    getChildren on an absent path answers NoNode and arms nothing (``DataTree.getChildren`` throws before
+    ``childWatches.addWatch``), whereas exists arms a data watch on an absent path (it fires on NodeCreated)."""
+    if not zk.available or (kind == CHILD and not exists(zk, path)):
         return zk
     return replace(zk, watches=zk.watches | {Watch(watcher, kind, path)})
 
@@ -373,5 +386,5 @@ def initial(persistent: Iterable[tuple[str, Any]] = (), sessions: Iterable[Any] 
                 raise ValueError(f"znode {p} has no parent {parent(p)} in a hierarchical ensemble")
         for p in list(nodes):
             if parent(p) in nodes:
-                _bump_cversion(nodes, p)
+                _bump_cversion(nodes, p, created=True)
     return Zk(tuple(sorted(nodes.items())), live, True, tree=tree)

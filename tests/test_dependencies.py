@@ -1,10 +1,10 @@
 """Every third-party package the code imports is declared in pyproject.toml, in the right place.
 
 The installed code (model/, spec/, checker/, impl/, examples/, kraftcheck/) may import the core dependencies and the
-optional extras (spark, prove, mutate; an extra's import is guarded where it is used: tests/test_packaging.py runs the
-core install without them).  tests/ and bench/ may also import the test extra.  A package is declared when pyproject
-names it, or when a package it names requires it (py4j comes with pyspark).  Issue 29: scipy was imported by
-checker/liveness/ and declared nowhere.
+optional extras (spark, prove, mutate, conform; an extra's import is guarded where it is used:
+tests/test_packaging.py runs the core install without them).  tests/ and bench/ may also import the test extra.  A
+package is declared when pyproject names it, or when a package it names requires it (py4j comes with pyspark).
+Issue 29: scipy was imported by checker/liveness/ and declared nowhere.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _undeclared(modules: dict[str, set[str]], allowed: set[str]) -> list[str]:
 
 def test_the_installed_code_imports_only_core_and_optional_dependencies() -> None:
     d = declared()
-    allowed = _with_requirements(d["core"] | d["spark"] | d["prove"] | d["mutate"])
+    allowed = _with_requirements(d["core"] | d["spark"] | d["prove"] | d["mutate"] | d["conform"])
     assert not _undeclared(imported(INSTALLED), allowed)
 
 

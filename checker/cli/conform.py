@@ -1,4 +1,5 @@
-"""CLI plugin: ``kraftcheck conform quorum [--kafka VERSION] [--runs N] [--seed S] [--steps N] [--json FILE]``.
+"""CLI plugin: ``kraftcheck conform quorum [--kafka VERSION] [--runs N] [--seed S] [--steps N] [--json FILE]``, and
+``kraftcheck conform zookeeper`` (the ZooKeeper model against a real ZooKeeper: ``checker/cli/conform_zookeeper.py``).
 
 Runs seeded random schedules on real Kafka voters (the released ``KafkaRaftClient`` in ``impl/kafka/harness/``) and
 checks the quorum model's safety properties on their abstracted states after every step (``impl/kafka/conform.py``).
@@ -22,13 +23,16 @@ from kraftcheck.checker.errors import UsageError
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from kraftcheck.impl.kafka.harness import DEFAULT_VERSION
 
-    p = sub.add_parser("conform", help="run seeded schedules on real Kafka and check the model's properties on it")
-    p.add_argument("model", metavar="MODEL", choices=["quorum"], help="the model to check Kafka against (quorum)")
+    p = sub.add_parser("conform", help="run seeded schedules on real Kafka (or ZooKeeper) and compare with the model")
+    p.add_argument("model", metavar="MODEL", choices=["quorum", "zookeeper"],
+                   help="quorum (real KafkaRaftClient voters) or zookeeper (the ZooKeeper model against a real "
+                        "ZooKeeper 3.8 server)")
     p.add_argument("--kafka", default=DEFAULT_VERSION, metavar="VERSION",
                    help=f"the Kafka release to run (default {DEFAULT_VERSION}; 3.9.x to 4.2.x)")
     p.add_argument("--runs", type=int, default=10, metavar="N", help="seeded random runs (default 10)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the first run (run i uses S+i)")
-    p.add_argument("--steps", type=int, default=200, metavar="N", help="steps per run (default 200)")
+    p.add_argument("--steps", type=int, default=None, metavar="N",
+                   help="steps per run (default 200 for quorum, 40 for zookeeper)")
     p.add_argument("--walks", type=int, default=0, metavar="N",
                    help="also N seeded walks of the model imposed on Kafka step by step (default 0; a walk that "
                         "diverges is a discrepancy: exit 23)")
@@ -40,9 +44,15 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from kraftcheck.impl.kafka.conform import conform
     from kraftcheck.impl.kafka.harness import HarnessUnavailable
 
+    if args.steps is None:
+        args.steps = 40 if args.model == "zookeeper" else 200
     if args.runs < 1 or args.steps < 1 or args.walks < 0:
         raise UsageError("--runs and --steps must be at least 1, --walks at least 0")
     check_output_paths(args)  # before minutes of runs, not after them
+    if args.model == "zookeeper":
+        from kraftcheck.checker.cli.conform_zookeeper import cmd_conform_zookeeper
+
+        return cmd_conform_zookeeper(args)
     try:
         report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks)
     except HarnessUnavailable as exc:
