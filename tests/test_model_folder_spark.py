@@ -52,7 +52,7 @@ def test_an_edited_helper_refuses_the_resume(tmp_path: Path) -> None:
     again = spark(model, checkpoint_dir=str(ck), resume=True)  # unedited: the resume is accepted
     assert (again.verdict, again.distinct_states) == ("ok", 11)
     (tmp_path / "r" / "helpers.py").write_text(HELPERS.format(step=2))
-    with pytest.raises(UsageError, match=r"differs in code"):
+    with pytest.raises(UsageError, match=r"helpers.py changed since the checkpoint"):
         spark(model, checkpoint_dir=str(ck), resume=True)
 
 
