@@ -52,8 +52,9 @@ import org.apache.kafka.server.common.serialization.RecordSerde;
  *
  * <p>Every source of nondeterminism is the driver's: each node has its own clock (a timer fires only when the driver
  * advances that node's clock), its own seeded {@link Random}, and a message queue that never blocks; the network
- * holds every message in flight until the driver delivers, drops or duplicates it; a node runs one round of its event
- * loop ({@link KafkaRaftClient#poll()}) only when told. A crash drops the client; a restart builds a new one from the
+ * holds every message in flight until the driver delivers, drops or duplicates it, and numbers what a command sent in
+ * a canonical order, not in Kafka's, which can follow a set the JVM salts at startup (see {@link #CANONICAL}); a node
+ * runs one round of its event loop ({@link KafkaRaftClient#poll()}) only when told. A crash drops the client; a restart builds a new one from the
  * node's quorum-state file (Kafka's own {@link FileQuorumStateStore}) and its durable log.
  *
  * <p>Protocol: one JSON command a line on stdin, answered by JSON event lines on stdout ending with a
