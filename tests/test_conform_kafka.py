@@ -286,3 +286,60 @@ def test_conform_checks_its_json_path_before_the_runs(tmp_path: Path) -> None:
                           "--json", str(tmp_path / "missing" / "r.json")], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "conform quorum on Kafka" not in out.stdout  # refused before any run
+
+
+# ---- determinism ---------------------------------------------------------------------------------------------------
+class _Recorder:
+    """Passes commands to a harness and keeps (command without its temporary dir, events, state) per step."""
+
+    def __init__(self, h: KafkaHarness) -> None:
+        self.h = h
+        self.steps: list[tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]] = []
+
+    def command(self, cmd: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        events, state = self.h.command(cmd)
+        self.steps.append(({k: v for k, v in cmd.items() if k != "dir"}, events, state))
+        return events, state
+
+
+def _set_order(h: KafkaHarness) -> str:
+    events, _ = h.command({"cmd": "version"})
+    return str(events[0]["set_order"])
+
+
+def _record(h: KafkaHarness, seeds: range, steps: int) -> list[list[tuple[Any, ...]]]:
+    runs = []
+    for seed in seeds:
+        rec = _Recorder(h)
+        run_one(rec, 0, seed, steps, Report(h.version), CTX)  # type: ignore[arg-type]
+        runs.append(rec.steps)
+    return runs
+
+
+@pytest.mark.parametrize("version", [DEFAULT_VERSION, "3.9.1"])
+def test_a_seed_gives_the_same_run_in_any_jvm_and_twice_in_one(version: str) -> None:
+    """The harness is deterministic: a seeded run's schedule, events and states are the same step by step in two
+    fresh JVMs whose salted iteration order of immutable sets differs (java.util.ImmutableCollections: 4.2's
+    LeaderState.needToSendBeginQuorumRequests iterates such a set to send BeginQuorumEpoch), and twice in one JVM."""
+    seeds = range(10)
+    with KafkaHarness(version) as first:
+        order = _set_order(first)
+        runs = _record(first, seeds, 200)
+        assert _record(first, seeds, 200) == runs  # the same JVM again: nothing carries over from run to run
+    for _ in range(24):  # a fresh JVM reverses two-element sets with probability 1/2
+        with KafkaHarness(version) as other:
+            if _set_order(other).split("]")[0] == order.split("]")[0]:
+                continue
+            again = _record(other, seeds, 200)
+            break
+    else:
+        pytest.fail(f"24 JVMs iterated Set.of(1, 2) as {order}: cannot compare the two orders")
+    for seed, (a, b) in enumerate(zip(runs, again, strict=True)):
+        assert len(a) == len(b) == 201, seed
+        diff = next((i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y), None)
+        assert diff is None, (seed, diff, a[diff], b[diff])
+    # the runs are worth comparing: leaders were elected and the leader sent BeginQuorumEpoch to both others
+    sends = {(e["src"], e["dst"]) for run in runs for _, events, _ in run for e in events
+             if e["ev"] == "send" and e["api"] == "BEGIN_QUORUM_EPOCH" and e["kind"] == "request"}
+    assert len({src for src, _ in sends}) >= 2 and all((s, d) in sends for s in {s for s, _ in sends}
+                                                       for d in {1, 2, 3} - {s})

@@ -13,7 +13,12 @@ on its stdin, events on its stdout, each answer ending with a ``state`` event an
 - ``{"cmd": "append", "node": N, "value": "k"}``: a client record on N (refused unless N leads);
 - ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client; rebuild it from its
   quorum-state file and its durable log;
-- ``{"cmd": "state"}``, ``{"cmd": "version"}``, ``{"cmd": "quit"}``.
+- ``{"cmd": "state"}``, ``{"cmd": "version"}`` (the Kafka version, and ``set_order``: this JVM's salted iteration
+  order of ``Set.of(1, 2)`` and ``Set.of(1, 2, 3)``), ``{"cmd": "quit"}``.
+
+Deterministic: a seed gives the same events and states in any JVM.  What the nodes send during a command enters the
+network after it, in a canonical order (responses, then by source, destination, API), each request under the next
+correlation id of its sender; not in Kafka's order, which can follow a JVM-salted set (``Harness.CANONICAL``).
 
 Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka-harness/<version>`` (default
 ``~/.cache``); Maven keeps the jars in its own repository (``~/.m2``).

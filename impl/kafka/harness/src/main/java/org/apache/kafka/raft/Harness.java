@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
@@ -50,8 +52,9 @@ import org.apache.kafka.server.common.serialization.RecordSerde;
  *
  * <p>Every source of nondeterminism is the driver's: each node has its own clock (a timer fires only when the driver
  * advances that node's clock), its own seeded {@link Random}, and a message queue that never blocks; the network
- * holds every message in flight until the driver delivers, drops or duplicates it; a node runs one round of its event
- * loop ({@link KafkaRaftClient#poll()}) only when told. A crash drops the client; a restart builds a new one from the
+ * holds every message in flight until the driver delivers, drops or duplicates it, and numbers what a command sent in
+ * a canonical order, not in Kafka's, which can follow a set the JVM salts at startup (see {@link #CANONICAL}); a node
+ * runs one round of its event loop ({@link KafkaRaftClient#poll()}) only when told. A crash drops the client; a restart builds a new one from the
  * node's quorum-state file (Kafka's own {@link FileQuorumStateStore}) and its durable log.
  *
  * <p>Protocol: one JSON command a line on stdin, answered by JSON event lines on stdout ending with a
@@ -65,6 +68,20 @@ public final class Harness {
 
     /** A message in flight: a request (src asks dst) or a response (src answers dst). */
     record Message(long id, boolean request, int src, int dst, int correlationId, ApiMessage data) { }
+
+    /** A message a node sent during the current command, not yet on the network: a request carries the correlation
+     *  id Kafka gave it, a response the network's correlation id of the request it answers. */
+    record Outgoing(boolean request, int src, int dst, int correlationId, ApiMessage data) { }
+
+    /** The order in which a command's messages enter the network: responses first, then by source, destination and
+     *  API. Not Kafka's order: KafkaRaftClient sends a round of requests by iterating over a set of voters that can
+     *  be a java.util.ImmutableCollections set, whose iteration order is salted by System.nanoTime() when the JVM
+     *  starts (4.2's LeaderState.needToSendBeginQuorumRequests collects to Collectors.toUnmodifiableSet()). */
+    static final Comparator<Outgoing> CANONICAL = Comparator
+        .comparing((Outgoing o) -> o.request())
+        .thenComparingInt(Outgoing::src)
+        .thenComparingInt(Outgoing::dst)
+        .thenComparingInt(o -> o.data().apiKey());
 
     /** A node's clock: moves only when the driver says so. */
     static final class Clock implements Time {
@@ -194,7 +211,13 @@ public final class Harness {
         final HarnessLog log = new HarnessLog();
         final Clock clock = new Clock();
         final File stateFile;
+        /** Correlation ids as Kafka numbers them (in its own, possibly salted, order of sending) ... */
+        int nextKafkaCorrelationId = 0;
+        /** ... and as the network numbers them (in the canonical order): the events and the peers see these. */
         int nextCorrelationId = 0;
+        /** The network's correlation id of each request this node sent -> Kafka's: a response is handed back to
+         *  Kafka with the id Kafka expects (RequestManager matches it by equality only). */
+        final Map<Integer, Integer> kafkaCorrelationIds = new HashMap<>();
         int incarnation = 0;
         KafkaRaftClient<String> client;
         Queue queue;
@@ -216,6 +239,7 @@ public final class Harness {
     final PrintStream out;
     final Map<Integer, Voter> voters = new TreeMap<>();
     final LinkedHashMap<Long, Message> inflight = new LinkedHashMap<>();
+    final List<Outgoing> outbox = new ArrayList<>();
     long nextMessageId = 0;
     long seed = 0;
     Map<String, Object> config = new HashMap<>();
@@ -279,11 +303,12 @@ public final class Harness {
         final Voter self = v;
         NetworkChannel channel = new NetworkChannel() {
             public int newCorrelationId() {
-                return self.nextCorrelationId++;
+                return self.nextKafkaCorrelationId++;
             }
 
             public void send(RaftRequest.Outbound request) {
-                post(true, self.id, request.destination().id(), request.correlationId(), request.data());
+                outbox.add(new Outgoing(true, self.id, request.destination().id(), request.correlationId(),
+                    request.data()));
             }
 
             public ListenerName listenerName() {
@@ -325,6 +350,24 @@ public final class Harness {
     }
 
     // ----- network ---------------------------------------------------------------------------------------------
+
+    /** Put what the nodes sent during the command on the network, in the canonical order, a request under the next
+     *  correlation id of its sender's connection numbering; so that message ids, correlation ids and events do not
+     *  depend on the order in which Kafka iterated (see CANONICAL). */
+    void flush() {
+        List<Outgoing> out = new ArrayList<>(outbox);
+        outbox.clear();
+        out.sort(CANONICAL);
+        for (Outgoing o : out) {
+            int correlationId = o.correlationId();
+            if (o.request()) {
+                Voter src = voters.get(o.src());
+                correlationId = src.nextCorrelationId++;
+                src.kafkaCorrelationIds.put(correlationId, o.correlationId());
+            }
+            post(o.request(), o.src(), o.dst(), correlationId, o.data());
+        }
+    }
 
     void post(boolean request, int src, int dst, int correlationId, ApiMessage data) {
         Message m = new Message(nextMessageId++, request, src, dst, correlationId, data);
@@ -370,12 +413,16 @@ public final class Harness {
             final int incarnation = dst.incarnation;
             in.completion.whenComplete((resp, ex) -> {
                 if (resp != null && dst.incarnation == incarnation && dst.up()) {
-                    post(false, m.dst(), m.src(), m.correlationId(), resp.data());
+                    outbox.add(new Outgoing(false, m.dst(), m.src(), m.correlationId(), resp.data()));
                 }
             });
             dst.client.handle(in);
         } else {
-            dst.queue.add(new RaftResponse.Inbound(m.correlationId(), m.data(), nodeOf(m.src())));
+            Integer kafkaId = dst.kafkaCorrelationIds.get(m.correlationId());
+            if (kafkaId == null) {
+                throw new IllegalStateException("response " + id + " answers no request node " + dst.id + " sent");
+            }
+            dst.queue.add(new RaftResponse.Inbound(kafkaId, m.data(), nodeOf(m.src())));
         }
     }
 
@@ -495,6 +542,14 @@ public final class Harness {
     }
 
     void command(JsonNode cmd) throws Exception {
+        try {
+            run(cmd);
+        } finally {
+            flush();
+        }
+    }
+
+    void run(JsonNode cmd) throws Exception {
         String name = cmd.path("cmd").asText();
         switch (name) {
             case "start": {
@@ -505,6 +560,7 @@ public final class Harness {
                 }
                 voters.clear();
                 inflight.clear();
+                outbox.clear();
                 nextMessageId = 0;
                 seed = cmd.path("seed").asLong(0);
                 dir = new File(cmd.path("dir").asText());
@@ -598,6 +654,9 @@ public final class Harness {
             case "version": {
                 ObjectNode e = event("version");
                 e.put("kafka", org.apache.kafka.common.utils.AppInfoParser.getVersion());
+                // this JVM's salted iteration order of immutable sets (java.util.ImmutableCollections.SALT32L,
+                // REVERSE): what the network's canonical order makes irrelevant; tests compare JVMs that differ here
+                e.put("set_order", List.copyOf(Set.of(1, 2)) + " " + List.copyOf(Set.of(1, 2, 3)));
                 emit(e);
                 break;
             }
