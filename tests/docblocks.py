@@ -3,7 +3,7 @@
 The convention (docs/reference/doc-tests.md says it for writers) is an HTML comment right before a fenced block,
 invisible on GitHub and in the site::
 
-    <!-- doc-test: exit=12 expect="14,996 states" -->
+    <!-- doc-test: exit=12 expect="20,602 states" -->
     ```sh
     kraftcheck check examples/quorum_vote_rule.py
     ```
