@@ -46,7 +46,7 @@ _FENCE = re.compile(r"^(\s*)```([\w+-]*)\s*$")
 _DIRECTIVE = re.compile(r"^\s*<!--\s*doc-test:(.*?)-->\s*$")
 _LINE_EXIT = re.compile(r"#\s*exit\s+(\d+)\b")
 _KRAFTCHECK = re.compile(r"(?<![\w./-])(?<!-m )kraftcheck(?=\s|$)")
-_INSTALLS = re.compile(r"\bpip install\b|\.ci/install-browser|\bapt(-get)? install\b")
+_INSTALLS = re.compile(r"\bpip install\b|\.ci/install-(browser|test-deps)|\bapt(-get)? install\b")
 
 
 class DocError(AssertionError):

@@ -32,7 +32,7 @@ def test_the_quick_start_commands_are_the_first_two_sh_blocks() -> None:
     section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     sh = [b.text.strip() for b in parse(REPO / "README.md") if b.kind == "sh" and b.text.strip() in section]
     assert sh[:2] == ["pip install -e . && kraftcheck check",
-                      "pip install -e '.[test]' && .ci/install-browser && python -m pytest -q"]
+                      "pip install -e '.[test]' && .ci/install-test-deps && python -m pytest -q"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_id)
