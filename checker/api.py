@@ -15,7 +15,7 @@ from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.bfs import bfs
 from kraftcheck.checker.search.dfs import dfs
 from kraftcheck.checker.search.result import Result
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.search.simulate import simulate as _simulate
 from kraftcheck.checker.traces.itf import BadTrace, ItfTrace, read_itf
 from kraftcheck.checker.traces.replay import ReplayResult, replay
@@ -137,10 +137,8 @@ def check(
     unjudged = spec.model.liveness_unjudged(ctx.b) if live and liveness and spec.model.liveness_unjudged else None
     if unjudged:
         notes = [*notes, f"liveness not judged at these bounds ({', '.join(live)}): {unjudged}"]
-    run = Run(spec, ctx, "inprocess", strategy, progress)
-    run.deadlock = deadlock
-    run.notes = notes
-    run.profile = profile
+    run = make_run(spec, ctx, "inprocess", strategy, progress=progress, deadlock=deadlock, notes=notes,
+                   profile=profile)
     try:
         if live and liveness and not unjudged:
             from kraftcheck.checker.liveness.check import check_liveness
@@ -172,9 +170,7 @@ def simulate(
     ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--walks", walks)
     _check_limit("--depth", depth)
-    run = Run(spec, ctx, "inprocess", "simulate", progress)
-    run.deadlock = deadlock
-    run.notes = notes
+    run = make_run(spec, ctx, "inprocess", "simulate", progress=progress, deadlock=deadlock, notes=notes)
     try:
         return _simulate(run, walks, depth, seed, swarm)
     except UnencodableValue as exc:
@@ -212,7 +208,7 @@ def replay_trace(
                              f"it has {', '.join(spec.model.bound_fields())}): give the bounds with --set")
         bounds = dict(recorded) if isinstance(recorded, dict) else {}
     ctx = make_context(spec, variants, bounds)
-    outcome = replay(Run(spec, ctx, "inprocess", "replay"), itf)
+    outcome = replay(make_run(spec, ctx, "inprocess", "replay"), itf)
     if unnamed and outcome.verdict == "diverged":  # say what it was replayed under (issue 33, finding 7)
         outcome.message += (" (the trace names no variant: no '#meta' variant list, so it was replayed without "
                             "variants at its bounds or the defaults; give --variant if it was written with one)")

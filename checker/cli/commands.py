@@ -265,14 +265,12 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     _spark_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
     from kraftcheck.checker.api import prepare
-    from kraftcheck.checker.search.run import Run
+    from kraftcheck.checker.search.run import make_run
     from kraftcheck.checker.spark.driver import check_spark
 
     ctx, notes = prepare(spec, args.variant, bounds, profile)
-    run = Run(spec, ctx, "spark", "bfs", progress=not args.quiet)
-    run.deadlock = not args.no_deadlock
-    run.notes = notes
-    run.profile = profile
+    run = make_run(spec, ctx, "spark", "bfs", progress=not args.quiet, deadlock=not args.no_deadlock, notes=notes,
+                   profile=profile)
     result = check_spark(
         run,
         master=args.master or "local[*]",

@@ -191,7 +191,7 @@ class _Search:
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the figures of the levels committed so far, no traceback
             spark_session.cancel_jobs()
             run = self.run_
-            run.coverage = self.coverage.tolist()
+            run.coverage[:] = self.coverage.tolist()
             return run.result("interrupted", self.distinct, self.transitions, self.depth_done, exhaustive=False,
                               extra=self._extra())
         except Exception as exc:  # a py4j call to a JVM that died: say so (one line, exit 22), not "Connection refused"
@@ -234,7 +234,7 @@ class _Search:
             n = len(self.ranks)
             run.progress.tick(self.distinct, self.transitions, n, level)
             if n == 0:
-                run.coverage = self.coverage.tolist()
+                run.coverage[:] = self.coverage.tolist()
                 return run.result("ok", self.distinct, self.transitions, level - 1, extra=self._extra())
             self.depth_done = level
             self._commit(level)
@@ -266,7 +266,7 @@ class _Search:
         st = self.checkpoint.state(last)
         # the cost up to that level, so that the rates divide all the states by all the time they cost
         self.carried = c = {k: float(st.get(k, 0.0)) for k in ("wall", "cpu_driver", "cpu_tasks")}
-        run.started, run.cpu_started = run.started - c["wall"], run.cpu_started - c["cpu_driver"]
+        run.tally.rewind(c["wall"], c["cpu_driver"])
         self.task_time["cpu"] = self.task_time.get("cpu", 0.0) + c["cpu_tasks"]
         self.distinct = int(st["distinct"])
         self.transitions = int(st["transitions"])
@@ -316,7 +316,7 @@ class _Search:
         for f, s in inits:
             bad = run.broken_invariant(s)
             if bad:
-                run.coverage = self.coverage.tolist()
+                run.coverage[:] = self.coverage.tolist()
                 return run.result("violation", len(inits), 0, 0, bad, self._trace([f]), extra=self._extra())
             run.visit_targets(s)
         md = self.max_depth
@@ -450,7 +450,7 @@ class _Search:
 
     def _set_coverage(self, added: np.ndarray) -> None:
         self.coverage += added
-        self.run_.coverage = self.coverage.tolist()
+        self.run_.coverage[:] = self.coverage.tolist()
 
     def _reach(self, targets: dict[str, int], before_batch: int) -> None:
         """Mark the targets first reached by states inserted in batches before ``before_batch``."""
@@ -471,7 +471,7 @@ class _Search:
             self.coverage += cov_pb[: min(firsts) // BATCH + 1].sum(axis=0)
         else:
             self.coverage += cov_pb.sum(axis=0)
-        run.coverage = self.coverage.tolist()
+        run.coverage[:] = self.coverage.tolist()
         return run.result("limit" if firsts else "ok", self.distinct, self.transitions, level - 1, extra=self._extra())
 
     # ---- counterexamples --------------------------------------------------------------------------------------------

@@ -37,7 +37,8 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
         # the premises of action properties still pending in the driver, looked for on every step (Run keeps its
         # state per worker between tasks, so it is reset here to what the driver says)
         pending = [k for k in job.targets if k in run.all_step_premises]
-        run.step_premises = {k: run.all_step_premises[k] for k in pending}
+        run.step_premises.clear()
+        run.step_premises.update((k, run.all_step_premises[k]) for k in pending)
         cand, matrix, occ_p, occ_a, occ_y, event = _expand_checked(run, keys, fps, states)
         report["step_premises"] = [k for k in pending if k not in run.step_premises]
     else:
