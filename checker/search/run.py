@@ -247,6 +247,9 @@ class Run:
         exhaustive: bool = True,
         extra: dict[str, Any] | None = None,
     ) -> Result:
+        """The Result of a search that ended with ``verdict``: unreached targets and vacuous properties turn an
+        exhaustive ok into unreached, a mutation variant's verdict into missed when its bug was not found; the
+        trace is labelled; the manifest says what the verdict rests on."""
         self.progress.close()
         unreached = sorted(t for t in self.targets if not t.startswith(PREMISE_PREFIX))
         vacuous = [n for n in self.premises if premise_key(n) in self.targets or premise_key(n) in self.step_premises]
@@ -255,40 +258,11 @@ class Run:
         bounds = attrs.asdict(self.ctx.b)
         variants = tuple(sorted(self.ctx.variants))
         expected = sorted({e for v in variants if (e := self.model.variants[v].expect)})
-        found: bool | None = None
         searched_verdict = verdict
-        if expected:
-            found = verdict == "violation" and violated in expected
-            if not found and verdict not in ("limit", "interrupted"):  # those say themselves that nothing is proved
-                verdict = "missed"  # a CI job that expects this bug must fail (exit 17), whatever was found instead
+        verdict, found = _expected(verdict, violated, expected)
         if trace is not None:
-            trace.model, trace.variant, trace.bounds = self.model.name, variants, bounds
-            trace.violation = violated or ("deadlock" if searched_verdict == "deadlock" else None)
-            prop = self.spec.property_named(violated) if violated else None
-            if prop is not None:
-                trace.note = prop.meaning
-        manifest = {
-            "exhaustive": exhaustive and searched_verdict != "limit",
-            "symmetry_reduction": self.model.symmetry_on(self.ctx.b),
-            "fingerprint_bits": 64,
-            # birthday bound: probability that two distinct states share a fingerprint
-            "fingerprint_collision_probability": float(f"{-math.expm1(-distinct * (distinct - 1) / 2**65):.3g}"),
-            "deadlock_check": self.deadlock,
-            "properties": {k: [p.name for p in self.spec.of_kind(k)] for k in ("invariant", "action", "reachable")},
-            # no silent ok: a safety property whose premise was never reached held vacuously at these bounds
-            "premises": dict(self.premises),
-            "vacuous": vacuous,
-            "without_premise": [
-                p.name for p in self.spec.properties if p.kind in ("invariant", "action") and p.premise is None
-            ],
-            "reductions": {r: self.model.reductions[r].doc for r in self.model.active_reductions(self.ctx.b)},
-            # no silent ok: an action (a fault, a handler) that never fired was not checked at these bounds
-            "actions_never_taken": [name for i, (name, _, _) in enumerate(self.actions) if not self.coverage[i]],
-            "searched_verdict": searched_verdict,
-            "notes": list(self.notes),
-            "profile": self.profile,
-            **(extra or {}),
-        }
+            self._label(trace, violated, searched_verdict, variants, bounds)
+        manifest = self._manifest(distinct, exhaustive, searched_verdict, vacuous, extra)
         return Result(
             model=self.model.name,
             variant=variants,
@@ -310,4 +284,49 @@ class Run:
             expected_property=", ".join(expected) or None,
             expected_violation_found=found,
         )
+
+    def _label(self, trace: Trace, violated: str | None, searched_verdict: str, variants: tuple[str, ...],
+               bounds: dict[str, Any]) -> None:
+        """What a counterexample was found under and what it breaks, with the property's meaning."""
+        trace.model, trace.variant, trace.bounds = self.model.name, variants, bounds
+        trace.violation = violated or ("deadlock" if searched_verdict == "deadlock" else None)
+        prop = self.spec.property_named(violated) if violated else None
+        if prop is not None:
+            trace.note = prop.meaning
+
+    def _manifest(self, distinct: int, exhaustive: bool, searched_verdict: str, vacuous: list[str],
+                  extra: dict[str, Any] | None) -> dict[str, Any]:
+        """The soundness manifest: what the verdict rests on and what it does not cover."""
+        return {
+            "exhaustive": exhaustive and searched_verdict != "limit",
+            "symmetry_reduction": self.model.symmetry_on(self.ctx.b),
+            "fingerprint_bits": 64,
+            # birthday bound: probability that two distinct states share a fingerprint
+            "fingerprint_collision_probability": float(f"{-math.expm1(-distinct * (distinct - 1) / 2**65):.3g}"),
+            "deadlock_check": self.deadlock,
+            "properties": {k: [p.name for p in self.spec.of_kind(k)] for k in ("invariant", "action", "reachable")},
+            # no silent ok: a safety property whose premise was never reached held vacuously at these bounds
+            "premises": dict(self.premises),
+            "vacuous": vacuous,
+            "without_premise": [
+                p.name for p in self.spec.properties if p.kind in ("invariant", "action") and p.premise is None
+            ],
+            "reductions": {r: self.model.reductions[r].doc for r in self.model.active_reductions(self.ctx.b)},
+            # no silent ok: an action (a fault, a handler) that never fired was not checked at these bounds
+            "actions_never_taken": [name for i, (name, _, _) in enumerate(self.actions) if not self.coverage[i]],
+            "searched_verdict": searched_verdict,
+            "notes": list(self.notes),
+            "profile": self.profile,
+            **(extra or {}),
+        }
+
+
+def _expected(verdict: str, violated: str | None, expected: list[str]) -> tuple[str, bool | None]:
+    """A mutation variant's verdict and whether it found its bug: missed when it did not (nor stopped at a limit)."""
+    if not expected:
+        return verdict, None
+    found = verdict == "violation" and violated in expected
+    if not found and verdict not in ("limit", "interrupted"):  # those say themselves that nothing is proved
+        verdict = "missed"  # a CI job that expects this bug must fail (exit 17), whatever was found instead
+    return verdict, found
 
