@@ -23,7 +23,7 @@ import pytest
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.api import check, make_context, resolve
-from kraftcheck.checker.search.run import Run, make_run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark import session as spark_session
 
 pytestmark = [pytest.mark.spark]
