@@ -101,10 +101,10 @@ class Search:
 
     # ---- the loop ---------------------------------------------------------------------------------------------------
     def explore(self, max_depth: int | None, handoff: Handoff | None) -> Result:
+        """Level zero, then level after level until none is new (or the depth limit)."""
         frontier, fps = self.level_zero()
         while frontier:
-            if handoff is not None:
-                handoff(self.depth, frontier, fps, self.visited, self.transitions)
+            self.hand_off(handoff, frontier, fps)
             if max_depth is not None and self.depth >= max_depth:
                 return self.depth_cut(frontier)
             frontier, fps = self.next_level(frontier, fps)
@@ -270,6 +270,13 @@ class Search:
         """The depth limit is reached: ok (and complete) when the cut hides no unvisited state, else limit."""
         complete = not _has_unseen_successor(self.run, self.visited, frontier)
         return self.end("ok" if complete else "limit", self.depth, complete=complete)
+
+    # ---- the Spark hand-off -----------------------------------------------------------------------------------------
+    def hand_off(self, handoff: Handoff | None, frontier: list[Any], fps: np.ndarray) -> None:
+        """Offer the level about to be expanded to the hook (``checker.spark.local``): it may raise to take the
+        search over from here, with the visited set and the figures so far."""
+        if handoff is not None:
+            handoff(self.depth, frontier, fps, self.visited, self.transitions)
 
     # ---- the liveness-graph capture ---------------------------------------------------------------------------------
     def capture_states(self, states: list[Any], fps: np.ndarray) -> None:
