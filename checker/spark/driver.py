@@ -20,7 +20,7 @@ import numpy as np
 
 from kraftcheck._version import __version__
 from kraftcheck.checker import errors
-from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory, UsageError
+from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
@@ -28,7 +28,7 @@ from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import code_identity
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
-from kraftcheck.checker.spark.job import Job, Reports
+from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
@@ -92,23 +92,6 @@ def check_spark(
     return search.run()
 
 
-def _raise_task_errors(level: int, partitions: int, reports: dict[int, dict[str, Any]]) -> None:
-    """Every partition reported, and none failed: else the first failure as the error the user should see."""
-    missing = [q for q in range(partitions) if q not in reports]
-    if missing:
-        raise RuntimeError(f"level {level}: no report from partitions {missing[:5]}")
-    for q in range(partitions):
-        err = reports[q].get("error")
-        if err:
-            if err[0] == "model":
-                raise ModelError(err[1])
-            if err[0] == "OutOfMemory":
-                raise OutOfMemory(f"an executor ran {err[1]}")
-            if err[0] == "DiskFull":
-                raise DiskFull(f"an executor found {err[1]}")
-            raise RuntimeError(f"Spark task for level {level} failed:\n{err[1]}")
-
-
 class _Search:
     def __init__(self, run: Run, sc: Any, ref: SpecRef, partitions: int, master: str,
                  checkpoint: ckpt_io.Checkpoint | None, resume: bool, max_states: int | None,
@@ -169,7 +152,7 @@ class _Search:
         except Exception as exc:
             raise spark_session.job_failure(job.level, exc, watchdog) from None
         reports: dict[int, dict[str, Any]] = {q: r for (lvl, q), r in acc.value.items() if lvl == job.level}
-        _raise_task_errors(job.level, self.P, reports)
+        raise_task_errors(job.level, self.P, reports)
         self.rdd = rdd
         if self.shard_dir and job.mode in ("init", "resume", "seed", "dedup"):
             self.shard_level = job.level
