@@ -93,7 +93,7 @@ SPARK = r"""
 import json, os, sys, time
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.api import make_context, resolve
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark.driver import check_spark
 
 def tree_cpu(root):
@@ -119,13 +119,13 @@ t = time.perf_counter()
 sc = spark_session.context(master)
 spec = resolve(model)
 # warm-up (counted as start-up): the JVM's JIT and the Python workers (imports, model loading), on a tiny search
-check_spark(Run(spec, make_context(spec, variants, bounds), "spark", "bfs"), master=master, max_depth=2,
+check_spark(make_run(spec, make_context(spec, variants, bounds), "spark", "bfs"), master=master, max_depth=2,
             local_below=0)
 start = time.perf_counter() - t
 jvm = sc._gateway.proc.pid
 tree0, jvm0 = tree_cpu(jvm)
 drv0 = time.process_time()
-run = Run(spec, make_context(spec, variants, bounds), "spark", "bfs")
+run = make_run(spec, make_context(spec, variants, bounds), "spark", "bfs")
 t = time.perf_counter()
 r = check_spark(run, master=master, local_below=json.loads(sys.argv[5]))
 wall = time.perf_counter() - t

@@ -13,10 +13,11 @@ from typing import Any
 
 from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.bfs import bfs
-from kraftcheck.checker.search.dfs import dfs
 from kraftcheck.checker.search.result import Result
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.search.simulate import simulate as _simulate
+from kraftcheck.checker.search.strategies import DEFAULT_VISITED, VISITED_SETS, choose, names
+from kraftcheck.checker.search.strategies import STRATEGIES as _STRATEGIES
 from kraftcheck.checker.traces.itf import BadTrace, ItfTrace, read_itf
 from kraftcheck.checker.traces.replay import ReplayResult, replay
 from kraftcheck.model.core import BadBound, Context
@@ -24,7 +25,7 @@ from kraftcheck.model.encoding import UnencodableValue
 from kraftcheck.spec.core import Spec
 from kraftcheck.spec.registry import UnknownModel, load
 
-STRATEGIES = ("bfs", "dfs")
+STRATEGIES = tuple(names(_STRATEGIES, exhaustive=True))  # what check() takes; simulate() is the random one
 
 
 def resolve(spec: Spec | str) -> Spec:
@@ -113,7 +114,7 @@ def check(
     max_states: int | None = None,
     max_depth: int | None = None,
     deadlock: bool = True,
-    visited: str = "compact",
+    visited: str = DEFAULT_VISITED,
     progress: bool = False,
     profile: str = "default",
     liveness: bool = True,
@@ -126,27 +127,27 @@ def check(
     ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--max-states", max_states)
     _check_limit("--max-depth", max_depth)
-    if strategy not in STRATEGIES:
-        raise UsageError(f"unknown strategy {strategy!r} (bfs, dfs)")
-    if visited not in ("compact", "dict"):
-        raise UsageError(f"unknown visited set {visited!r} (compact, dict)")
+    choose("strategy", strategy, list(STRATEGIES))
+    choose("visited set", visited, list(VISITED_SETS))
     live = [p.name for p in spec.of_kind("liveness")]
-    if live and liveness and strategy != "bfs":
-        raise UsageError(f"liveness properties ({', '.join(live)}) are checked by --strategy bfs only "
+    if live and liveness and not _STRATEGIES[strategy].liveness:
+        judges = " or ".join(f"--strategy {n}" for n in names(_STRATEGIES, exhaustive=True, liveness=True))
+        raise UsageError(f"liveness properties ({', '.join(live)}) are checked by {judges} only "
                          "(or skip them with --no-liveness)")
     unjudged = spec.model.liveness_unjudged(ctx.b) if live and liveness and spec.model.liveness_unjudged else None
     if unjudged:
         notes = [*notes, f"liveness not judged at these bounds ({', '.join(live)}): {unjudged}"]
-    run = Run(spec, ctx, "inprocess", strategy, progress)
-    run.deadlock = deadlock
-    run.notes = notes
-    run.profile = profile
+    run = make_run(spec, ctx, "inprocess", strategy, progress=progress, deadlock=deadlock, notes=notes,
+                   profile=profile)
     try:
         if live and liveness and not unjudged:
             from kraftcheck.checker.liveness.check import check_liveness
 
             return check_liveness(run, visited, max_states, max_depth)
-        result = bfs(run, visited, max_states, max_depth) if strategy == "bfs" else dfs(run, max_states, max_depth)
+        if strategy == "bfs":  # the one that takes a visited set
+            result = bfs(run, visited, max_states, max_depth)
+        else:
+            result = _STRATEGIES[strategy].search(run, max_states, max_depth)
     except UnencodableValue as exc:  # a state holds a float, an object ...: the model's mistake, with its path
         raise ModelError(f"model {spec.model.name}: {exc}") from exc
     if live:
@@ -172,9 +173,7 @@ def simulate(
     ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--walks", walks)
     _check_limit("--depth", depth)
-    run = Run(spec, ctx, "inprocess", "simulate", progress)
-    run.deadlock = deadlock
-    run.notes = notes
+    run = make_run(spec, ctx, "inprocess", "simulate", progress=progress, deadlock=deadlock, notes=notes)
     try:
         return _simulate(run, walks, depth, seed, swarm)
     except UnencodableValue as exc:
@@ -212,7 +211,7 @@ def replay_trace(
                              f"it has {', '.join(spec.model.bound_fields())}): give the bounds with --set")
         bounds = dict(recorded) if isinstance(recorded, dict) else {}
     ctx = make_context(spec, variants, bounds)
-    outcome = replay(Run(spec, ctx, "inprocess", "replay"), itf)
+    outcome = replay(make_run(spec, ctx, "inprocess", "replay"), itf)
     if unnamed and outcome.verdict == "diverged":  # say what it was replayed under (issue 33, finding 7)
         outcome.message += (" (the trace names no variant: no '#meta' variant list, so it was replayed without "
                             "variants at its bounds or the defaults; give --variant if it was written with one)")

@@ -1,61 +1,15 @@
-"""Random small transition systems: BFS and DFS reach exactly what networkx says is reachable, BFS counterexamples
-are shortest paths, depth bounds cut exactly at the bound, and the visited tables agree."""
+"""Oracle tests of BFS and DFS together on random small transition systems (``random_graphs``): both reach
+exactly what networkx says is reachable, BFS counterexamples are shortest paths, depth bounds cut exactly at the
+bound; fingerprints are stable across processes.  What one engine alone promises is in test_bfs.py, test_dfs.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
-import attrs
 import networkx as nx
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from random_graphs import graph_spec, graphs, nx_graph
 
 from kraftcheck.checker.api import check
-from kraftcheck.checker.search.visited import CompactTable, DictTable
-from kraftcheck.model import Context, Model
-from kraftcheck.spec import Invariant, Spec
-
-
-@attrs.frozen
-class NoBounds:
-    pass
-
-
-def graph_spec(n: int, edges: list[tuple[int, int]], inits: list[int], bad: set[int]) -> Spec:
-    succ: dict[int, list[int]] = {}
-    for a, b in edges:
-        succ.setdefault(a, []).append(b)
-    m: Model[int, NoBounds] = Model("random-graph", NoBounds)
-
-    @m.init
-    def start(b: NoBounds) -> Iterator[int]:
-        yield from inits
-
-    @m.action(params=("to",))
-    def go(s: int, ctx: Context[NoBounds]) -> Iterator[tuple[tuple[int], int]]:
-        for t in succ.get(s, []):
-            yield (t,), t
-
-    return Spec(m, [Invariant("NotBad", lambda s, ctx: s not in bad, "no bad node", "test")], family="example")
-
-
-graphs = st.integers(min_value=1, max_value=14).flatmap(
-    lambda n: st.tuples(
-        st.just(n),
-        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n, unique=True),
-        st.lists(st.integers(0, n - 1), min_size=1, max_size=3, unique=True),
-        st.sets(st.integers(0, n - 1), max_size=3),
-    )
-)
-
-
-def nx_graph(n: int, edges: list[tuple[int, int]]) -> nx.DiGraph:
-    g = nx.DiGraph()
-    g.add_nodes_from(range(n))
-    g.add_edges_from(edges)
-    return g
 
 
 @settings(max_examples=150, deadline=None)
@@ -109,22 +63,6 @@ def test_depth_bounds_cut_exactly(case: tuple[int, list[tuple[int, int]], list[i
         assert r.verdict == ("limit" if cut else "ok")
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(1, 2**64 - 1) | st.integers(1, 50), max_size=80), max_size=12))
-def test_compact_table_agrees_with_dict_table(batches: list[list[int]]) -> None:
-    compact, plain = CompactTable(capacity=4), DictTable()
-    for i, batch in enumerate(batches):
-        fps = np.array(batch, dtype=np.uint64)
-        parents = np.full(len(batch), i + 1, dtype=np.uint64)
-        assert compact.insert_batch(fps, parents).tolist() == plain.insert_batch(fps, parents).tolist()
-    assert len(compact) == len(plain)
-    for batch in batches:
-        for f in batch:
-            assert compact.parent(f) == plain.parent(f)
-    probe = np.array([f for b in batches for f in b] + [2**63 + 12345], dtype=np.uint64)
-    assert compact.contains_batch(probe).tolist() == plain.contains_batch(probe).tolist()
-
-
 def test_fingerprints_are_stable_across_processes() -> None:
     import subprocess
     import sys
@@ -161,26 +99,3 @@ def test_fingerprints_are_stable_across_processes() -> None:
         for seed in ("1", "2", "3", "4")
     }
     assert len(outs) == 1
-
-
-def reachable_part(n: int, edges: list[tuple[int, int]], inits: list[int]) -> tuple[frozenset[int], frozenset[Any]]:
-    reach = set(nx.multi_source_dijkstra_path_length(nx_graph(n, edges), set(inits)))
-    return frozenset(reach), frozenset((a, b) for a, b in edges if a in reach)
-
-
-@settings(max_examples=150, deadline=None)
-@given(graphs, st.tuples(st.integers(0, 13), st.integers(0, 13)))
-def test_graph_digest_names_the_reachable_graph(
-    case: tuple[int, list[tuple[int, int]], list[int], set[int]], toggle: tuple[int, int]
-) -> None:
-    """Mutation analysis calls two runs the same graph when their digests agree: that must hold exactly when the
-    reachable states and steps are the same (here, toggling one edge), whichever visited set is used."""
-    n, edges, inits, _ = case
-    a, b = toggle[0] % n, toggle[1] % n
-    other = [e for e in edges if e != (a, b)] if (a, b) in edges else [*edges, (a, b)]
-    first = check(graph_spec(n, edges, inits, set()), deadlock=False)
-    again = check(graph_spec(n, edges, inits, set()), deadlock=False, visited="dict")
-    second = check(graph_spec(n, other, inits, set()), deadlock=False)
-    assert first.manifest["graph_digest"] == again.manifest["graph_digest"]
-    same = reachable_part(n, edges, inits) == reachable_part(n, other, inits)
-    assert (first.manifest["graph_digest"] == second.manifest["graph_digest"]) == same

@@ -7,7 +7,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from kraftcheck.checker.api import check, make_context, resolve, simulate
+from kraftcheck.checker.api import check, make_context, resolve
 
 
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
@@ -93,17 +93,6 @@ def test_limits_are_honest() -> None:
     assert r.verdict == "limit"
     r = check("counter-grid", bounds={"width": 3, "height": 3}, strategy="dfs", max_depth=5)
     assert r.verdict == "limit" and r.distinct_states == 16 - 1
-
-
-def test_simulation_is_seeded_and_finds_the_mutation() -> None:
-    a = simulate("mutex", variants=["no-turn"], walks=20, depth=30, seed=7)
-    b = simulate("mutex", variants=["no-turn"], walks=20, depth=30, seed=7)
-    assert a.verdict == "violation" and a.violated_property == "MutualExclusion"
-    assert a.trace is not None and b.trace is not None
-    assert a.trace.step_keys() == b.trace.step_keys()
-    assert len(a.trace) == 4  # shrunk to the shortest scenario
-    ok = simulate("mutex", walks=20, depth=30, seed=1, swarm=True)
-    assert ok.verdict == "ok" and ok.manifest["exhaustive"] is False
 
 
 def test_unreached_when_exhaustive() -> None:

@@ -19,7 +19,7 @@ import pytest
 from kraftcheck.checker.api import check, make_context, resolve
 from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.search.result import Result
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import session as spark_session
 
@@ -54,7 +54,7 @@ def spark(root: Path, resume: bool, spec: Any = "counter-grid", **limits: Any) -
 
     spec = resolve(spec) if isinstance(spec, str) else spec
     ctx = make_context(spec, [], BOUNDS)
-    return check_spark(Run(spec, ctx, "spark", "bfs"), master=MASTER, checkpoint_dir=str(root), resume=resume,
+    return check_spark(make_run(spec, ctx, "spark", "bfs"), master=MASTER, checkpoint_dir=str(root), resume=resume,
                        **limits)
 
 
@@ -300,7 +300,7 @@ def test_the_code_digest_covers_built_in_and_file_models(tmp_path: Path) -> None
 
     root = Path(__file__).parents[1].resolve()
     spec = resolve("quorum")
-    run = Run(spec, make_context(spec), "spark", "bfs")
+    run = make_run(spec, make_context(spec), "spark", "bfs")
     files = code_files(run, describe(run)[1])
     for f in ("model/quorum/election.py", "model/quorum/fetch.py", "model/core.py", "spec/quorum.py"):
         assert root / f in files, f
@@ -309,7 +309,7 @@ def test_the_code_digest_covers_built_in_and_file_models(tmp_path: Path) -> None
     model = tmp_path / "grid_digest.py"
     model.write_text(src)
     fspec = resolve(str(model))
-    frun = Run(fspec, make_context(fspec), "spark", "bfs")
+    frun = make_run(fspec, make_context(fspec), "spark", "bfs")
     ref, ship = describe(frun)
     before = code_digest(frun, ref, ship)
     model.write_text(src.replace("return [s] if s ==", "return [s]  if s =="))

@@ -23,7 +23,7 @@ import pytest
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.api import check, make_context, resolve
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark import session as spark_session
 
 pytestmark = [pytest.mark.spark]
@@ -69,7 +69,7 @@ def crashing_model(tmp_path: Path, once: bool) -> Path:
 def spark_run(spec: Any, master: str = "local[2]") -> Any:
     from kraftcheck.checker.spark.driver import check_spark
 
-    return check_spark(Run(spec, make_context(spec, [], BOUNDS), "spark", "bfs"), master=master)
+    return check_spark(make_run(spec, make_context(spec, [], BOUNDS), "spark", "bfs"), master=master)
 
 
 @needs_java
@@ -184,14 +184,14 @@ def test_a_second_run_on_a_busy_directory_refuses_and_the_first_resumes_exactly(
         time.sleep(0.2)
     spec = resolve("counter-grid")
     with pytest.raises(errors.UsageError, match=f"checkpoint dir {ck} is in use by another run \\(pid {a.pid}\\)"):
-        check_spark(Run(spec, make_context(spec, [], big), "spark", "bfs"), master="local[2]",
+        check_spark(make_run(spec, make_context(spec, [], big), "spark", "bfs"), master="local[2]",
                     checkpoint_dir=str(ck))
     assert (ck / "level-000003" / "_COMPLETE.json").exists()
     a.send_signal(signal.SIGTERM)
     _, err = a.communicate(timeout=120)
     assert a.returncode == errors.INTERRUPTED and "Traceback" not in err
     truth = check(spec, [], big, progress=False)
-    r = check_spark(Run(spec, make_context(spec, [], big), "spark", "bfs"), master="local[2]",
+    r = check_spark(make_run(spec, make_context(spec, [], big), "spark", "bfs"), master="local[2]",
                     checkpoint_dir=str(ck), resume=True)
     assert r.manifest["resumed_from_level"] >= 3
     assert (r.verdict, r.distinct_states, r.transitions, r.depth, r.coverage) == (
@@ -267,7 +267,7 @@ def test_a_cluster_that_loses_every_worker_ends_in_one_line_not_a_hang(tmp_path:
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         spec = resolve("counter-grid")
         # 301 levels: minutes of work on one executor core, ended early by the kill
-        run = Run(spec, make_context(spec, [], {"width": 150, "height": 150}), "spark", "bfs")
+        run = make_run(spec, make_context(spec, [], {"width": 150, "height": 150}), "spark", "bfs")
 
         def kill_the_cluster_workers() -> None:
             deadline = time.monotonic() + 180
@@ -340,7 +340,7 @@ def test_driver_memory_sets_the_jvm_heap() -> None:
 
     assert max_heap(spark_session.context("local[2]")) > 900 * 2**20  # Spark's default: 1g
     spec = resolve("counter-grid")
-    r = check_spark(Run(spec, make_context(spec, [], BOUNDS), "spark", "bfs"), master="local[2]",
+    r = check_spark(make_run(spec, make_context(spec, [], BOUNDS), "spark", "bfs"), master="local[2]",
                     driver_memory="600m")
     assert r.distinct_states == 25
     assert 500 * 2**20 < max_heap(spark_session.context("local[2]", {"spark.driver.memory": "600m"})) <= 600 * 2**20

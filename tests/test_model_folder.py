@@ -11,7 +11,7 @@ import pytest
 
 from kraftcheck.checker.api import check, make_context, resolve
 from kraftcheck.checker.cli.main import main
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark.specref import code_digest, code_files, describe
 from kraftcheck.spec.folder import local_modules, module_files
 
@@ -122,7 +122,7 @@ def test_the_code_digest_covers_the_helpers_a_model_file_imports(tmp_path: Path)
     """Issue 33, finding 1: an edited helper must change the checkpoint identity, so --resume refuses it."""
     model = write(tmp_path / "d")
     spec = resolve(str(model))
-    run = Run(spec, make_context(spec), "spark", "bfs")
+    run = make_run(spec, make_context(spec), "spark", "bfs")
     ref, ship = describe(run)
     assert ref.kind == "file" and ref.local == ("helpers",)
     assert (tmp_path / "d" / "helpers.py").resolve() in code_files(run, ship)

@@ -12,7 +12,7 @@ import pytest
 from kraftcheck.checker.api import make_context, resolve
 from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.result import Result
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark import session as spark_session
 from tests.test_model_files import FLOAT_MODEL
 from tests.test_model_folder import HELPERS, write
@@ -34,8 +34,7 @@ def spark(model: Path, **kw: Any) -> Result:
     from kraftcheck.checker.spark.driver import check_spark
 
     spec = resolve(str(model))
-    run = Run(spec, make_context(spec), "spark", "bfs")
-    run.deadlock = False
+    run = make_run(spec, make_context(spec), "spark", "bfs", deadlock=False)
     return check_spark(run, master=MASTER, local_below=0, **kw)
 
 

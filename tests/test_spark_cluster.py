@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kraftcheck.checker.api import check, make_context, resolve
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark import session as spark_session
 
 
@@ -97,7 +97,7 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
 
     inproc = check("quorum", ["double-vote"])
     spec = resolve("quorum")
-    spark = check_spark(Run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone,
+    spark = check_spark(make_run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone,
                         partitions=2)
     sc = spark_session.context(standalone)
     assert sc.master == standalone
@@ -108,7 +108,7 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
     assert spark.trace is not None and inproc.trace is not None
     assert spark.trace.step_keys() == inproc.trace.step_keys()
     # the first levels in the driver, then the cluster (shards through the shuffle from the hand-off on)
-    handed = check_spark(Run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone,
+    handed = check_spark(make_run(spec, make_context(spec, ["double-vote"]), "spark", "bfs"), master=standalone,
                          partitions=2, local_below=50)
     assert 0 < handed.manifest["levels_in_driver"] < handed.manifest["levels"]
     assert (handed.verdict, handed.violated_property, handed.distinct_states, handed.depth) == (
@@ -142,7 +142,7 @@ def test_killed_driver_resumes_to_the_same_count(tmp_path: Path) -> None:
     assert not (ck / f"level-{2 * side:06d}" / "_COMPLETE.json").exists()
 
     spec = resolve("counter-grid")
-    run = Run(spec, make_context(spec, (), bounds), "spark", "bfs")
+    run = make_run(spec, make_context(spec, (), bounds), "spark", "bfs")
     resumed = check_spark(run, master="local[2]", checkpoint_dir=str(ck), resume=True)
     assert resumed.manifest["resumed_from_level"] >= 3
     inproc = check("counter-grid", bounds=bounds)

@@ -11,13 +11,13 @@ import attrs
 import pytest
 
 from kraftcheck.checker.api import make_context, resolve
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import Run, make_run
 from kraftcheck.checker.spark import codec
 
 
 def _states(name: str, n: int = 3000) -> tuple[Run, list[Any]]:
     spec = resolve(name)
-    run = Run(spec, make_context(spec, [], {}), "x", "bfs")
+    run = make_run(spec, make_context(spec, [], {}), "x", "bfs")
     seen: set[int] = set()
     frontier, out = run.initial_states(), []
     while frontier and len(out) < n:

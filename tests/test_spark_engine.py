@@ -19,7 +19,7 @@ import pytest
 from kraftcheck.checker.api import check, make_context, resolve
 from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.search.result import Result
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.model import Context, Model
 from kraftcheck.spec import Spec, action_property, invariant, reachable
@@ -156,8 +156,7 @@ def both(spec: SpecType | str, master: str, variants: Sequence[str] = (), bounds
 
     inproc = check(spec, variants, bounds, max_states=max_states, max_depth=max_depth, deadlock=deadlock)
     resolved = resolve(spec)
-    run = Run(resolved, make_context(resolved, variants, bounds), "spark", "bfs")
-    run.deadlock = deadlock
+    run = make_run(resolved, make_context(resolved, variants, bounds), "spark", "bfs", deadlock=deadlock)
     spark = check_spark(run, master=master, partitions=partitions, max_states=max_states, max_depth=max_depth)
     assert spark.engine == "spark"
     fields = ("verdict", "violated_property", "distinct_states", "depth", "transitions", "coverage",
@@ -287,16 +286,16 @@ def test_checkpoint_resume_of_a_finished_run(master2: str, tmp_path: Any) -> Non
     master = master2
     spec = resolve("quorum")
     ctx = make_context(spec, ["restart-as-leader"], {"max_restarts": 1, "max_epoch": 1})
-    first = check_spark(Run(spec, ctx, "spark", "bfs"), master=master, checkpoint_dir=str(tmp_path))
+    first = check_spark(make_run(spec, ctx, "spark", "bfs"), master=master, checkpoint_dir=str(tmp_path))
     levels = sorted(p.name for p in tmp_path.glob("level-*") if (p / "_COMPLETE.json").exists())
     assert len(levels) == first.depth  # levels 0 .. depth-1 complete; the violation is found at level `depth`
-    again = check_spark(Run(spec, ctx, "spark", "bfs"), master=master, checkpoint_dir=str(tmp_path), resume=True)
+    again = check_spark(make_run(spec, ctx, "spark", "bfs"), master=master, checkpoint_dir=str(tmp_path), resume=True)
     assert again.manifest["resumed_from_level"] == first.depth - 1
     assert (again.verdict, again.distinct_states, again.depth, len(again.trace or ())) == (
         first.verdict, first.distinct_states, first.depth, len(first.trace or ()))
     with pytest.raises(UsageError, match="another run"):
         other = make_context(spec, ["restart-as-leader"], {"max_restarts": 1, "max_epoch": 2})
-        check_spark(Run(spec, other, "spark", "bfs"), master=master, checkpoint_dir=str(tmp_path), resume=True)
+        check_spark(make_run(spec, other, "spark", "bfs"), master=master, checkpoint_dir=str(tmp_path), resume=True)
 
 
 def test_resume_needs_a_checkpoint_dir() -> None:
@@ -304,7 +303,7 @@ def test_resume_needs_a_checkpoint_dir() -> None:
 
     spec = resolve("mutex")
     with pytest.raises(UsageError, match="--checkpoint-dir"):
-        check_spark(Run(spec, make_context(spec), "spark", "bfs"), resume=True)
+        check_spark(make_run(spec, make_context(spec), "spark", "bfs"), resume=True)
 
 
 @needs_java
@@ -321,7 +320,7 @@ def test_a_model_file_with_its_own_record_classes_runs_on_spark(master2: str, tm
     spec = resolve(str(path))
     assert type(next(iter(spec.model.initial_states(spec.model.context())))).__module__.startswith("kraftcheck_user_")
     inproc = check(spec)
-    run = Run(spec, make_context(spec, (), None), "spark", "bfs")
+    run = make_run(spec, make_context(spec, (), None), "spark", "bfs")
     spark = check_spark(run, master=master2, local_below=5)
     assert spark.manifest["levels_in_driver"] >= 1  # the hand-over path, not level zero on the executors
     assert (spark.verdict, spark.distinct_states, spark.transitions) == (inproc.verdict, inproc.distinct_states,

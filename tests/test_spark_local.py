@@ -16,7 +16,7 @@ from test_spark_engine import WIDE_FAST, WIDE_SLOW, _java_ok, _wide_values
 
 from kraftcheck.checker.api import check, make_context, resolve
 from kraftcheck.checker.search.result import Result
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.spec.core import Spec
 
@@ -31,7 +31,7 @@ def _spark(spec: Spec, below: int, bounds: dict[str, Any], **kw: Any) -> Result:
     from kraftcheck.checker.spark.driver import check_spark
 
     spark_session.context("local[2]")
-    return check_spark(Run(spec, make_context(spec, [], bounds), "spark", "bfs"), master="local[2]",
+    return check_spark(make_run(spec, make_context(spec, [], bounds), "spark", "bfs"), master="local[2]",
                        local_below=below, **kw)
 
 

@@ -211,56 +211,6 @@ def test_profiles_and_their_errors() -> None:
     assert main(["check", "mutex", "--profile", "huge", "--quiet"]) == 2
 
 
-# ---- DFS reports BFS's depth ---------------------------------------------------------------------------------------
-@attrs.frozen
-class ChainBounds:
-    n: int = 10
-
-
-chain: Model[int, ChainBounds] = Model("chain-with-shortcut", ChainBounds)
-
-
-@chain.init
-def _chain_start(b: ChainBounds) -> Iterator[int]:
-    yield 0
-
-
-@chain.action
-def step(s: int, ctx: Context[ChainBounds]) -> Iterator[int]:
-    if s < ctx.b.n:
-        yield s + 1  # DFS takes this first: it meets state 2 at depth 2 ... and state n at depth n
-
-
-@chain.action
-def shortcut(s: int, ctx: Context[ChainBounds]) -> Iterator[int]:
-    if s == 0:
-        yield 2  # state 2 in one step, so every state k >= 2 is at distance k - 1
-
-
-@chain.action
-def stop(s: int, ctx: Context[ChainBounds]) -> Iterator[int]:
-    if s == ctx.b.n:
-        yield s
-
-
-CHAIN = Spec(chain, [], family="example")
-
-
-def test_dfs_reports_the_shortest_distance_depth_as_bfs_does() -> None:
-    bfs_r, dfs_r = check(CHAIN), check(CHAIN, strategy="dfs")
-    assert (bfs_r.depth, dfs_r.depth) == (9, 9)  # state 10 is 9 steps away: 0 -> 2 -> 3 ... -> 10
-    assert bfs_r.distinct_states == dfs_r.distinct_states == 11
-
-
-@pytest.mark.parametrize("bound,verdict,states", [(9, "ok", 11), (8, "limit", 10)])
-def test_dfs_with_a_depth_bound_agrees_with_bfs_on_the_chain(bound: int, verdict: str, states: int) -> None:
-    """DFS meets state 10 first at depth 10, beyond the bound, and only later within it over the shortcut: the bound
-    applies to the shortest distance, as in BFS, so at 9 nothing is cut and at 8 state 10 is."""
-    bfs_r, dfs_r = check(CHAIN, strategy="bfs", max_depth=bound), check(CHAIN, strategy="dfs", max_depth=bound)
-    for r in (bfs_r, dfs_r):
-        assert (r.verdict, r.distinct_states, r.depth) == (verdict, states, bound)
-
-
 def test_the_main_job_counts_a_premise_reached_in_another_profile_of_the_same_model() -> None:
     from kraftcheck.checker.cli.commands import combine_profiles
 

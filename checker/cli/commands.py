@@ -20,6 +20,7 @@ from kraftcheck.checker import errors
 from kraftcheck.checker.cli.notes import verdict_line
 from kraftcheck.checker.cli.report import check_output_paths, console, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.search.strategies import STRATEGIES, names
 
 _NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)")  # the comma before the next NAME= in one --set
 
@@ -260,19 +261,18 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         raise UsageError("the Spark engine is not installed in this checkout (use --engine inprocess)")
     if importlib.util.find_spec("pyspark") is None:
         raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
-    if args.strategy != "bfs":
-        raise UsageError("--engine spark runs BFS only (drop --strategy dfs)")
+    if not STRATEGIES[args.strategy].on_spark:
+        raise UsageError(f"--engine spark runs --strategy {' or '.join(names(STRATEGIES, on_spark=True))} only "
+                         f"(drop --strategy {args.strategy})")
     _spark_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
     from kraftcheck.checker.api import prepare
-    from kraftcheck.checker.search.run import Run
+    from kraftcheck.checker.search.run import make_run
     from kraftcheck.checker.spark.driver import check_spark
 
     ctx, notes = prepare(spec, args.variant, bounds, profile)
-    run = Run(spec, ctx, "spark", "bfs", progress=not args.quiet)
-    run.deadlock = not args.no_deadlock
-    run.notes = notes
-    run.profile = profile
+    run = make_run(spec, ctx, "spark", "bfs", progress=not args.quiet, deadlock=not args.no_deadlock, notes=notes,
+                   profile=profile)
     result = check_spark(
         run,
         master=args.master or "local[*]",

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from kraftcheck._version import __version__
 from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
 from kraftcheck.checker.errors import UsageError
+from kraftcheck.checker.search.strategies import DEFAULT_VISITED, STRATEGIES, VISITED_SETS, names
 
 EXIT_CODES = """exit codes:
   0   ok: every property holds, every reachability target and premise was reached
@@ -148,11 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
         "states, so TLC says one more for the same state space.")
     p.add_argument("models", nargs="*", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
     _model_options(p, "check")
-    p.add_argument("--strategy", choices=["bfs", "dfs"], default="bfs")
+    p.add_argument("--strategy", choices=names(STRATEGIES, exhaustive=True), default="bfs")
     p.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states (verdict limit)")
     p.add_argument("--max-depth", type=_positive, metavar="D",
                    help="explore to D steps from an initial state only (TLC's depth D+1; verdict limit if cut)")
-    p.add_argument("--visited", choices=["compact", "dict"], default="compact", help="visited-set implementation")
+    p.add_argument("--visited", choices=list(VISITED_SETS), default=DEFAULT_VISITED, help="visited-set implementation")
     p.add_argument("--no-liveness", action="store_true",
                    help="skip the liveness properties (the JSON manifest records them as not checked)")
     p.add_argument("--check-symmetry", type=_positive, metavar="N",

@@ -16,6 +16,8 @@ import copy
 import time
 from typing import Any
 
+import attrs
+
 from kraftcheck.checker.liveness.fair import find_fair, question
 from kraftcheck.checker.liveness.families import Families
 from kraftcheck.checker.liveness.graph import Graph
@@ -23,24 +25,22 @@ from kraftcheck.checker.liveness.judge import judge
 from kraftcheck.checker.liveness.lasso import concrete_lasso, index_lasso
 from kraftcheck.checker.search.bfs import bfs, path_to
 from kraftcheck.checker.search.result import Result
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import Run, make_run
 from kraftcheck.checker.search.visited import Visited
 from kraftcheck.spec.core import Spec
 from kraftcheck.spec.liveness import LivenessProperty, liveness_properties
 
 
-def _unreduced(run: Run) -> Run:
-    """The same check on a copy of the model without its symmetry reduction."""
+def _unreduced(run: Run, graph: Graph, keep_visited: list[Visited]) -> Run:
+    """The same check on a copy of the model without its symmetry reduction, keeping ``graph``."""
     model = copy.copy(run.model)
     model.symmetry = None
     model.symmetry_encoding = None
     spec = Spec.__new__(Spec)
     spec.__dict__.update(run.spec.__dict__)
     spec.model = model
-    other = Run(spec, run.ctx, run.engine, run.strategy)
-    other.deadlock = run.deadlock
-    other.notes, other.profile = run.notes, run.profile
-    return other
+    return make_run(spec, run.ctx, run.engine, run.strategy, deadlock=run.deadlock, notes=run.notes,
+                    profile=run.profile, graph=graph, keep_visited=keep_visited)
 
 
 def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
@@ -64,9 +64,8 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
     families = _families_for(run, every, reduced)
     assumed = {p.name: families.assumed(p.assumes) for p in reduced}
     graph = Graph(families, reduced, run.ctx)
-    run.graph = graph
     visited_box: list[Visited] = []
-    run.keep_visited = visited_box
+    run = attrs.evolve(run, graph=graph, keep_visited=visited_box)  # the same run (its tallies too), capturing
     result = bfs(run, visited_kind, max_states, max_depth)
     info: dict[str, Any] = {
         "properties": {p.name: "not checked" for p in props},
@@ -102,13 +101,11 @@ def _judge_graph(run: Run, result: Result, graph: Graph, families: Families, red
         info["unreduced_search"] = ("per-parameter fairness names concrete ids, which the symmetry reduction "
                                     "permutes: " + ", ".join(p.name for p in unreduced)
                                     + " checked without the reduction")
-        other = _unreduced(run)
         families = _families_for(run, every, unreduced)
         assumed = {p.name: families.assumed(p.assumes) for p in unreduced}
         g2 = Graph(families, unreduced, run.ctx)
-        other.graph = g2
         box2: list[Visited] = []
-        other.keep_visited = box2
+        other = _unreduced(run, g2, box2)
         r2 = bfs(other, visited_kind, max_states, max_depth)
         info["unreduced_distinct_states"] = r2.distinct_states
         searched2 = r2.manifest.get("searched_verdict", r2.verdict)

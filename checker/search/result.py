@@ -95,3 +95,12 @@ class Result:
             "trace": to_itf(self.trace, model_obj) if self.trace is not None and model_obj is not None else None,
         }
         return out
+
+
+class Stop(Exception):
+    """Raised by an engine's step that ends the search (a violation, a deadlock, a limit) with its result; the
+    engine's entry point returns that result."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(result.verdict)
+        self.result = result

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -29,44 +29,103 @@ def premise_key(prop: str) -> str:
     return PREMISE_PREFIX + prop
 
 
-class Run:
-    """One check of one spec with one context: the engine-independent bookkeeping."""
+def make_run(
+    spec: Spec,
+    ctx: Context[Any],
+    engine: str,
+    strategy: str,
+    *,
+    progress: bool = False,
+    deadlock: bool = True,
+    notes: Iterable[str] = (),
+    profile: str = "default",
+    graph: Any = None,
+    keep_visited: Any = None,
+) -> Run:
+    """The one way to build a :class:`Run`: the properties split by kind, premises as targets, the actions as
+    (name, fn, has_params), coverage at zero, the clock started."""
+    model = spec.model
+    targets: dict[str, Callable[..., bool]] = {p.name: p.pred for p in spec.of_kind("reachable")}
+    premises: dict[str, str] = {}
+    step_premises: dict[str, Callable[..., bool]] = {}
+    for p in spec.properties:
+        if p.premise is None or p.kind not in ("invariant", "action"):
+            continue
+        premises[p.name] = p.premise_meaning
+        if p.kind == "invariant":
+            targets[premise_key(p.name)] = p.premise
+        else:
+            step_premises[premise_key(p.name)] = p.premise
+    actions = [(a.name, a.fn, bool(a.params)) for a in model.actions]
+    return Run(
+        spec=spec, model=model, ctx=ctx, engine=engine, strategy=strategy, deadlock=deadlock, notes=tuple(notes),
+        profile=profile, graph=graph, keep_visited=keep_visited,
+        fingerprint=model.fingerprinter(ctx), fingerprint_batch=batch_fingerprinter(model, ctx),
+        invariants=[(p.name, p.pred) for p in spec.of_kind("invariant")],
+        action_props=[(p.name, p.pred) for p in spec.of_kind("action")],
+        targets=targets, premises=premises, step_premises=step_premises, all_step_premises=dict(step_premises),
+        actions=actions, coverage=[0] * len(actions),
+        progress=Progress(f"{model.name} {strategy}", enabled=progress), tally=Tally(),
+    )
 
-    def __init__(self, spec: Spec, ctx: Context[Any], engine: str, strategy: str, progress: bool = False) -> None:
-        self.spec = spec
-        self.model = spec.model
-        self.ctx = ctx
-        self.engine = engine
-        self.strategy = strategy
-        self.fingerprint: Callable[[Any], int] = self.model.fingerprinter(ctx)
-        self.fingerprint_batch: BatchFingerprint = batch_fingerprinter(self.model, ctx)
-        self.invariants = [(p.name, p.pred) for p in spec.of_kind("invariant")]
-        self.action_props = [(p.name, p.pred) for p in spec.of_kind("action")]
-        self.targets: dict[str, Callable[..., bool]] = {p.name: p.pred for p in spec.of_kind("reachable")}
-        # Premises (spec/core.py): an invariant's premise is a state target under the key ``premise_key(name)``, so
-        # that every engine (BFS, DFS, simulation, Spark) marks it as it marks targets; an action property's premise
-        # is a step predicate, evaluated by broken_action_property until reached.
-        self.premises: dict[str, str] = {}
-        self.step_premises: dict[str, Callable[..., bool]] = {}
-        for p in spec.properties:
-            if p.premise is None or p.kind not in ("invariant", "action"):
-                continue
-            self.premises[p.name] = p.premise_meaning
-            if p.kind == "invariant":
-                self.targets[premise_key(p.name)] = p.premise
-            else:
-                self.step_premises[premise_key(p.name)] = p.premise
-        self.all_step_premises = dict(self.step_premises)  # Spark executors reset theirs to the driver's pending set
-        # (distinct, transitions, depth) as of the last batch: what an interrupted run reports
-        self.snapshot: tuple[int, int, int] = (0, 0, 0)
-        self.notes: list[str] = []  # one-line notes for the user (bounds a variant needs, applied or overridden)
-        self.profile = "default"  # the bounds profile the context was built from (reported in the manifest)
-        # (name, fn, has_params) so that the hot loop calls the model's function directly
-        self.actions = [(a.name, a.fn, bool(a.params)) for a in self.model.actions]
-        self.coverage = [0] * len(self.actions)
-        self.started = time.perf_counter()
-        self.cpu_started = time.process_time()
-        self.progress = Progress(f"{self.model.name} {strategy}", enabled=progress)
+
+@attrs.define(eq=False)
+class Tally:
+    """What a run changes as it goes (the Run itself is frozen): its clock, which a resumed Spark run winds back by
+    the time its checkpointed levels cost; the figures as of the last batch, which an interrupted run reports; and
+    how many more ``successors`` calls have their states checked to be immutable values (DFS, simulation)."""
+
+    started: float = attrs.field(factory=time.perf_counter)
+    cpu_started: float = attrs.field(factory=time.process_time)
+    snapshot: tuple[int, int, int] = (0, 0, 0)  # (distinct, transitions, depth)
+    hash_checks: int = 1000
+
+    def rewind(self, wall: float, cpu: float) -> None:
+        """Count ``wall`` and ``cpu`` seconds spent before this process started (a resumed run's earlier levels)."""
+        self.started -= wall
+        self.cpu_started -= cpu
+
+
+@attrs.frozen(eq=False)
+class Run:
+    """One check of one spec with one context: the engine-independent bookkeeping.  Built complete by
+    :func:`make_run` and frozen; what changes during the search lives in containers it holds (``targets``,
+    ``step_premises``, ``coverage``) and in its :class:`Tally`."""
+
+    spec: Spec
+    model: Any  # the spec's model (kraftcheck.model.core.Model)
+    ctx: Context[Any]
+    engine: str
+    strategy: str
+    deadlock: bool
+    notes: tuple[str, ...]  # one-line notes for the user (bounds a variant needs, applied or overridden)
+    profile: str  # the bounds profile the context was built from (reported in the manifest)
+    graph: Any  # checker.liveness.graph.Graph when a liveness check keeps the explored graph
+    keep_visited: Any  # a list the BFS appends its visited table to (the liveness check's parent pointers)
+    fingerprint: Callable[[Any], int]
+    fingerprint_batch: BatchFingerprint
+    invariants: list[tuple[str, Callable[..., bool]]]
+    action_props: list[tuple[str, Callable[..., bool]]]
+    targets: dict[str, Callable[..., bool]]
+    # Premises (spec/core.py): an invariant's premise is a state target under the key ``premise_key(name)``, so
+    # that every engine (BFS, DFS, simulation, Spark) marks it as it marks targets; an action property's premise
+    # is a step predicate, evaluated by broken_action_property until reached.
+    premises: dict[str, str]
+    step_premises: dict[str, Callable[..., bool]]
+    all_step_premises: dict[str, Callable[..., bool]]  # Spark executors reset theirs to the driver's pending set
+    # (name, fn, has_params) so that the hot loop calls the model's function directly
+    actions: list[tuple[str, Callable[..., Any], bool]]
+    coverage: list[int]
+    progress: Progress
+    tally: Tally
+
+    @property
+    def started(self) -> float:
+        return self.tally.started
+
+    @property
+    def cpu_started(self) -> float:
+        return self.tally.cpu_started
 
     # ---- judging states -------------------------------------------------------------------------------------------
     def broken_invariant(self, state: Any) -> str | None:
@@ -139,13 +198,11 @@ class Run:
                 self.coverage[ai] += len(out) - before
         except Exception as exc:
             raise self.action_error(ai, exc) from exc
-        if self.hash_checks:
-            self.hash_checks -= 1
+        if self.tally.hash_checks:
+            self.tally.hash_checks -= 1
             for name, _, t in out:
                 self.check_hashable((t,), name)
         return out
-
-    hash_checks = 1000  # successors() calls whose states are checked to be immutable values (DFS, simulation)
 
     def check_hashable(self, states: Any, action: str) -> None:
         """States are immutable values: one that cannot be hashed (a list, a dict, a mutable record) would let an
@@ -175,7 +232,7 @@ class Run:
 
     def interrupted(self) -> Result:
         """The partial result of a run stopped by Ctrl-C or SIGTERM: never exhaustive, figures as of the last batch."""
-        distinct, transitions, depth = self.snapshot
+        distinct, transitions, depth = self.tally.snapshot
         return self.result("interrupted", distinct, transitions, depth, exhaustive=False)
 
     # ---- the result -----------------------------------------------------------------------------------------------
@@ -190,6 +247,9 @@ class Run:
         exhaustive: bool = True,
         extra: dict[str, Any] | None = None,
     ) -> Result:
+        """The Result of a search that ended with ``verdict``: unreached targets and vacuous properties turn an
+        exhaustive ok into unreached, a mutation variant's verdict into missed when its bug was not found; the
+        trace is labelled; the manifest says what the verdict rests on."""
         self.progress.close()
         unreached = sorted(t for t in self.targets if not t.startswith(PREMISE_PREFIX))
         vacuous = [n for n in self.premises if premise_key(n) in self.targets or premise_key(n) in self.step_premises]
@@ -198,19 +258,46 @@ class Run:
         bounds = attrs.asdict(self.ctx.b)
         variants = tuple(sorted(self.ctx.variants))
         expected = sorted({e for v in variants if (e := self.model.variants[v].expect)})
-        found: bool | None = None
         searched_verdict = verdict
-        if expected:
-            found = verdict == "violation" and violated in expected
-            if not found and verdict not in ("limit", "interrupted"):  # those say themselves that nothing is proved
-                verdict = "missed"  # a CI job that expects this bug must fail (exit 17), whatever was found instead
+        verdict, found = _expected(verdict, violated, expected)
         if trace is not None:
-            trace.model, trace.variant, trace.bounds = self.model.name, variants, bounds
-            trace.violation = violated or ("deadlock" if searched_verdict == "deadlock" else None)
-            prop = self.spec.property_named(violated) if violated else None
-            if prop is not None:
-                trace.note = prop.meaning
-        manifest = {
+            self._label(trace, violated, searched_verdict, variants, bounds)
+        manifest = self._manifest(distinct, exhaustive, searched_verdict, vacuous, extra)
+        return Result(
+            model=self.model.name,
+            variant=variants,
+            bounds=bounds,
+            engine=self.engine,
+            strategy=self.strategy,
+            verdict=verdict,
+            violated_property=violated,
+            distinct_states=distinct,
+            transitions=transitions,
+            depth=depth,
+            seconds=time.perf_counter() - self.tally.started,
+            cpu_seconds=time.process_time() - self.tally.cpu_started,
+            coverage={name: self.coverage[i] for i, (name, _, _) in enumerate(self.actions)},
+            unreached_targets=unreached,
+            vacuous_properties=vacuous,
+            trace=trace,
+            manifest=manifest,
+            expected_property=", ".join(expected) or None,
+            expected_violation_found=found,
+        )
+
+    def _label(self, trace: Trace, violated: str | None, searched_verdict: str, variants: tuple[str, ...],
+               bounds: dict[str, Any]) -> None:
+        """What a counterexample was found under and what it breaks, with the property's meaning."""
+        trace.model, trace.variant, trace.bounds = self.model.name, variants, bounds
+        trace.violation = violated or ("deadlock" if searched_verdict == "deadlock" else None)
+        prop = self.spec.property_named(violated) if violated else None
+        if prop is not None:
+            trace.note = prop.meaning
+
+    def _manifest(self, distinct: int, exhaustive: bool, searched_verdict: str, vacuous: list[str],
+                  extra: dict[str, Any] | None) -> dict[str, Any]:
+        """The soundness manifest: what the verdict rests on and what it does not cover."""
+        return {
             "exhaustive": exhaustive and searched_verdict != "limit",
             "symmetry_reduction": self.model.symmetry_on(self.ctx.b),
             "fingerprint_bits": 64,
@@ -232,28 +319,14 @@ class Run:
             "profile": self.profile,
             **(extra or {}),
         }
-        return Result(
-            model=self.model.name,
-            variant=variants,
-            bounds=bounds,
-            engine=self.engine,
-            strategy=self.strategy,
-            verdict=verdict,
-            violated_property=violated,
-            distinct_states=distinct,
-            transitions=transitions,
-            depth=depth,
-            seconds=time.perf_counter() - self.started,
-            cpu_seconds=time.process_time() - self.cpu_started,
-            coverage={name: self.coverage[i] for i, (name, _, _) in enumerate(self.actions)},
-            unreached_targets=unreached,
-            vacuous_properties=vacuous,
-            trace=trace,
-            manifest=manifest,
-            expected_property=", ".join(expected) or None,
-            expected_violation_found=found,
-        )
 
-    deadlock: bool = True
-    graph: Any = None  # checker.liveness.graph.Graph when a liveness check keeps the explored graph
-    keep_visited: Any = None  # a list the BFS appends its visited table to (the liveness check's parent pointers)
+
+def _expected(verdict: str, violated: str | None, expected: list[str]) -> tuple[str, bool | None]:
+    """A mutation variant's verdict and whether it found its bug: missed when it did not (nor stopped at a limit)."""
+    if not expected:
+        return verdict, None
+    found = verdict == "violation" and violated in expected
+    if not found and verdict not in ("limit", "interrupted"):  # those say themselves that nothing is proved
+        verdict = "missed"  # a CI job that expects this bug must fail (exit 17), whatever was found instead
+    return verdict, found
+

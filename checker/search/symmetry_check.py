@@ -76,6 +76,32 @@ def _shown(p: Perm) -> str:
     return ", ".join(f"{k} -> {list(v)}" for k, v in sorted(p.items()))
 
 
+def _check_renamings(model: Model[Any, Any], ctx: Context[Any], s: Any, where: str, perms: list[Any],
+                     top: str | None, fingerprint: Any) -> None:
+    """Every renaming of ``s`` has its canonical fingerprint, renamed successors are the renamed state's, and the
+    representative is one of the renamings."""
+    encode = model.encode
+    fp = fingerprint(s)
+    renamings = set()
+    for p in perms:
+        r = rename_top(s, p, top)
+        renamings.add(encode(r))
+        if fingerprint(r) != fp:
+            raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) changes the canonical "
+                                 f"fingerprint of the state reached by {where}")
+    for p in perms[:MODEL_PERMS]:
+        mine = {encode(rename_top(t, p, top)) for _, _, t in model.successors(s, ctx)}
+        theirs = {encode(t) for _, _, t in model.successors(rename_top(s, p, top), ctx)}
+        if mine != theirs:
+            raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) is no symmetry of the model: "
+                                 f"the renamed successors of the state reached by {where} differ from the "
+                                 "successors of the renamed state (an id left unmarked, or an action that "
+                                 "treats ids unalike?)")
+    if encode(model.symmetry(s, ctx.b)) not in renamings:  # type: ignore[misc]
+        raise SymmetryBroken(f"model {model.name}: symmetry(s) is no renaming of s, for the state reached by "
+                             f"{where}")
+
+
 def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed: int = 0,
                    depth: int = 60) -> SymmetryReport:
     """Check the symmetry reduction on ``samples`` sampled states (see the module docstring)."""
@@ -100,27 +126,8 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
         if sym_encode is not None and sym_encode(s, b) != encode(sym(s, b)):
             raise SymmetryBroken(f"model {model.name}: symmetry_encoding(s) differs from encode(symmetry(s)) for "
                                  f"the state reached by {where}")
-        if not perms:
-            continue
-        fp = fingerprint(s)
-        renamings = set()
-        for p in perms:
-            r = rename_top(s, p, top)
-            renamings.add(encode(r))
-            if fingerprint(r) != fp:
-                raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) changes the canonical "
-                                     f"fingerprint of the state reached by {where}")
-        for p in perms[:MODEL_PERMS]:
-            mine = {encode(rename_top(t, p, top)) for _, _, t in model.successors(s, ctx)}
-            theirs = {encode(t) for _, _, t in model.successors(rename_top(s, p, top), ctx)}
-            if mine != theirs:
-                raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) is no symmetry of the model: "
-                                     f"the renamed successors of the state reached by {where} differ from the "
-                                     "successors of the renamed state (an id left unmarked, or an action that "
-                                     "treats ids unalike?)")
-        if encode(sym(s, b)) not in renamings:
-            raise SymmetryBroken(f"model {model.name}: symmetry(s) is no renaming of s, for the state reached by "
-                                 f"{where}")
+        if perms:
+            _check_renamings(model, ctx, s, where, perms, top, fingerprint)
     if perms:
         note = (f"{len(states)} sampled states, {len(perms)} renamings each: one canonical fingerprint per state, "
                 f"the representative a renaming, successors renamed alike (up to {MODEL_PERMS} renamings)")

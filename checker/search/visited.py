@@ -248,8 +248,11 @@ class CompactTable:
 
 
 def make_visited(kind: str) -> Visited:
-    if kind == "compact":
-        return CompactTable()
-    if kind == "dict":
-        return DictTable()
-    raise ValueError(f"unknown visited set {kind!r} (compact, dict)")
+    """A new, empty visited set of the kind registered under ``kind`` (``strategies.VISITED_SETS``)."""
+    from kraftcheck.checker.search.strategies import VISITED_SETS
+
+    entry = VISITED_SETS.get(kind)
+    if entry is None:
+        raise ValueError(f"unknown visited set {kind!r} ({', '.join(VISITED_SETS)})")
+    made: Visited = entry.factory()
+    return made

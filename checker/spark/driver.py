@@ -20,7 +20,7 @@ import numpy as np
 
 from kraftcheck._version import __version__
 from kraftcheck.checker import errors
-from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory, UsageError
+from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
@@ -28,7 +28,7 @@ from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import code_identity
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
-from kraftcheck.checker.spark.job import Job, Reports
+from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
@@ -152,19 +152,7 @@ class _Search:
         except Exception as exc:
             raise spark_session.job_failure(job.level, exc, watchdog) from None
         reports: dict[int, dict[str, Any]] = {q: r for (lvl, q), r in acc.value.items() if lvl == job.level}
-        missing = [q for q in range(self.P) if q not in reports]
-        if missing:
-            raise RuntimeError(f"level {job.level}: no report from partitions {missing[:5]}")
-        for q in range(self.P):
-            err = reports[q].get("error")
-            if err:
-                if err[0] == "model":
-                    raise ModelError(err[1])
-                if err[0] == "OutOfMemory":
-                    raise OutOfMemory(f"an executor ran {err[1]}")
-                if err[0] == "DiskFull":
-                    raise DiskFull(f"an executor found {err[1]}")
-                raise RuntimeError(f"Spark task for level {job.level} failed:\n{err[1]}")
+        raise_task_errors(job.level, self.P, reports)
         self.rdd = rdd
         if self.shard_dir and job.mode in ("init", "resume", "seed", "dedup"):
             self.shard_level = job.level
@@ -191,7 +179,7 @@ class _Search:
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the figures of the levels committed so far, no traceback
             spark_session.cancel_jobs()
             run = self.run_
-            run.coverage = self.coverage.tolist()
+            run.coverage[:] = self.coverage.tolist()
             return run.result("interrupted", self.distinct, self.transitions, self.depth_done, exhaustive=False,
                               extra=self._extra())
         except Exception as exc:  # a py4j call to a JVM that died: say so (one line, exit 22), not "Connection refused"
@@ -234,7 +222,7 @@ class _Search:
             n = len(self.ranks)
             run.progress.tick(self.distinct, self.transitions, n, level)
             if n == 0:
-                run.coverage = self.coverage.tolist()
+                run.coverage[:] = self.coverage.tolist()
                 return run.result("ok", self.distinct, self.transitions, level - 1, extra=self._extra())
             self.depth_done = level
             self._commit(level)
@@ -266,7 +254,7 @@ class _Search:
         st = self.checkpoint.state(last)
         # the cost up to that level, so that the rates divide all the states by all the time they cost
         self.carried = c = {k: float(st.get(k, 0.0)) for k in ("wall", "cpu_driver", "cpu_tasks")}
-        run.started, run.cpu_started = run.started - c["wall"], run.cpu_started - c["cpu_driver"]
+        run.tally.rewind(c["wall"], c["cpu_driver"])
         self.task_time["cpu"] = self.task_time.get("cpu", 0.0) + c["cpu_tasks"]
         self.distinct = int(st["distinct"])
         self.transitions = int(st["transitions"])
@@ -316,7 +304,7 @@ class _Search:
         for f, s in inits:
             bad = run.broken_invariant(s)
             if bad:
-                run.coverage = self.coverage.tolist()
+                run.coverage[:] = self.coverage.tolist()
                 return run.result("violation", len(inits), 0, 0, bad, self._trace([f]), extra=self._extra())
             run.visit_targets(s)
         md = self.max_depth
@@ -450,7 +438,7 @@ class _Search:
 
     def _set_coverage(self, added: np.ndarray) -> None:
         self.coverage += added
-        self.run_.coverage = self.coverage.tolist()
+        self.run_.coverage[:] = self.coverage.tolist()
 
     def _reach(self, targets: dict[str, int], before_batch: int) -> None:
         """Mark the targets first reached by states inserted in batches before ``before_batch``."""
@@ -471,7 +459,7 @@ class _Search:
             self.coverage += cov_pb[: min(firsts) // BATCH + 1].sum(axis=0)
         else:
             self.coverage += cov_pb.sum(axis=0)
-        run.coverage = self.coverage.tolist()
+        run.coverage[:] = self.coverage.tolist()
         return run.result("limit" if firsts else "ok", self.distinct, self.transitions, level - 1, extra=self._extra())
 
     # ---- counterexamples --------------------------------------------------------------------------------------------

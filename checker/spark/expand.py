@@ -31,58 +31,89 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
             shard_f: np.ndarray, report: dict[str, Any]) -> list[Any]:
     """Successors of this partition's level, shipped to their owners as one blob per destination."""
     t = time.process_time()
+    checked = bool(not job.expand_all and run.action_props)
+    cand, matrix, occ_p, occ_a, occ_y = _generate(job, run, keys, fps, states, report)
+    t = lap(report, "expand", t)
+    out: list[Any] = [(q, (ROWS, keys[: len(matrix)].copy(), matrix))]
+    if not cand:
+        return out
+    cfps = _fingerprints(run, cand)
+    t = lap(report, "fingerprint", t)
+    if len(occ_y) and int(occ_y.max()) >= 1 << YBITS:
+        raise ModelError(f"model {run.model.name}: an action yields more than {(1 << YBITS) - 1} successors of a state")
+    keep = _travelling(cfps, occ_a, checked)
+    uf, first, inv = np.unique(cfps[keep], return_index=True, return_inverse=True)
+    dest_u = (uf % U64(job.partitions)).astype(I64)
+    reps = keep[first]  # the candidate carrying each distinct state
+    seen = _known(job, q, shard_f, uf, dest_u)
+    if seen.any():
+        occ_keep = ~seen[inv]
+        keep, inv = keep[occ_keep], (np.cumsum(~seen) - 1)[inv[occ_keep]]
+        uf, reps, dest_u = uf[~seen], reps[~seen], dest_u[~seen]
+    occ = (keep, occ_p, occ_a, occ_y)
+    out.extend(_ship(job.partitions, keys, fps, cand, uf, inv, reps, dest_u, occ))
+    lap(report, "ship", t)
+    return out
+
+
+def _generate(job: Job, run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any],
+              report: dict[str, Any]) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The successors and their occurrences: state by state when action properties judge each step, else action
+    by action (the in-process fast path)."""
     check = not job.expand_all
-    checked = bool(check and run.action_props)
-    if checked:
+    if check and run.action_props:
         # the premises of action properties still pending in the driver, looked for on every step (Run keeps its
         # state per worker between tasks, so it is reset here to what the driver says)
         pending = [k for k in job.targets if k in run.all_step_premises]
-        run.step_premises = {k: run.all_step_premises[k] for k in pending}
+        run.step_premises.clear()
+        run.step_premises.update((k, run.all_step_premises[k]) for k in pending)
         cand, matrix, occ_p, occ_a, occ_y, event = _expand_checked(run, keys, fps, states)
         report["step_premises"] = [k for k in pending if k not in run.step_premises]
     else:
         cand, matrix, occ_p, occ_a, occ_y, event = _expand_fast(run, keys, fps, states, check and run.deadlock)
     report["x_event"] = event
-    t = lap(report, "expand", t)
-    n = len(matrix)
-    out: list[Any] = [(q, (ROWS, keys[:n].copy(), matrix))]
-    if not cand:
-        return out
+    return cand, matrix, occ_p, occ_a, occ_y
+
+
+def _fingerprints(run: Run, cand: list[Any]) -> np.ndarray:
     try:
-        cfps = run.fingerprint_batch(cand)
+        return run.fingerprint_batch(cand)
     except UnencodableValue as exc:
         raise ModelError(f"model {run.model.name}: {exc}") from exc
     except Exception as exc:
         raise ModelError(f"model {run.model.name}: fingerprinting a state raised {type(exc).__name__}: {exc}") from exc
-    t = lap(report, "fingerprint", t)
-    if len(occ_y) and int(occ_y.max()) >= 1 << YBITS:
-        raise ModelError(f"model {run.model.name}: an action yields more than {(1 << YBITS) - 1} successors of a state")
-    # Only occurrences that can be a state's first (in the in-process order) need to travel.  State by state
-    # (checked expansion) that is the first occurrence of each fingerprint; action by action it is the first of each
-    # (fingerprint, action), since the batch of a parent, which comes before the action in the order, is not known
-    # here (generation order within one action is parent key, then yield index).
+
+
+def _travelling(cfps: np.ndarray, occ_a: np.ndarray, checked: bool) -> np.ndarray:
+    """Only occurrences that can be a state's first (in the in-process order) need to travel.  State by state
+    (checked expansion) that is the first occurrence of each fingerprint; action by action it is the first of each
+    (fingerprint, action), since the batch of a parent, which comes before the action in the order, is not known
+    here (generation order within one action is parent key, then yield index)."""
     if checked:
-        _, keep = np.unique(cfps, return_index=True)
-    else:
-        parts = []
-        for a in np.unique(occ_a).tolist():
-            sel = np.flatnonzero(occ_a == a)
-            parts.append(sel[np.unique(cfps[sel], return_index=True)[1]])
-        keep = np.concatenate(parts)
-    uf, first, inv = np.unique(cfps[keep], return_index=True, return_inverse=True)
-    P = job.partitions
-    dest_u = (uf % U64(P)).astype(I64)
-    reps = keep[first]  # the candidate carrying each distinct state
+        return np.unique(cfps, return_index=True)[1]
+    parts = []
+    for a in np.unique(occ_a).tolist():
+        sel = np.flatnonzero(occ_a == a)
+        parts.append(sel[np.unique(cfps[sel], return_index=True)[1]])
+    return np.concatenate(parts)
+
+
+def _known(job: Job, q: int, shard_f: np.ndarray, uf: np.ndarray, dest_u: np.ndarray) -> np.ndarray:
+    """Which distinct states their owner has visited already (they need not travel)."""
     seen = np.zeros(len(uf), dtype=bool)
-    for d, known in visited_shards(job, q, shard_f):  # states their owner has visited already need not travel
+    for d, known in visited_shards(job, q, shard_f):
         mine = np.flatnonzero(dest_u == d)
         if len(mine) and len(known):
             at = np.minimum(np.searchsorted(known, uf[mine]), len(known) - 1)
             seen[mine[known[at] == uf[mine]]] = True
-    if seen.any():
-        occ_keep = ~seen[inv]
-        keep, inv = keep[occ_keep], (np.cumsum(~seen) - 1)[inv[occ_keep]]
-        uf, reps, dest_u = uf[~seen], reps[~seen], dest_u[~seen]
+    return seen
+
+
+def _ship(P: int, keys: np.ndarray, fps: np.ndarray, cand: list[Any], uf: np.ndarray, inv: np.ndarray,
+          reps: np.ndarray, dest_u: np.ndarray, occ: tuple[np.ndarray, ...]) -> list[Any]:
+    """One message per destination: its distinct states (one pickled blob) and every occurrence of them."""
+    keep, occ_p, occ_a, occ_y = occ
+    out: list[Any] = []
     u_order = np.argsort(dest_u, kind="stable")
     local = np.empty(len(uf), dtype=np.int32)  # index of a distinct state within its destination's list
     dest_o = dest_u[inv]
@@ -94,12 +125,11 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
         if not len(us):
             continue
         local[us] = np.arange(len(us), dtype=np.int32)
-        occ = o_order[o_cuts[d]:o_cuts[d + 1]]
-        ci = keep[occ]  # candidate indices of these occurrences
+        o = o_order[o_cuts[d]:o_cuts[d + 1]]
+        ci = keep[o]  # candidate indices of these occurrences
         par = occ_p[ci]
         blob = codec.dumps([cand[i] for i in reps[us].tolist()])
-        out.append((d, (CAND, uf[us], blob, local[inv[occ]], keys[par], occ_a[ci], occ_y[ci], fps[par])))
-    lap(report, "ship", t)
+        out.append((d, (CAND, uf[us], blob, local[inv[o]], keys[par], occ_a[ci], occ_y[ci], fps[par])))
     return out
 
 

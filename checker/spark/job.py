@@ -2,7 +2,8 @@
 
 A task's report (counts, order keys, events, CPU time by phase) goes back through an accumulator keyed by (level,
 partition), so a re-executed task overwrites its own entry instead of counting twice.  Shared by the driver, which
-builds the jobs and reads the reports, and by the task code, which fills them.
+builds the jobs and reads the reports (``raise_task_errors``: the first failure a task reports), and by the task
+code, which fills them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory
 from kraftcheck.checker.spark.specref import SpecRef
 
 
@@ -53,3 +55,20 @@ def lap(report: dict[str, Any], phase: str, since: float) -> float:
     times = report["time"]
     times[phase] = times.get(phase, 0.0) + now - since
     return now
+
+
+def raise_task_errors(level: int, partitions: int, reports: dict[int, dict[str, Any]]) -> None:
+    """Every partition reported, and none failed: else the first failure as the error the user should see."""
+    missing = [q for q in range(partitions) if q not in reports]
+    if missing:
+        raise RuntimeError(f"level {level}: no report from partitions {missing[:5]}")
+    for q in range(partitions):
+        err = reports[q].get("error")
+        if err:
+            if err[0] == "model":
+                raise ModelError(err[1])
+            if err[0] == "OutOfMemory":
+                raise OutOfMemory(f"an executor ran {err[1]}")
+            if err[0] == "DiskFull":
+                raise DiskFull(f"an executor found {err[1]}")
+            raise RuntimeError(f"Spark task for level {level} failed:\n{err[1]}")

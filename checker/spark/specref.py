@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from kraftcheck.checker.errors import UsageError
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import Run, make_run
 from kraftcheck.checker.spark.session import PACKAGE  # executors import it installed (or from the shipped zip)
 from kraftcheck.spec.folder import local_modules, module_files
 
@@ -76,9 +76,7 @@ def _build_run(ref: SpecRef) -> Run:
         raise RuntimeError(f"{ref.target} is not a Spec on the executor")
     model = spec.model
     ctx = model.context(model.bounds_type(**dict(ref.bounds)), ref.variants)
-    run = Run(spec, ctx, "spark", "bfs", progress=False)
-    run.deadlock = ref.deadlock
-    return run
+    return make_run(spec, ctx, "spark", "bfs", deadlock=ref.deadlock)
 
 
 @contextlib.contextmanager

@@ -138,19 +138,7 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
     nb = max(1, -(-len(ranks) // BATCH))
     A = len(run.actions)
     _, bshift = key_layout(A)
-    # what expanding level - 1 cost, per batch of the in-process order (this partition's share)
-    cov_pb = np.zeros((nb, A), dtype=I64)
-    if rows is not None and len(rows[0]):
-        rk, matrix = rows
-        pos = np.searchsorted(ranks, rk)
-        batch = pos // BATCH
-        for a in range(A):
-            cov_pb[:, a] = np.bincount(batch, weights=matrix[:, a], minlength=nb)[:nb]
-        if job.event_batches:
-            sel = np.isin(batch, np.array(job.event_batches, dtype=I64))
-            report["x_rows"] = (pos[sel], matrix[sel].astype(I64))
-    report["x_cands"] = cov_pb.sum(axis=1)
-    report["x_cov"] = cov_pb
+    _level_costs(job, ranks, nb, A, rows, report)
     report["new_keys"] = np.zeros(0, dtype=I64)
     report["new_per_batch"] = np.zeros(nb, dtype=I64)
     empty: tuple[np.ndarray, np.ndarray, list[Any], np.ndarray, np.ndarray] = (
@@ -159,36 +147,13 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         if job.checkpoint and job.expand and job.mode == "dedup":
             ckpt_io.write_part(job.checkpoint, job.level, q, empty[1], empty[1], empty[0], [])
         return empty
-    # occurrences (one per generated successor) and the distinct states each blob carries
-    ufps = [c[1] for c in cands]
-    base = np.cumsum([0] + [len(u) for u in ufps])
-    occ_u = np.concatenate([c[3].astype(I64) + base[i] for i, c in enumerate(cands)])
-    pkeys = np.concatenate([c[4] for c in cands])
-    occ_a = np.concatenate([c[5] for c in cands])
-    occ_y = np.concatenate([c[6] for c in cands])
-    parents = np.concatenate([c[7] for c in cands])
-    all_ufps = np.concatenate(ufps)
-    fps = all_ufps[occ_u]
-    prank = np.searchsorted(ranks, pkeys)
-    if len(prank) and (prank.max() >= len(ranks) or not np.array_equal(ranks[prank], pkeys)):
-        raise RuntimeError("a candidate's parent key is not in the previous level (engine bug)")
-    keys = order_keys(prank.astype(I64), occ_a, occ_y, A, bool(run.action_props))
-    # per fingerprint, the occurrence with the smallest order key (keys are unique): group by fingerprint, take the
-    # minimum key of each group
-    by_fp = np.argsort(fps)
-    fs = fps[by_fp]
-    starts = np.flatnonzero(np.concatenate(([True], fs[1:] != fs[:-1])))
-    ko = keys[by_fp]
-    least = np.minimum.reduceat(ko, starts)
-    c = by_fp[ko == np.repeat(least, np.diff(np.append(starts, len(fs))))]  # one per fingerprint, by fingerprint
-    if len(shard_f):
-        at = np.minimum(np.searchsorted(shard_f, fps[c]), len(shard_f) - 1)
-        c = c[shard_f[at] != fps[c]]
-    c = c[np.argsort(keys[c])]  # in BFS order
+    occ = _occurrences(cands, ranks, A, bool(run.action_props))
+    fps, keys, prank = occ["fps"], occ["keys"], occ["prank"]
+    c = _first_new(fps, keys, shard_f)
     if job.mode == "probe":
         report["probe_min_pos"] = int(prank[c].min()) if len(c) else None
         return empty
-    new_f, new_p, new_k = fps[c], parents[c], keys[c]
+    new_f, new_p, new_k = fps[c], occ["parents"][c], keys[c]
     report["new_keys"] = new_k
     new_batch = new_k >> bshift
     report["new_per_batch"] = np.bincount(new_batch, minlength=nb)[:nb].astype(I64)
@@ -198,17 +163,7 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
     shard_f = np.insert(shard_f, at, new_f[by_fp])
     shard_p = np.insert(shard_p, at, new_p[by_fp])
     t = lap(report, "dedup", t)
-    # the new states themselves (unpickled blob by blob, only where needed)
-    u = occ_u[c]
-    blob_of = np.searchsorted(base, u, side="right") - 1
-    loaded: dict[int, list[Any]] = {}
-    states: list[Any] = []
-    for ui, bi in zip(u.tolist(), blob_of.tolist()):
-        lst = loaded.get(bi)
-        if lst is None:
-            lst = loaded[bi] = codec.loads(cands[bi][2])
-        states.append(lst[ui - int(base[bi])])
-    del loaded
+    states = _load_states(cands, occ["occ_u"][c], occ["base"])
     t = lap(report, "unpickle", t)
     hits, inv = judge(run, job, states, new_k, new_f, new_batch)
     report["targets"] = hits
@@ -221,6 +176,68 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
     if inv is not None:
         return empty[0], empty[1], [], shard_f, shard_p
     return new_k, new_f, states, shard_f, shard_p
+
+
+def _level_costs(job: Job, ranks: np.ndarray, nb: int, A: int, rows: tuple[np.ndarray, np.ndarray] | None,
+                 report: dict[str, Any]) -> None:
+    """What expanding level - 1 cost, per batch of the in-process order (this partition's share)."""
+    cov_pb = np.zeros((nb, A), dtype=I64)
+    if rows is not None and len(rows[0]):
+        rk, matrix = rows
+        pos = np.searchsorted(ranks, rk)
+        batch = pos // BATCH
+        for a in range(A):
+            cov_pb[:, a] = np.bincount(batch, weights=matrix[:, a], minlength=nb)[:nb]
+        if job.event_batches:
+            sel = np.isin(batch, np.array(job.event_batches, dtype=I64))
+            report["x_rows"] = (pos[sel], matrix[sel].astype(I64))
+    report["x_cands"] = cov_pb.sum(axis=1)
+    report["x_cov"] = cov_pb
+
+
+def _occurrences(cands: list[tuple[Any, ...]], ranks: np.ndarray, A: int, by_state: bool) -> dict[str, np.ndarray]:
+    """Occurrences (one per generated successor) and the distinct states each blob carries: fingerprints, parents,
+    order keys and parent ranks per occurrence; ``occ_u`` indexes the blobs' states, which start at ``base``."""
+    ufps = [c[1] for c in cands]
+    base = np.cumsum([0] + [len(u) for u in ufps])
+    occ_u = np.concatenate([c[3].astype(I64) + base[i] for i, c in enumerate(cands)])
+    pkeys = np.concatenate([c[4] for c in cands])
+    occ_a = np.concatenate([c[5] for c in cands])
+    occ_y = np.concatenate([c[6] for c in cands])
+    prank = np.searchsorted(ranks, pkeys)
+    if len(prank) and (prank.max() >= len(ranks) or not np.array_equal(ranks[prank], pkeys)):
+        raise RuntimeError("a candidate's parent key is not in the previous level (engine bug)")
+    return {"fps": np.concatenate(ufps)[occ_u], "parents": np.concatenate([c[7] for c in cands]),
+            "keys": order_keys(prank.astype(I64), occ_a, occ_y, A, by_state), "prank": prank, "occ_u": occ_u,
+            "base": base}
+
+
+def _first_new(fps: np.ndarray, keys: np.ndarray, shard_f: np.ndarray) -> np.ndarray:
+    """Per fingerprint not in the shard, the occurrence with the smallest order key (keys are unique), in BFS
+    order: group by fingerprint, take the minimum key of each group."""
+    by_fp = np.argsort(fps)
+    fs = fps[by_fp]
+    starts = np.flatnonzero(np.concatenate(([True], fs[1:] != fs[:-1])))
+    ko = keys[by_fp]
+    least = np.minimum.reduceat(ko, starts)
+    c = by_fp[ko == np.repeat(least, np.diff(np.append(starts, len(fs))))]  # one per fingerprint, by fingerprint
+    if len(shard_f):
+        at = np.minimum(np.searchsorted(shard_f, fps[c]), len(shard_f) - 1)
+        c = c[shard_f[at] != fps[c]]
+    return c[np.argsort(keys[c])]
+
+
+def _load_states(cands: list[tuple[Any, ...]], u: np.ndarray, base: np.ndarray) -> list[Any]:
+    """The new states themselves, unpickled blob by blob, only where needed."""
+    blob_of = np.searchsorted(base, u, side="right") - 1
+    loaded: dict[int, list[Any]] = {}
+    states: list[Any] = []
+    for ui, bi in zip(u.tolist(), blob_of.tolist()):
+        lst = loaded.get(bi)
+        if lst is None:
+            lst = loaded[bi] = codec.loads(cands[bi][2])
+        states.append(lst[ui - int(base[bi])])
+    return states
 
 
 def judge(run: Run, job: Job, states: list[Any], new_k: np.ndarray, new_f: np.ndarray, new_batch: np.ndarray

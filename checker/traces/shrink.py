@@ -71,7 +71,8 @@ def shrink(run: Run, trace: Trace, verdict: str, prop: str | None, budget: int =
     progress = True
     while progress and tries < budget:
         progress = False
-        looped = attempt(_cut_loops(run, execute(model, ctx, steps, trace.initial) or trace))
+        current = execute(model, ctx, steps, trace.initial)
+        looped = attempt(_cut_loops(run, current if current is not None else trace))
         if looped is not None:
             steps, progress = looped, True
         chunk = max(len(steps) // 2, 1)
@@ -84,4 +85,5 @@ def shrink(run: Run, trace: Trace, verdict: str, prop: str | None, budget: int =
                 else:
                     i += chunk
             chunk //= 2
-    return execute(model, ctx, steps, trace.initial) or trace
+    out = execute(model, ctx, steps, trace.initial)
+    return out if out is not None else trace  # not ``or``: a trace of no steps (a failing initial state) is falsy
