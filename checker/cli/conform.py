@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.report import check_output_paths, write_file
@@ -73,9 +74,15 @@ def cmd_conform(args: argparse.Namespace) -> int:
     for w in diverged[:5]:
         print(f"  walk seed {w['seed']} diverged at step {w['diverged_at']}: {w['action']}: {w['reason']}")
     code = errors.KAFKA_DISCREPANCY if report.violations or diverged else errors.OK
-    if args.json:
+    return write_report(args.json, j, code)
+
+
+def write_report(path: str | None, doc: dict[str, Any], code: int) -> int:
+    """Write a conformance report to ``path`` (if given); a failed write keeps a discrepancy's exit code, else it is
+    the write's own (2, or 21 for a full disk)."""
+    if path:
         try:
-            write_file(args.json, json.dumps(j, indent=1) + "\n")
+            write_file(path, json.dumps(doc, indent=1) + "\n")
         except (UsageError, errors.ResourceError) as exc:
             print(f"kraftcheck: error: {exc}", file=sys.stderr)
             return code if code != errors.OK else getattr(exc, "code", errors.USAGE)

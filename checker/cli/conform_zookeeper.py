@@ -11,12 +11,9 @@ or ZooKeeper is missing (``.ci/fetch-zookeeper`` installs them).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import sys
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.cli.report import write_file
 from kraftcheck.checker.errors import UsageError
 
 
@@ -25,6 +22,7 @@ def cmd_conform_zookeeper(args: argparse.Namespace) -> int:
         import kazoo  # noqa: F401  (the conform extra)
     except ImportError:
         raise UsageError("conform zookeeper needs kazoo: pip install 'kraftcheck[conform]'") from None
+    from kraftcheck.checker.cli.conform import write_report
     from kraftcheck.impl.zk.conform import conform
     from kraftcheck.impl.zk.server import ServerUnavailable
 
@@ -46,10 +44,4 @@ def cmd_conform_zookeeper(args: argparse.Namespace) -> int:
     for d in report.discrepancies[:5]:
         print(f"  run {d.run} (seed {d.seed}) step {d.step}: {d.what}: model {d.model!r}, ZooKeeper {d.real!r}")
     code = errors.KAFKA_DISCREPANCY if report.discrepancies else errors.OK
-    if args.json:
-        try:
-            write_file(args.json, json.dumps(j, indent=1) + "\n")
-        except (UsageError, errors.ResourceError) as exc:
-            print(f"kraftcheck: error: {exc}", file=sys.stderr)
-            return code if code != errors.OK else getattr(exc, "code", errors.USAGE)
-    return code
+    return write_report(args.json, j, code)
