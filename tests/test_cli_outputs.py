@@ -375,6 +375,10 @@ def test_the_main_job_prints_the_table_then_few_notes_then_the_verdict(capsys: p
     assert len(notes) <= 10 and len(set(notes)) == len(notes), tail
     assert verdict.startswith("verdict: limit") and "in 15 runs" in verdict and verdict.endswith("exit 15")
     assert sum("stopped at a limit" in line for line in notes) == 1  # one line names every model it concerns
+    # the reductions of the reduced profiles are off in each model's `unreduced` run: the note says where they were
+    # checked instead of claiming they were not
+    assert any(line.startswith("quorum: reduction lose_responses_only on, so what it removes was checked only in "
+                               "unreduced") for line in notes), notes
     assert sum(line.startswith("quorum:") for line in notes) == 1  # three quorum runs, one reduction line
     assert main(["check", "--quiet", "--max-states", "300", "--verbose"]) == 15
     every = _after_table(capsys.readouterr().out)[:-1]

@@ -86,13 +86,20 @@ def _unchecked(label: str, runs: list[Any]) -> str | None:
     reductions: list[str] = []
     for r in runs:
         reductions += [b for b in r.manifest.get("reductions", {}) if b not in reductions]
+    # a reduction on in some runs and off in others (the main job's `unreduced` profile): what it removes was checked,
+    # but only in those other runs, at their bounds
+    off_in = [str(r.manifest.get("profile") or "default") for r in runs
+              if not any(b in r.manifest.get("reductions", {}) for b in reductions)]
     parts = []
     if never:
         where = f" in any of its {len(runs)} runs" if len(runs) > 1 else ""
         parts.append(f"never taken at these bounds{where}, so not checked: {', '.join(never)}")
     if reductions:
-        parts.append(f"reduction{'s' if len(reductions) > 1 else ''} {', '.join(reductions)} on, so what "
-                     f"{'they remove' if len(reductions) > 1 else 'it removes'} was not checked (--verbose says what)")
+        them = "they remove" if len(reductions) > 1 else "it removes"
+        where = (f"was checked only in {', '.join(off_in)}, where every reduction is off" if off_in
+                 else "was not checked")
+        parts.append(f"reduction{'s' if len(reductions) > 1 else ''} {', '.join(reductions)} on, so what {them} "
+                     f"{where} (--verbose says what)")
     return f"{label}: {'; '.join(parts)}." if parts else None
 
 
