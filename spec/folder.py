@@ -2,11 +2,11 @@
 
 A model file is loaded as a module of no package (``spec.registry``), so its folder is put first on ``sys.path`` while
 it is imported, as Python does for a script.  The modules it imports from there (a ``helpers.py``, or a package
-``helpers/``) are recorded: the Spark engine ships them to the executors as a zip (``checker.spark.driver``), and a
-checkpoint's code digest hashes them, so that a helper edited between a kill and ``--resume`` refuses the resume
-(``checker.spark.specref.code_files``).  What counts: the modules of the folder imported while the file is imported,
-and those the file's names come from (``from helpers import step`` after the user imported ``helpers``); a module
-imported later, inside an action, is neither shipped nor hashed.
+``helpers/``) are recorded: the Spark engine ships them to the executors as a zip (``checker.spark.driver``).  (A
+checkpoint's identity hashes every module loaded from outside the Python installation, these included:
+``checker.spark.code_identity``.)  What counts: the modules of the folder imported while the file is imported, and
+those the file's names come from (``from helpers import step`` after the user imported ``helpers``); a module imported
+later, inside an action, is not shipped.
 
 Before the import, the modules recorded so (by an earlier load of this file, or a ``helpers`` of another model
 folder) that this folder also provides are dropped from ``sys.modules``, so an edited helper is read afresh and two

@@ -293,24 +293,24 @@ def test_a_resume_counts_the_cost_of_the_levels_it_starts_from(ck: Path) -> None
     assert r.seconds >= rec["wall"]
 
 
-def test_the_code_digest_covers_built_in_and_file_models(tmp_path: Path) -> None:
-    """Built-in models have a code digest too (finding 2: they stored none): their folder, the shared model core and
-    the spec module; a file model's digest follows its file."""
-    from kraftcheck.checker.spark.specref import code_digest, code_files, describe
+def test_the_resume_identity_covers_built_in_and_file_models(tmp_path: Path) -> None:
+    """Built-in models have a code identity too (finding 2 of issue 21: they stored none): every module of their
+    folder, the shared model core and the spec module are recorded once the model is resolved; a file model's
+    record follows its file."""
+    from kraftcheck.checker.spark import code_identity
 
     root = Path(__file__).parents[1].resolve()
-    spec = resolve("quorum")
-    run = make_run(spec, make_context(spec), "spark", "bfs")
-    files = code_files(run, describe(run)[1])
+    resolve("quorum")
+    files = code_identity.loaded_code()
     for f in ("model/quorum/election.py", "model/quorum/fetch.py", "model/core.py", "spec/quorum.py"):
-        assert root / f in files, f
-    assert not any("controller" in str(f) for f in files)
+        assert str(root / f) in files, f
     src = (root / "examples" / "counter_grid.py").read_text()
     model = tmp_path / "grid_digest.py"
     model.write_text(src)
-    fspec = resolve(str(model))
-    frun = make_run(fspec, make_context(fspec), "spark", "bfs")
-    ref, ship = describe(frun)
-    before = code_digest(frun, ref, ship)
+    resolve(str(model))
+    record = code_identity.loaded_code()
+    assert code_identity.changed(record) == []
     model.write_text(src.replace("return [s] if s ==", "return [s]  if s =="))
-    assert code_digest(frun, ref, ship) != before
+    assert code_identity.changed(record) == [str(model.resolve())]
+
+

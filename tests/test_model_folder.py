@@ -1,6 +1,6 @@
 """A model file may import modules from its own folder (``import helpers`` beside ``my_model.py``), in-process; what
-it imported from there is recorded for the Spark engine (shipped) and the checkpoint code digest (hashed).  The
-Spark side is ``tests/test_model_folder_spark.py``."""
+it imported from there is recorded for the Spark engine (shipped) and in the checkpoint identity (hashed, with every
+other loaded module).  The Spark side is ``tests/test_model_folder_spark.py``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from kraftcheck.checker.api import check, make_context, resolve
 from kraftcheck.checker.cli.main import main
 from kraftcheck.checker.search.run import make_run
-from kraftcheck.checker.spark.specref import code_digest, code_files, describe
+from kraftcheck.checker.spark import code_identity
+from kraftcheck.checker.spark.specref import describe
 from kraftcheck.spec.folder import local_modules, module_files
 
 HELPERS = '''
@@ -118,17 +119,19 @@ def test_a_missing_sibling_is_a_one_line_import_error(tmp_path: Path, capsys: py
     assert err.count("\n") == 1 and "failed to import: ModuleNotFoundError: No module named 'nowhere'" in err
 
 
-def test_the_code_digest_covers_the_helpers_a_model_file_imports(tmp_path: Path) -> None:
+def test_the_resume_identity_covers_the_helpers_a_model_file_imports(tmp_path: Path) -> None:
     """Issue 33, finding 1: an edited helper must change the checkpoint identity, so --resume refuses it."""
     model = write(tmp_path / "d")
     spec = resolve(str(model))
     run = make_run(spec, make_context(spec), "spark", "bfs")
-    ref, ship = describe(run)
+    ref, _ = describe(run)
     assert ref.kind == "file" and ref.local == ("helpers",)
-    assert (tmp_path / "d" / "helpers.py").resolve() in code_files(run, ship)
-    before = code_digest(run, ref, ship)
+    record = code_identity.loaded_code()
+    helper = str((tmp_path / "d" / "helpers.py").resolve())
+    assert helper in record and str(model.resolve()) in record
+    assert code_identity.changed(record) == []
     (tmp_path / "d" / "helpers.py").write_text(HELPERS.format(step=2))
-    assert code_digest(run, ref, ship) != before
+    assert code_identity.changed(record) == [helper]
 
 
 def test_modules_the_user_imported_otherwise_are_kept_and_counted_only_when_used(

@@ -4,7 +4,7 @@ checkpoint that verifies itself, so a damaged or foreign one is never resumed in
 Layout under the checkpoint directory (a path every executor and the driver can read and write: a local directory
 for ``local[*]`` and a single-host cluster, a shared mount otherwise)::
 
-    meta.json                       the run's identity (model code digest, the SHA-256 of every module file the run
+    meta.json                       the run's identity (the SHA-256 of every module file the run
                                     loaded from outside the Python installation, variants, bounds, partitions,
                                     deadlock check, kraftcheck version, state encoding version) and its checksum
     .lock                           held (flock) by the run using the directory: a second run refuses

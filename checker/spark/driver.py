@@ -32,7 +32,7 @@ from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
-from kraftcheck.checker.spark.specref import SpecRef, code_digest, describe, local_zip
+from kraftcheck.checker.spark.specref import SpecRef, describe, local_zip
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
@@ -86,7 +86,6 @@ def check_spark(
             sc.addPyFile(str(local))
     P = partitions or max(1, int(sc.defaultParallelism))
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
-    search.code = code_digest(run, ref, ship) if checkpoint is not None else ""
     search.executor_timeout = executor_timeout
     search.local_below = local_below if local_below is not None else LOCAL_BELOW
     return search.run()
@@ -123,7 +122,6 @@ class _Search:
         # through Spark's shuffle every level (two thirds of the bytes shuffled on the 2^20 hypercube).
         self.shard_dir = spark_session.scratch_dir("kraftcheck-shards-") if spark_session.is_local(master) else None
         self.shard_level = -1  # the newest level whose shards are written
-        self.code = ""  # the model code digest (a checkpoint's identity)
         self.executor_timeout = spark_session.EXECUTOR_TIMEOUT_S
         self.depth_done = 0  # the newest level whose states are all counted (an interrupted run's depth)
         self.local_below: int | None = LOCAL_BELOW
@@ -235,7 +233,6 @@ class _Search:
             return None
         meta = {  # the run's identity: a resume of anything else is refused (checkpoint.py)
             "model": run.model.name,
-            "code": self.code,
             ckpt_io.MODULES: code_identity.loaded_code(),  # every module loaded from outside the installation
             "variants": sorted(run.ctx.variants),
             "bounds": {k: v for k, v in self.ref.bounds},
