@@ -90,17 +90,24 @@ def test_score_counts_crashes_and_leaves_out_equivalents() -> None:
 
 
 def test_json_schema(mutex_report: dict[str, Any]) -> None:
-    assert mutex_report["schema"] == "kraftcheck-mutate/1"
-    for key in ("model", "variant", "bounds", "overrides", "timeout", "max_states", "jobs", "coverage", "baseline",
-                "score", "modules", "mutants", "generated", "wall_seconds", "cpu_seconds", "exit_code"):
+    assert mutex_report["schema"] == "kraftcheck-mutate/2"
+    for key in ("model", "variant", "main_job", "overrides", "profiles", "jobs", "coverage", "symmetry_samples",
+                "score", "modules", "detected_by_profile", "mutants", "generated", "wall_seconds", "cpu_seconds",
+                "exit_code"):
         assert key in mutex_report, key
-    assert mutex_report["baseline"]["verdict"] == "ok" and mutex_report["baseline"]["distinct_states"] == 20
+    (profile,) = mutex_report["profiles"]  # mutex's main job is its default profile alone
+    assert profile["name"] == "default" and mutex_report["main_job"] is True
+    assert profile["baseline"]["verdict"] == "ok" and profile["baseline"]["distinct_states"] == 20
+    assert profile["timeout"] > 0 and profile["max_states"] == 4 * 20 + 1000 and profile["bounds"] == {}
     for m in mutex_report["mutants"]:
         assert set(m) >= {"id", "module", "file", "function", "line", "col", "operator", "original", "mutated",
                           "occurrence", "outcome", "killed_by", "trace_length", "message", "same_counts",
-                          "same_graph"}
+                          "same_graph", "profile", "runs"}
         assert m["file"] == "examples/mutex.py" and m["line"] > 0
+        if m["outcome"] in DETECTED:
+            assert m["profile"] == "default" and [r["profile"] for r in m["runs"]] == ["default"]
     assert len({m["id"] for m in mutex_report["mutants"]}) == len(mutex_report["mutants"])
+    assert sum(mutex_report["detected_by_profile"].values()) == mutex_report["score"]["detected"]
     assert mutex_report["wall_seconds"] > 0 and mutex_report["cpu_seconds"] > 0
 
 
