@@ -256,6 +256,9 @@ def test_reduction_code_is_judged_by_exactness(tmp_path: Path) -> None:
     assert exact.outcome == "survived" and exact.same_counts
     changed = [r for r in sym if r.outcome == "killed" and (r.killed_by or "").startswith("ReductionExact")]
     assert changed, [(r.mutant.mutated, r.outcome, r.killed_by) for r in sym]
+    # no declared ids and no symmetry encoding: check --check-symmetry has nothing to test, so it is not run on them
+    assert result.profiles[0].symmetry == "nothing to test (no declared ids, no symmetry encoding)"
+    assert not any(run.get("check") == "symmetry" for r in sym for run in r.runs)
 
 
 def test_reduction_code_includes_the_methods_of_classes_it_uses() -> None:

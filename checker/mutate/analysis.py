@@ -220,8 +220,10 @@ def analyse(
         else:
             to_run.append(m)
     samples = symmetry_samples if plan.symmetric else 0
-    if samples and any(m.reduction for m in to_run):
-        _original_symmetry(plan, order, jobs, samples)
+    if samples and any(m.reduction for m in to_run) and not _original_symmetry(plan, order, jobs, samples):
+        say.line(f"note: check --check-symmetry has nothing to test on {plan.model} (no declared ids, no symmetry "
+                 "encoding): its canonicaliser mutants are judged by the searches alone")
+        samples = 0
     counter = Progress(say, plan.model, len(to_run))
     say.line(f"{len(to_run)} mutants, {jobs} jobs; profiles tried cheapest first: {', '.join(r.name for r in order)}")
     schedule = _Schedule(plan, order, samples, run_equivalents, counter, results)
@@ -321,8 +323,10 @@ def _originals(plan: Plan, jobs: int, use_coverage: bool, backend: str) -> str:
     return backend
 
 
-def _original_symmetry(plan: Plan, order: list[ProfileRun], jobs: int, samples: int) -> None:
-    """The symmetry check of the original at every profile: it must hold before a mutant's can mean anything."""
+def _original_symmetry(plan: Plan, order: list[ProfileRun], jobs: int, samples: int) -> bool:
+    """The symmetry check of the original at every profile: it must hold before a mutant's can mean anything.
+    Returns whether it tests anything (a model with a hand-written canonicaliser, no declared ids and no symmetry
+    encoding gives it nothing to compare)."""
     outs: dict[str, dict[str, Any]] = {}
     run_pool(deque(Task(r.setup, None, None, None, symmetry_samples=samples, key=r.name) for r in order), jobs,
              lambda t, out: outs.__setitem__(t.key, out))
@@ -333,7 +337,8 @@ def _original_symmetry(plan: Plan, order: list[ProfileRun], jobs: int, samples: 
                              f"{out.get('message')}")
         if out["broken"]:
             raise SymmetryBroken(f"the original model {plan.model} at profile {r.name}: {out['message']}")
-        r.symmetry = out["note"]
+        r.symmetry = out["note"] if out["checked"] else "nothing to test (no declared ids, no symmetry encoding)"
+    return all(outs[r.name]["checked"] for r in order)
 
 
 def _check_baseline(plan: Plan, r: ProfileRun) -> None:

@@ -143,8 +143,9 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
 
 def symmetry(setup: Setup, spec: Any, samples: int, start: float) -> dict[str, Any]:
     """``check --check-symmetry SAMPLES`` at the setup's profile (``checker/search/symmetry_check.py``): ``{"kind":
-    "symmetry", broken, message, note, seconds}`` (``broken``: the check found the canonicaliser unsound, ``message``
-    says where), or ``crashed``/``usage`` as :func:`run`."""
+    "symmetry", broken, message, note, checked, seconds}`` (``broken``: the check found the canonicaliser unsound,
+    ``message`` says where; ``checked``: it had something to test, renamings of declared ids or a hand-written
+    symmetry encoding), or ``crashed``/``usage`` as :func:`run`."""
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.errors import SymmetryBroken, UsageError
     from kraftcheck.checker.search.symmetry_check import check_symmetry
@@ -159,7 +160,8 @@ def symmetry(setup: Setup, spec: Any, samples: int, start: float) -> dict[str, A
         return {"kind": "usage", "message": str(exc)}
     except Exception as exc:  # the mutant's canonicaliser raised
         return {"kind": "crashed", "message": _one_line(exc), "seconds": time.perf_counter() - start}
-    return {"kind": "symmetry", "broken": False, "message": None, "note": report.note, "renamings": report.renamings,
+    checked = report.renamings > 0 or spec.model.symmetry_encoding is not None  # else the check has nothing to test
+    return {"kind": "symmetry", "broken": False, "message": None, "note": report.note, "checked": checked,
             "seconds": time.perf_counter() - start}
 
 
