@@ -73,7 +73,7 @@ def describe(r: dict[str, Any]) -> list[str]:
     score = f"{s['detected']}/{s['counted']} = {s['score']:.1%}" if s["score"] is not None else "n/a"
     profiles = ", ".join(f"{p['name']} ({p['baseline']['distinct_states']:,} states)" for p in rep["profiles"])
     kills = ", ".join(f"{k} {v}" for k, v in rep["detected_by_profile"].items())
-    lines = [f"{r['model']}: {score} of {r['sample']} mutants at the main-job profiles, cheapest first: {profiles}",
+    lines = [f"{r['model']}: {score} (mutants: {r['sample']}) at the main-job profiles, cheapest first: {profiles}",
              f"  detected at each profile: {kills}; "
              + ", ".join(f"{s[k]} {k}" for k in ("killed", "killed-by-deadlock", "crashed", "survived", "uncovered",
                                                   "timeout", "limit", "equivalent", "invalid") if s.get(k)),

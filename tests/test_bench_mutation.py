@@ -34,6 +34,6 @@ def test_the_benchmark_scores_the_fixed_sample(tmp_path: Path) -> None:
     assert r["sample"] == "8 of 62 (--seed 0)" and r["cpu_seconds"] > 0
     assert r["mutants_per_cpu_hour"] == round((8 - report["score"]["equivalent"]) / r["cpu_seconds"] * 3600, 1)
     text = done.stdout
-    assert f"mutex: {detected}/{counted} = {detected / counted:.1%} of 8 of 62 (--seed 0) mutants" in text
+    assert f"mutex: {detected}/{counted} = {detected / counted:.1%} (mutants: 8 of 62 (--seed 0))" in text
     assert "cheapest first: default (20 states)" in text and "examples/mutex.py" in text
     assert "mutants per CPU hour" in text and f"wrote {out}" in text
