@@ -90,17 +90,24 @@ def test_score_counts_crashes_and_leaves_out_equivalents() -> None:
 
 
 def test_json_schema(mutex_report: dict[str, Any]) -> None:
-    assert mutex_report["schema"] == "kraftcheck-mutate/1"
-    for key in ("model", "variant", "bounds", "overrides", "timeout", "max_states", "jobs", "coverage", "baseline",
-                "score", "modules", "mutants", "generated", "wall_seconds", "cpu_seconds", "exit_code"):
+    assert mutex_report["schema"] == "kraftcheck-mutate/2"
+    for key in ("model", "variant", "main_job", "overrides", "profiles", "jobs", "coverage", "symmetry_samples",
+                "score", "modules", "detected_by_profile", "mutants", "generated", "wall_seconds", "cpu_seconds",
+                "exit_code"):
         assert key in mutex_report, key
-    assert mutex_report["baseline"]["verdict"] == "ok" and mutex_report["baseline"]["distinct_states"] == 20
+    (profile,) = mutex_report["profiles"]  # mutex's main job is its default profile alone
+    assert profile["name"] == "default" and mutex_report["main_job"] is True
+    assert profile["baseline"]["verdict"] == "ok" and profile["baseline"]["distinct_states"] == 20
+    assert profile["timeout"] > 0 and profile["max_states"] == 4 * 20 + 1000 and profile["bounds"] == {}
     for m in mutex_report["mutants"]:
         assert set(m) >= {"id", "module", "file", "function", "line", "col", "operator", "original", "mutated",
                           "occurrence", "outcome", "killed_by", "trace_length", "message", "same_counts",
-                          "same_graph"}
+                          "same_graph", "profile", "runs"}
         assert m["file"] == "examples/mutex.py" and m["line"] > 0
+        if m["outcome"] in DETECTED:
+            assert m["profile"] == "default" and [r["profile"] for r in m["runs"]] == ["default"]
     assert len({m["id"] for m in mutex_report["mutants"]}) == len(mutex_report["mutants"])
+    assert sum(mutex_report["detected_by_profile"].values()) == mutex_report["score"]["detected"]
     assert mutex_report["wall_seconds"] > 0 and mutex_report["cpu_seconds"] > 0
 
 
@@ -249,6 +256,9 @@ def test_reduction_code_is_judged_by_exactness(tmp_path: Path) -> None:
     assert exact.outcome == "survived" and exact.same_counts
     changed = [r for r in sym if r.outcome == "killed" and (r.killed_by or "").startswith("ReductionExact")]
     assert changed, [(r.mutant.mutated, r.outcome, r.killed_by) for r in sym]
+    # no declared ids and no symmetry encoding: check --check-symmetry has nothing to test, so it is not run on them
+    assert result.profiles[0].symmetry == "nothing to test (no declared ids, no symmetry encoding)"
+    assert not any(run.get("check") == "symmetry" for r in sym for run in r.runs)
 
 
 def test_reduction_code_includes_the_methods_of_classes_it_uses() -> None:
@@ -308,3 +318,154 @@ def test_checked_in_equivalents_name_existing_mutants(model: str, marked: int) -
     """spec/mutants/<model>.toml (issue 14's review): every entry names a mutant the model has, none is stale."""
     plan = prepare(model)
     assert plan.stale == [] and len(plan.marked) == marked
+
+
+def _steps_model(tmp_path: Path, invariant: str = "s != 7") -> Path:
+    """A counter with two main-job profiles, declared dearest first: ``wide`` counts to 6 (7 states), ``narrow`` to 2
+    (3 states).  ``jump`` leaves 4 for 6, so a jump to 7 (NeverSeven) is only possible at ``wide``."""
+    model = tmp_path / "steps.py"
+    model.write_text(
+        "import attrs\n"
+        "from kraftcheck import Model, Spec, invariant, reachable\n\n"
+        "@attrs.frozen\nclass Bounds:\n    limit: int = 2\n\n"
+        "m = Model('steps', Bounds)\n"
+        "m.profile('wide', 'a long count', {'limit': 6})\n"
+        "m.profile('narrow', 'a short count', {'limit': 2})\n"
+        "m.main_profiles = ('wide', 'narrow')\n\n"
+        "@m.init\ndef start(b):\n    yield 0\n\n"
+        "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n\n"
+        "@m.action\ndef jump(s, ctx):\n    if s == 4:\n        yield 6\n\n"
+        "@m.action\ndef stay(s, ctx):\n    yield s\n\n"
+        f"@invariant('NeverSeven', 'the count skips 7', 'test')\ndef never_seven(s, ctx):\n    return {invariant}\n\n"
+        "@reachable('Top', 'the count at the limit', 'test')\ndef top(s, ctx):\n    return s == ctx.b.limit\n\n"
+        "SPEC = Spec(m, [never_seven, top])\n"
+    )
+    return model
+
+
+def _runs(r: MutantResult) -> list[tuple[str, str]]:
+    return [(run["profile"], run["outcome"]) for run in r.runs]
+
+
+@pytest.mark.parametrize("coverage", [True, False])
+def test_a_mutant_killed_only_at_the_second_profile_is_killed(tmp_path: Path, coverage: bool) -> None:
+    """By default every mutant runs at the main-job profiles, cheapest first (narrow, then wide, whatever the
+    declared order): a jump to 7 survives narrow, which never reaches 4 (with coverage it is not even run there),
+    and wide kills it."""
+    plan = prepare(str(_steps_model(tmp_path)))
+    assert plan.main_job and [r.name for r in plan.profiles] == ["wide", "narrow"]
+    result = analyse(plan, jobs=2, use_coverage=coverage)
+    assert [r.name for r in result.profiles] == ["narrow", "wide"]
+    assert [r.baseline["distinct_states"] for r in result.profiles] == [3, 7]
+    by = {(r.mutant.function, r.mutant.operator, r.mutant.mutated): r for r in result.results}
+    seven = by[("jump", "shift-constant", "(yield 7)")]
+    assert (seven.outcome, seven.killed_by, seven.profile) == ("killed", "NeverSeven", "wide")
+    assert _runs(seven) == [("narrow", "uncovered" if coverage else "survived"), ("wide", "killed")]
+    assert "by NeverSeven at wide" in seven.detail()
+    five = by[("jump", "shift-constant", "(yield 5)")]  # 4 -> 5 breaks nothing at either profile
+    assert five.outcome == "survived" and five.profile is None
+    assert _runs(five) == [("narrow", "uncovered" if coverage else "survived"), ("wide", "survived")]
+    # the limits of each profile come from the original's run there
+    assert [r.max_states for r in result.profiles] == [4 * 3 + 1000, 4 * 7 + 1000]
+    assert result.by_profile()["wide"] >= 1
+
+
+def test_the_first_kill_stops_a_mutant(tmp_path: Path) -> None:
+    """A tick that never fires leaves Top unreached at narrow, the cheapest profile: wide is never run for it."""
+    result = analyse(prepare(str(_steps_model(tmp_path))), jobs=2)
+    by = {(r.mutant.function, r.mutant.operator): r for r in result.results}
+    never = by[("tick", "drop-successor")]
+    assert (never.outcome, never.profile, never.killed_by) == ("killed", "narrow", "target Top never reached")
+    assert _runs(never) == [("narrow", "killed")]
+    text = render("steps", result.results, True, [r.name for r in result.profiles])
+    assert "profiles, cheapest first: narrow, wide; detected at each: narrow " in text
+
+
+def test_a_chosen_profile_runs_alone(tmp_path: Path) -> None:
+    plan = prepare(str(_steps_model(tmp_path)), profile="narrow")
+    assert not plan.main_job and [r.name for r in plan.profiles] == ["narrow"]
+    result = analyse(plan, jobs=2)
+    seven = next(r for r in result.results if r.mutant.function == "jump" and r.mutant.mutated == "(yield 7)")
+    assert seven.outcome == "uncovered" and _runs(seven) == [("narrow", "uncovered")]
+    # --set (or --variant) also picks one profile, as for check: default, with the override
+    assert [r.name for r in prepare(str(_steps_model(tmp_path)), bounds={"limit": 3}).profiles] == ["default"]
+
+
+def test_the_original_failing_at_one_main_job_profile_is_one_line(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """NeverSeven written as s <= 5 fails at wide only: the main job is not green, so no score is given; the exit
+    code is check's for a violation, and one profile can still be analysed against a non-ok original."""
+    model = str(_steps_model(tmp_path, invariant="s <= 5"))
+    assert main(["mutate", model, "--jobs", "2", "--quiet"]) == errors.VIOLATION
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "not ok at its main-job profile wide (violation of NeverSeven)" in err and "--profile wide" in err
+    assert main(["mutate", model, "--jobs", "2", "--quiet", "--profile", "narrow"]) in (errors.OK,
+                                                                                        errors.MUTANTS_SURVIVED)
+
+
+def test_an_original_unreached_at_one_profile_only_is_green(tmp_path: Path) -> None:
+    """Top written as s == 6 is reached at wide only, narrow (counting to 2) leaves it unreached: a target reached at
+    another main-job profile leaves the main job green, as check combines them, so the analysis runs."""
+    model = tmp_path / "steps.py"
+    text = _steps_model(tmp_path).read_text().replace("return s == ctx.b.limit", "return s == 6")
+    model.write_text(text)
+    plan = prepare(str(model), operators=["drop-successor"])
+    result = analyse(plan, jobs=2)
+    assert [r.baseline["verdict"] for r in result.profiles] == ["unreached", "ok"]
+    stay = next(r for r in result.results if r.mutant.function == "stay")  # no stutter: a deadlock at narrow's top
+    assert (stay.outcome, stay.profile) == ("killed-by-deadlock", "narrow")
+
+
+def _pair_model(tmp_path: Path) -> Path:
+    """Two interchangeable counters, reduced by sorting, with a hand-written encoding of the representative."""
+    model = tmp_path / "pair.py"
+    model.write_text(
+        "import attrs\n"
+        "from kraftcheck import Model, Spec, reachable\n"
+        "from kraftcheck.model.encoding import stable_encode\n\n"
+        "@attrs.frozen\nclass Bounds:\n    limit: int = 3\n\n"
+        "m = Model('pair', Bounds)\n\n"
+        "@m.init\ndef start(b):\n    yield (0, 0)\n\n"
+        "@m.action(params=('i',))\ndef tick(s, ctx):\n    for i in (0, 1):\n        if s[i] < ctx.b.limit:\n"
+        "            yield (i,), s[:i] + (s[i] + 1,) + s[i + 1:]\n\n"
+        "@m.action\ndef stay(s, ctx):\n    yield s\n\n"
+        "def canonical(s, b):\n    return (s[0], s[1]) if s[0] <= s[1] else (s[1], s[0])\n\n"
+        "def fast(s, b):\n    lo, hi = (s[0], s[1]) if s[0] <= s[1] else (s[1], s[0])\n"
+        "    return stable_encode((lo, hi))\n\n"
+        "m.symmetric(canonical, encoding=fast)\n\n"
+        "@reachable('Full', 'both counters at the limit', 'test')\ndef full(s, ctx):\n"
+        "    return s == (ctx.b.limit, ctx.b.limit)\n\n"
+        "SPEC = Spec(m, [full])\n"
+    )
+    return model
+
+
+def test_a_canonicaliser_mutant_is_judged_by_check_symmetry(tmp_path: Path) -> None:
+    """The encoding's test negated orders each pair (larger, smaller): another exact reduction, so the search sees the
+    original's counts, but it no longer encodes symmetry(s), which check --check-symmetry finds.  canonical() negated
+    is never run by the search (fingerprints use the encoding) and is found the same way.  ``<`` for ``<=`` only
+    changes ties, which are the same pair: sound, it survives.  With no symmetry samples none is killed."""
+    ops = ["negate-condition", "flip-compare"]
+    plan = prepare(str(_pair_model(tmp_path)), operators=ops)
+    result = analyse(plan, jobs=2, symmetry_samples=50)
+    by = {(r.mutant.function, r.mutant.mutated): r for r in result.results if r.mutant.function != "tick"}
+    assert set(by) == {(f, m) for f in ("canonical", "fast") for m in ("not s[0] <= s[1]", "s[0] < s[1]")}
+    assert all(r.mutant.reduction for r in by.values())
+    for fn in ("canonical", "fast"):
+        r = by[(fn, "not s[0] <= s[1]")]
+        assert r.outcome == "killed", (fn, r.outcome, r.message)
+        assert (r.killed_by or "").startswith("check-symmetry: model pair: symmetry_encoding(s) differs"), r.killed_by
+        assert r.runs[-1]["check"] == "symmetry" and r.profile == "default"
+        tie = by[(fn, "s[0] < s[1]")]
+        assert tie.outcome in ("survived", "uncovered") and "check-symmetry sound at default" in (tie.message or "")
+    fast = by[("fast", "not s[0] <= s[1]")]
+    # the search saw the original's 10 states (pairs a <= b up to 3) and kept it; the symmetry check killed it
+    assert _runs(fast) == [("default", "survived"), ("default", "killed")]
+    assert fast.runs[0]["distinct_states"] == result.profiles[0].baseline["distinct_states"] == 10
+    assert _runs(by[("canonical", "not s[0] <= s[1]")])[0] == ("default", "uncovered")
+    assert "were run with check --check-symmetry: 2 found unsound (killed), 2 not" in render(
+        "pair", result.results, True)
+    assert result.profiles[0].symmetry is not None  # the original passed its own symmetry check first
+    left = analyse(prepare(str(_pair_model(tmp_path)), operators=ops), jobs=2, symmetry_samples=0)
+    assert not any(r.outcome in DETECTED for r in left.results if r.mutant.reduction)

@@ -1,9 +1,11 @@
 """CLI plugin: ``kraftcheck mutate MODEL [--profile NAME] [--set NAME=VALUE] [--operator OP] [--module M] ...``.
 
 Spec mutation analysis (``checker/mutate/``): every mutant of the model's own rules is checked in a process of its
-own, and each is reported killed (by which property, with the trace length) or not (with its file:line and the
-change).  Exit codes: 0 every counted mutant was killed, 18 some survived (or were uncovered, timed out or hit the
-state limit), 2 bad usage, 3 the original model itself fails.
+own, by default at each of the model's main-job profiles (cheapest first, until one kills it), and each is reported
+killed (by which property, at which profile, with the trace length) or not (with its file:line and the change).
+Exit codes: 0 every counted mutant was killed, 18 some survived (or were uncovered, timed out or hit the state
+limit), 2 bad usage, 3 the original model itself raises, 19 its symmetry check fails, 11-15 the original model is
+not ok at a main-job profile (the exit code ``check`` gives that verdict).
 """
 
 from __future__ import annotations
@@ -41,12 +43,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Generate mutants of the model's own rules (one syntactic change each: "
         + "; ".join(f"{k}: {v}" for k, v in OPERATORS.items())
         + "), check each in a process of its own (BFS, stopping at the first violation) and report it killed or "
-        "survived; print the mutation score per model and per module.  Known equivalent mutants are read from "
+        "survived; print the mutation score per model and per module.  Without --profile, --set or --variant each "
+        "mutant runs at the model's main-job profiles (what 'kraftcheck check' runs), cheapest first, until one "
+        "kills it; the original must be ok there (else exit 11-15, as check).  Canonicaliser mutants no search "
+        "kills are run with check --check-symmetry.  Known equivalent mutants are read from "
         "spec/mutants/MODEL.toml (or --equivalents).",
     )
     p.add_argument("model", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
     p.add_argument("--profile", "--bounds", dest="profile", metavar="NAME",
-                   help="a bounds profile of the model (see 'kraftcheck list'); --set overrides it")
+                   help="run every mutant at this one bounds profile (see 'kraftcheck list'; default: the model's "
+                   "main-job profiles, or 'default' with --set or --variant); --set overrides it")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="bounds",
                    help="override a bound (repeatable)")
     p.add_argument("--variant", action="append", default=[], metavar="V", help="switch on a variant (repeatable)")
@@ -57,12 +63,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--max-mutants", type=_count, metavar="N", help="at most N mutants, sampled with --seed")
     p.add_argument("--seed", type=int, default=0, help="seed of the --max-mutants sample (default 0)")
     p.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                   help="time limit per mutant (default: 3 x the original's run time + 10 s)")
+                   help="time limit per mutant and profile (default: 3 x the original's run time there + 10 s)")
     p.add_argument("--max-states", type=_count, metavar="N",
-                   help="state cap per mutant (default: 4 x the original's distinct states + 1000)")
-    p.add_argument("--jobs", type=_count, default=None, metavar="N", help="mutants run at once (default: CPU count)")
+                   help="state cap per mutant and profile (default: 4 x the original's distinct states there + 1000)")
+    p.add_argument("--jobs", type=_count, default=None, metavar="N",
+                   help="runs at once, over mutants and profiles (default: CPU count)")
+    p.add_argument("--symmetry-samples", type=whole_number(0), default=None, metavar="N",
+                   help="states the check --check-symmetry of a canonicaliser mutant samples per profile "
+                   "(default: 200; 0: leave them to the searches)")
     p.add_argument("--list", action="store_true", help="print the mutants and exit without running them")
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema kraftcheck-mutate/1)")
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema kraftcheck-mutate/2)")
     p.add_argument("--equivalents", metavar="FILE", help="the equivalents file (default: spec/mutants/MODEL.toml)")
     p.add_argument("--run-equivalents", action="store_true",
                    help="run the mutants marked equivalent too, and flag any that a property kills")
@@ -74,7 +84,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from kraftcheck.checker.mutate.analysis import analyse, prepare
+    from kraftcheck.checker.mutate.analysis import SYMMETRY_SAMPLES, analyse, prepare
+    from kraftcheck.checker.mutate.profiles import OriginalNotOk
     from kraftcheck.checker.mutate.report import render
 
     check_output_paths(args)  # before the mutants run: a bad --json path never loses the analysis
@@ -88,20 +99,28 @@ def run(args: argparse.Namespace) -> int:
             print(f"{m.id}  {m.where:<34} {m.operator:<16} {m.original} -> {m.mutated}  [{m.function}]{mark}")
         print(f"{len(plan.mutants)} of {len(plan.all_mutants)} mutants of {plan.model}")
         if args.json:
-            doc = {"schema": "kraftcheck-mutate/1", "model": plan.model,
+            doc = {"schema": "kraftcheck-mutate/2", "model": plan.model,
+                   "profiles": [r.name for r in plan.profiles],
                    "mutants": [m.to_json() for m in plan.mutants]}
             write_file(args.json, json.dumps(doc, indent=1) + "\n")
         return errors.OK
     if not plan.mutants:
         raise UsageError(f"no mutant of {plan.model} matches --operator/--module")
     jobs = args.jobs or os.cpu_count() or 1
-    result = analyse(plan, jobs, args.timeout, args.max_states, not args.no_coverage, args.run_equivalents,
-                     progress=not args.quiet)
-    print(render(plan.model, result.results, args.quiet))
-    b, sc = result.baseline, result.score
+    samples = SYMMETRY_SAMPLES if args.symmetry_samples is None else args.symmetry_samples
+    try:
+        result = analyse(plan, jobs, args.timeout, args.max_states, not args.no_coverage, args.run_equivalents,
+                         progress=not args.quiet, symmetry_samples=samples)
+    except OriginalNotOk as exc:
+        print(f"kraftcheck: error: {exc}", file=sys.stderr)
+        return exc.code
+    print(render(plan.model, result.results, args.quiet, [r.name for r in result.profiles]))
+    sc = result.score
     eq, bad = sc.counts.get("equivalent", 0), sc.counts.get("invalid", 0)
-    print(f"original: {b['verdict']}, {b['distinct_states']:,} states; {sc.total} mutants "
-          f"({eq} equivalent, {bad} invalid), {sc.detected} killed, "
+    for r in result.profiles:
+        b = r.baseline
+        print(f"original at {r.name}: {b['verdict']}, {b['distinct_states']:,} states")
+    print(f"{sc.total} mutants ({eq} equivalent, {bad} invalid), {sc.detected} killed, "
           f"{sc.counted - sc.detected} not killed; wall {result.wall_seconds:.1f} s, CPU {result.cpu_seconds:.1f} s "
           f"({result.jobs} jobs)")
     if args.json:  # after the verdict is printed: a failed write is one line and never hides a finding

@@ -1,4 +1,5 @@
-"""One mutation analysis of one model: enumerate, run the original once (with line coverage), run the mutants, score.
+"""One mutation analysis of one model: enumerate, run the original at each profile (with line coverage), run the
+mutants, score.
 
 The Python API under ``kraftcheck mutate``::
 
@@ -6,15 +7,17 @@ The Python API under ``kraftcheck mutate``::
     result = analyse(plan, jobs=2)
     print(result.score.text())
 
-The original model must be checked at the same bounds and variants first: its verdict and unreached targets are what
-a mutant is compared with, its distinct-state and transition counts flag survivors that changed nothing, its run
-time sets the default time limit, and its coverage finds the mutants no run reaches.
+By default a mutant is judged at the model's main-job profiles (``Model.main_profiles``, what ``kraftcheck check``
+runs), cheapest first, until one kills it (``profiles``); ``profile=`` (or explicit bounds or variants, as for
+``check``) picks one.  The original model is checked at the same profiles first: its verdict and unreached targets
+are what a mutant is compared with, its distinct-state and transition counts flag survivors that changed nothing, its
+run time and states set the limits, and its coverage finds the profiles (and the mutants) no run reaches.
 """
 
 from __future__ import annotations
 
-import sys
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,49 +25,64 @@ from typing import Any
 import attrs
 
 from kraftcheck.checker import errors
-from kraftcheck.checker.errors import ModelError, UsageError
+from kraftcheck.checker.errors import ModelError, SymmetryBroken, UsageError
 from kraftcheck.checker.mutate import equivalents as eqv
 from kraftcheck.checker.mutate.coverage import covered
 from kraftcheck.checker.mutate.generate import Mutant, generate, module_matches, select, unknown_operators
 from kraftcheck.checker.mutate.operators import OPERATORS
+from kraftcheck.checker.mutate.profiles import ProfileRun, cheapest_first, check_originals, combine, judge_symmetry
+from kraftcheck.checker.mutate.progress import Progress, Say
 from kraftcheck.checker.mutate.report import DETECTED, NOT_COUNTED, MutantResult, Score, by_module, judge, score
-from kraftcheck.checker.mutate.runner import cpu_seconds, run_one, run_pool
+from kraftcheck.checker.mutate.runner import Task, cpu_seconds, run_pool
 from kraftcheck.checker.mutate.sites import model_module_names, read_sources, spec_location
 from kraftcheck.checker.mutate.worker import Setup
 
-SCHEMA = "kraftcheck-mutate/1"
+SCHEMA = "kraftcheck-mutate/2"
+SYMMETRY_SAMPLES = 200  # states the symmetry check of a canonicaliser mutant samples per profile (--symmetry-samples)
 
 
 @attrs.define
 class Plan:
-    """What to run: the model, its bounds and variants, the snapshot and the selected mutants."""
+    """What to run: the model, its profiles (each with its bounds and setup), the snapshot and the selected
+    mutants."""
 
     name: str
     model: str
-    setup: Setup
+    profiles: list[ProfileRun]  # in declared order (Model.main_profiles, or the one chosen)
+    main_job: bool  # the profiles are the main job's (no --profile, --set or --variant)
+    symmetric: bool  # the model declares a symmetry reduction (check --check-symmetry can judge its canonicaliser)
     all_mutants: list[Mutant]
     mutants: list[Mutant]
     marked: dict[str, eqv.Equivalent]
     stale: list[eqv.Equivalent]
     equivalents_file: str | None
-    bounds: dict[str, Any]  # every bound, as checked (the overrides are in setup.bounds)
+    overrides: dict[str, Any]  # the explicit --set values, on top of each profile's
+
+    @property
+    def setup(self) -> Setup:
+        """The first profile's setup (every profile shares the snapshot, variants and overrides)."""
+        return self.profiles[0].setup
 
 
 @attrs.define
 class Analysis:
     plan: Plan
-    baseline: dict[str, Any]
+    profiles: list[ProfileRun]  # in the order tried: cheapest first
     results: list[MutantResult]
-    timeout: float
-    max_states: int
     jobs: int
     wall_seconds: float
     cpu_seconds: float
     coverage: str  # the coverage backend used, or why none
+    symmetry_samples: int
 
     @property
     def score(self) -> Score:
         return score(self.results)
+
+    @property
+    def baseline(self) -> dict[str, Any]:
+        """The original's run at the cheapest profile."""
+        return self.profiles[0].baseline
 
     @property
     def exit_code(self) -> int:
@@ -72,23 +90,26 @@ class Analysis:
         left = [r for r in self.results if r.outcome not in DETECTED and r.outcome not in NOT_COUNTED]
         return errors.MUTANTS_SURVIVED if left else errors.OK
 
+    def by_profile(self) -> dict[str, int]:
+        """Mutants detected at each profile (in the order tried)."""
+        return {p.name: sum(1 for r in self.results if r.outcome in DETECTED and r.profile == p.name)
+                for p in self.profiles}
+
     def to_json(self) -> dict[str, Any]:
         p = self.plan
         return {
             "schema": SCHEMA,
             "model": p.model,
             "variant": list(p.setup.variants),
-            "bounds": p.bounds,
-            "overrides": dict(p.setup.bounds),
-            "timeout": self.timeout,
-            "max_states": self.max_states,
+            "main_job": p.main_job,
+            "overrides": dict(p.overrides),
+            "profiles": [r.to_json() for r in self.profiles],
             "jobs": self.jobs,
             "coverage": self.coverage,
-            "baseline": {k: self.baseline.get(k) for k in
-                         ("verdict", "property", "distinct_states", "transitions", "depth", "unreached", "graph",
-                                  "seconds")},
+            "symmetry_samples": self.symmetry_samples,
             "score": self.score.to_json(),
             "modules": {f: s.to_json() for f, s in by_module(self.results).items()},
+            "detected_by_profile": self.by_profile(),
             "mutants": [r.to_json() for r in self.results],
             "equivalents_file": p.equivalents_file,
             "stale_equivalents": [e.describe() for e in p.stale],
@@ -111,9 +132,12 @@ def prepare(
     equivalents_file: str | None = None,
     deadlock: bool = True,
 ) -> Plan:
-    """Load the model, read the snapshot, enumerate and select the mutants, match the equivalents file."""
-    from kraftcheck.checker.api import make_context, resolve
-    from kraftcheck.model.core import BadBound
+    """Load the model, read the snapshot, enumerate and select the mutants, match the equivalents file.
+
+    The profiles: the model's main-job profiles when no ``profile``, ``bounds`` or ``variants`` are given (as
+    ``kraftcheck check`` chooses), else ``profile`` (``default`` when None) with the bounds and variants."""
+    from kraftcheck.checker.api import prepare as prepare_context
+    from kraftcheck.checker.api import resolve
 
     bad = unknown_operators(operators)
     if bad:
@@ -121,18 +145,14 @@ def prepare(
     if max_mutants is not None and max_mutants < 1:
         raise UsageError(f"--max-mutants takes a number >= 1, not {max_mutants}")
     spec = resolve(name)
-    merged: dict[str, Any] = {}
-    if profile is not None:
-        try:
-            merged.update(spec.model.profile_bounds(profile))
-        except BadBound as exc:
-            raise UsageError(str(exc)) from None
-    merged.update(bounds or {})
-    ctx = make_context(spec, variants, merged)  # bad bounds or variants: one line, exit 2, before any run
-    names = model_module_names(spec)
+    overrides = dict(bounds or {})
+    main_job = profile is None and not variants and not overrides
+    names = list(spec.model.main_profiles) if main_job else [profile or "default"]
+    contexts = [prepare_context(spec, variants, overrides, p)[0] for p in names]  # bad input: one line, exit 2
+    mod_names = model_module_names(spec)
     spec_module, spec_attr = spec_location(name)
-    sources = read_sources(sorted(set(names) | {spec_module}))
-    everything = generate(spec, sources, names)
+    sources = read_sources(sorted(set(mod_names) | {spec_module}))
+    everything = generate(spec, sources, mod_names)
     if modules:
         unknown = [n for n in modules if not any(module_matches(m, n) for m in everything)]
         if unknown:
@@ -143,10 +163,11 @@ def prepare(
     path = Path(equivalents_file) if equivalents_file else eqv.default_file(spec.model.name)
     entries = eqv.load(path, required=equivalents_file is not None)
     marked, stale = eqv.match(entries, everything)
-    setup = Setup(sources, spec_module, spec_attr, tuple(sorted(ctx.variants)),
-                  {k: getattr(ctx.b, k) for k in merged}, deadlock)
-    return Plan(name, spec.model.name, setup, everything, chosen, marked, stale,
-                str(path) if entries or equivalents_file else None, attrs.asdict(ctx.b))
+    explicit = {k: getattr(contexts[0].b, k) for k in overrides}
+    runs = [ProfileRun(p, Setup(sources, spec_module, spec_attr, tuple(sorted(ctx.variants)), explicit, deadlock, p),
+                       attrs.asdict(ctx.b)) for p, ctx in zip(names, contexts, strict=True)]
+    return Plan(name, spec.model.name, runs, main_job, spec.model.symmetry is not None, everything, chosen, marked,
+                stale, str(path) if entries or equivalents_file else None, explicit)
 
 
 def analyse(
@@ -157,118 +178,181 @@ def analyse(
     use_coverage: bool = True,
     run_equivalents: bool = False,
     progress: bool = False,
+    symmetry_samples: int = SYMMETRY_SAMPLES,
 ) -> Analysis:
-    """Run the original, then every selected mutant not marked equivalent nor uncovered; judge and score them."""
+    """Run the original at every profile, then every selected mutant not marked equivalent at one profile after
+    another (cheapest first) until one kills it, then the symmetry check of the canonicaliser mutants no search
+    killed (``symmetry_samples`` states per profile; 0: none); judge and score them."""
     if jobs < 1:
         raise UsageError(f"--jobs takes a number >= 1, not {jobs}")
     if timeout is not None and timeout <= 0:
         raise UsageError(f"--timeout takes a number of seconds > 0, not {timeout:g}")
     if max_states is not None and max_states < 1:
         raise UsageError(f"--max-states takes a number >= 1, not {max_states}")
+    if symmetry_samples < 0:
+        raise UsageError(f"--symmetry-samples takes a number >= 0, not {symmetry_samples}")
     start, cpu0 = time.perf_counter(), cpu_seconds()
-    files = sorted({plan.setup.sources[m.module].path for m in plan.all_mutants})
+    say = Say(progress)
     cover_backend = _coverage_backend() if use_coverage else "off (--no-coverage)"
-    say = _Say(progress)
-    where = ", ".join(f"{k}={v}" for k, v in plan.setup.bounds.items()) or "default bounds"
-    say.line(f"mutate {plan.model} ({where}): {len(plan.mutants)} of {len(plan.all_mutants)} mutants; checking the "
-             f"original model at these bounds first (coverage: {cover_backend})")
-    base = run_one(plan.setup, None, None, None, files if use_coverage else ())
-    _check_baseline(plan, base)
-    lines = base.get("lines") if use_coverage else None
-    if lines is not None and not any(lines.values()):
-        cover_backend, lines = "measured nothing: every mutant is run", None
-    if timeout is None:
-        timeout = round(3 * base["seconds"] + 10, 1)
-    if max_states is None:
-        max_states = 4 * base["distinct_states"] + 1000
-    say.line(f"original: {base['verdict']}, {base['distinct_states']:,} states, {base['transitions']:,} transitions "
-             f"in {base['seconds']:.1f} s; per mutant: timeout {timeout:g} s, max {max_states:,} states, {jobs} jobs")
-    if base["verdict"] != "ok":
-        say.line(f"note: the original model's verdict is {base['verdict']}; a mutant is killed when its verdict, "
-                 f"property or unreached targets differ from that")
+    where = ", ".join(f"{k}={v}" for k, v in plan.overrides.items())
+    shown = ", ".join(r.name for r in plan.profiles) + (f" with {where}" if where else "")
+    kind = "main-job profiles" if plan.main_job else "profile"
+    say.line(f"mutate {plan.model} at its {kind} {shown}: {len(plan.mutants)} of {len(plan.all_mutants)} mutants; "
+             f"checking the original model there first (coverage: {cover_backend})")
+    cover_backend = _originals(plan, jobs, use_coverage, cover_backend)
+    check_originals(plan.model, plan.profiles, plan.main_job)
+    order = cheapest_first(plan.profiles)
+    for r in order:
+        r.limits(timeout, max_states)
+        b = r.baseline
+        say.line(f"original at {r.name}: {b['verdict']}, {b['distinct_states']:,} states, {b['transitions']:,} "
+                 f"transitions in {b['seconds']:.1f} s; per mutant: timeout {r.timeout:g} s, max {r.max_states:,} "
+                 "states")
+        if b["verdict"] != "ok" and not plan.main_job:
+            say.line(f"note: the original model's verdict is {b['verdict']}; a mutant is killed when its verdict, "
+                     f"property or unreached targets differ from that")
     results: dict[str, MutantResult] = {}
     to_run: list[Mutant] = []
     for m in plan.mutants:
         entry = plan.marked.get(m.id)
         if entry is not None and not run_equivalents:
             results[m.id] = MutantResult(m, "equivalent", message=entry.reason)
-        elif not covered(lines, plan.setup.sources[m.module].path, m.cover_lines):
-            results[m.id] = MutantResult(m, "uncovered")
         else:
             to_run.append(m)
-    counter = _Progress(say, plan.model, len(to_run), jobs)
+    samples = symmetry_samples if plan.symmetric else 0
+    if samples and any(m.reduction for m in to_run) and not _original_symmetry(plan, order, jobs, samples):
+        say.line(f"note: check --check-symmetry has nothing to test on {plan.model} (no declared ids, no symmetry "
+                 "encoding): its canonicaliser mutants are judged by the searches alone")
+        samples = 0
+    counter = Progress(say, plan.model, len(to_run))
+    say.line(f"{len(to_run)} mutants, {jobs} jobs; profiles tried cheapest first: {', '.join(r.name for r in order)}")
+    schedule = _Schedule(plan, order, samples, run_equivalents, counter, results)
+    for m in to_run:
+        schedule.next_profile(m, 0, front=False)
+    run_pool(schedule.pending, jobs, schedule.done)
+    counter.close()
+    ordered = [results[m.id] for m in plan.mutants]
+    return Analysis(plan, order, ordered, jobs, time.perf_counter() - start, cpu_seconds() - cpu0, cover_backend,
+                    samples)
 
-    def done(m: Mutant, out: dict[str, Any]) -> None:
-        r = judge(m, base, out)
-        entry = plan.marked.get(m.id)
+
+class _Schedule:
+    """Each mutant's runs: the next profile whose lines of it the original runs, one at a time, until a kill; then,
+    for a canonicaliser mutant, the symmetry check at each profile until it finds it unsound."""
+
+    def __init__(self, plan: Plan, order: list[ProfileRun], samples: int, run_equivalents: bool, counter: Progress,
+                 results: dict[str, MutantResult]) -> None:
+        self.plan, self.order, self.samples, self.counter, self.results = plan, order, samples, counter, results
+        self.run_equivalents = run_equivalents
+        self.pending: deque[Task] = deque()
+        self.tried: dict[str, list[tuple[str, MutantResult]]] = {}
+        self.checks: dict[str, list[tuple[str, MutantResult]]] = {}
+
+    def next_profile(self, m: Mutant, i: int, front: bool = True) -> None:
+        """Queue ``m`` at the ``i``-th profile or the first after it that runs its lines (a mutant already under way
+        goes to the front: it finishes sooner)."""
+        tried = self.tried.setdefault(m.id, [])
+        path = self.plan.setup.sources[m.module].path
+        while i < len(self.order) and not covered(self.order[i].lines, path, m.cover_lines):
+            tried.append((self.order[i].name, MutantResult(m, "uncovered")))
+            i += 1
+        if i == len(self.order):
+            self.next_symmetry(m, 0)
+            return
+        p = self.order[i]
+        task = Task(p.setup, m, p.timeout, p.max_states, key=(m, i, False))
+        if front:
+            self.pending.appendleft(task)
+        else:
+            self.pending.append(task)
+
+    def next_symmetry(self, m: Mutant, i: int) -> None:
+        if not (m.reduction and self.samples and i < len(self.order)):
+            self.finish(m)
+            return
+        p = self.order[i]
+        self.pending.appendleft(Task(p.setup, m, p.timeout, None, symmetry_samples=self.samples, key=(m, i, True)))
+
+    def done(self, task: Task, out: dict[str, Any]) -> None:
+        m, i, symmetry = task.key
+        p = self.order[i]
+        self.counter.run()
+        if symmetry:
+            r = judge_symmetry(m, out)
+            self.checks.setdefault(m.id, []).append((p.name, r))
+            if r.outcome in DETECTED:
+                self.finish(m)
+            else:
+                self.next_symmetry(m, i + 1)
+            return
+        r = judge(m, p.baseline, out)
+        self.tried[m.id].append((p.name, r))
+        if r.outcome in DETECTED or r.outcome == "invalid":
+            self.finish(m)
+        else:
+            self.next_profile(m, i + 1)
+
+    def finish(self, m: Mutant) -> None:
+        r = combine(m, self.tried[m.id], self.checks.get(m.id, []))
+        entry = self.plan.marked.get(m.id)
         if entry is not None:  # --run-equivalents
             if r.outcome in DETECTED:
                 r.message = f"marked equivalent but detected ({r.detail()}): remove its entry"
             else:
                 r.outcome, r.message = "equivalent", entry.reason
-        results[m.id] = r
-        counter.tick(r)
-
-    run_pool(plan.setup, to_run, jobs, timeout, max_states, done)
-    counter.close()
-    ordered = [results[m.id] for m in plan.mutants]
-    return Analysis(plan, base, ordered, timeout, max_states, jobs, time.perf_counter() - start,
-                    cpu_seconds() - cpu0, cover_backend)
+        self.results[m.id] = r
+        self.counter.tick(r)
 
 
-def _check_baseline(plan: Plan, base: dict[str, Any]) -> None:
-    kind = base["kind"]
+def _originals(plan: Plan, jobs: int, use_coverage: bool, backend: str) -> str:
+    """Run the original at every profile (in parallel), with line coverage unless ``use_coverage`` is off; fill each
+    profile's baseline and lines.  Returns the coverage backend as reported."""
+    files = tuple(sorted({plan.setup.sources[m.module].path for m in plan.all_mutants})) if use_coverage else ()
+    by_name = {r.name: r for r in plan.profiles}
+
+    def done(task: Task, out: dict[str, Any]) -> None:
+        by_name[task.key].baseline = out
+
+    run_pool(deque(Task(r.setup, None, None, None, files, key=r.name) for r in plan.profiles), jobs, done)
+    for r in plan.profiles:
+        _check_baseline(plan, r)
+        lines = r.baseline.get("lines") if use_coverage else None
+        if lines is not None and not any(lines.values()):
+            backend, lines = "measured nothing: every mutant is run", None
+        r.lines = lines
+    return backend
+
+
+def _original_symmetry(plan: Plan, order: list[ProfileRun], jobs: int, samples: int) -> bool:
+    """The symmetry check of the original at every profile: it must hold before a mutant's can mean anything.
+    Returns whether it tests anything (a model with a hand-written canonicaliser, no declared ids and no symmetry
+    encoding gives it nothing to compare)."""
+    outs: dict[str, dict[str, Any]] = {}
+    run_pool(deque(Task(r.setup, None, None, None, symmetry_samples=samples, key=r.name) for r in order), jobs,
+             lambda t, out: outs.__setitem__(t.key, out))
+    for r in order:
+        out = outs[r.name]
+        if out["kind"] != "symmetry":
+            raise ModelError(f"the original model {plan.model} fails its symmetry check at profile {r.name}: "
+                             f"{out.get('message')}")
+        if out["broken"]:
+            raise SymmetryBroken(f"the original model {plan.model} at profile {r.name}: {out['message']}")
+        r.symmetry = out["note"] if out["checked"] else "nothing to test (no declared ids, no symmetry encoding)"
+    return all(outs[r.name]["checked"] for r in order)
+
+
+def _check_baseline(plan: Plan, r: ProfileRun) -> None:
+    base, kind = r.baseline, r.baseline["kind"]
     if kind == "usage":
         raise UsageError(base["message"])
     if kind in ("crashed", "invalid", "internal"):
-        raise ModelError(f"the original model {plan.model} fails before any mutation: {base['message']}")
+        raise ModelError(f"the original model {plan.model} fails at profile {r.name} before any mutation: "
+                         f"{base['message']}")
     if kind == "timeout":
-        raise ModelError(f"the original model {plan.model} did not finish")
+        raise ModelError(f"the original model {plan.model} did not finish at profile {r.name}")
 
 
 def _coverage_backend() -> str:
     import importlib.util
 
     return "coverage.py" if importlib.util.find_spec("coverage") is not None else "sys.settrace"
-
-
-class _Say:
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def line(self, text: str) -> None:
-        if self.enabled:
-            print(text, file=sys.stderr, flush=True)
-
-
-class _Progress:
-    """done/total, killed, survived and the ETA on stderr: rewritten in place on a terminal, every 10 s elsewhere."""
-
-    def __init__(self, say: _Say, model: str, total: int, jobs: int) -> None:
-        self.say, self.model, self.total, self.jobs = say, model, total, jobs
-        self.done = self.detected = self.left = 0
-        self.start = self.last = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-
-    def tick(self, r: MutantResult) -> None:
-        self.done += 1
-        if r.outcome in DETECTED:
-            self.detected += 1
-        elif r.outcome not in NOT_COUNTED:
-            self.left += 1
-        now = time.perf_counter()
-        if not self.say.enabled or (not self.tty and now - self.last < 10 and self.done < self.total):
-            return
-        self.last = now
-        eta = (now - self.start) / self.done * (self.total - self.done)
-        text = (f"mutate {self.model}: {self.done}/{self.total} run, {self.detected} killed, {self.left} not killed, "
-                f"{now - self.start:.0f} s, ETA {eta:.0f} s")
-        if self.tty:
-            print("\r" + text + " " * 8, end="", file=sys.stderr, flush=True)
-        else:
-            print(text, file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.say.enabled and self.tty and self.done:
-            print(file=sys.stderr, flush=True)
-

@@ -10,12 +10,15 @@ Score = (killed + killed-by-deadlock + crashed) / (all - equivalent - invalid).
 Mutants of the encoding and symmetry code (``Mutant.reduction``) have one more observer: exactness.  The reduced
 state graph of a complete run must be the original's, so different distinct-state or transition counts kill them
 (``ReductionExact``); the original's exactness is what the models' symmetry tests check against a renaming written
-independently of the model.
+independently of the model.  Those that keep the counts everywhere are run with ``check --check-symmetry``
+(``profiles.judge_symmetry``).  With several profiles a mutant is judged at each (``judge``) and the verdicts
+combined (``profiles.combine``): killed at any profile is killed.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -42,25 +45,37 @@ class MutantResult:
     # a survivor whose complete run reached exactly the original's states and steps (the graph digests agree): no
     # property over states and steps can tell it apart at these bounds; equivalent, or the bounds are too small
     same_graph: bool = False
+    profile: str | None = None  # the profile whose run killed it (crashed included)
+    runs: list[dict[str, Any]] = attrs.field(factory=list)  # each profile tried, in order (see profiles.combine)
 
     def detail(self) -> str:
+        at = f" at {self.profile}" if self.profile else ""
         if self.outcome in ("killed", "killed-by-deadlock"):
             steps = f", {self.trace_length}-step trace" if self.trace_length is not None else ""
-            return f"by {self.killed_by}{steps}"
+            return f"by {self.killed_by}{at}{steps}"
+        if self.outcome == "crashed":
+            return f"{self.message}{at}"
+        also = f"; {self.message}" if self.message else ""
         if self.outcome == "survived" and self.same_graph:
-            return "the original's state graph at these bounds (same states and steps)"
+            return "the original's state graph at these bounds (same states and steps)" + also
         if self.outcome == "survived" and self.same_counts:
-            return "same state and transition counts at these bounds"
+            return "same state and transition counts at these bounds" + also
         if self.outcome == "uncovered":
-            return "its lines never run at these bounds"
+            return "its lines never run at these bounds" + also
         return self.message or ""
+
+    def run_json(self) -> dict[str, Any]:
+        """This result as one profile's run (``runs`` in the JSON)."""
+        return {"outcome": self.outcome, "killed_by": self.killed_by, "distinct_states": self.distinct_states,
+                "seconds": round(self.seconds, 3) if self.seconds is not None else None}
 
     def to_json(self) -> dict[str, Any]:
         return {**self.mutant.to_json(), "outcome": self.outcome, "killed_by": self.killed_by,
                 "trace_length": self.trace_length, "distinct_states": self.distinct_states,
                 "transitions": self.transitions,
                 "seconds": round(self.seconds, 3) if self.seconds is not None else None,
-                "message": self.message, "same_counts": self.same_counts, "same_graph": self.same_graph}
+                "message": self.message, "same_counts": self.same_counts, "same_graph": self.same_graph,
+                "profile": self.profile, "runs": self.runs}
 
 
 def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
@@ -84,9 +99,9 @@ def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
         r.outcome, r.killed_by = "killed", prop  # a liveness property's lasso kills a mutant as a violation does
     elif verdict == "deadlock" and base["verdict"] != "deadlock":
         r.outcome, r.killed_by = "killed-by-deadlock", "deadlock"
-    elif _unobserved(out) != _unobserved(base) and verdict in ("ok", "unreached"):
-        lost = sorted(_unobserved(out) - _unobserved(base))
-        gained = sorted(_unobserved(base) - _unobserved(out))
+    elif unobserved(out) != unobserved(base) and verdict in ("ok", "unreached"):
+        lost = sorted(unobserved(out) - unobserved(base))
+        gained = sorted(unobserved(base) - unobserved(out))
         r.outcome = "killed"
         r.killed_by = f"{lost[0]} never reached" if lost else f"{gained[0]} now reached"
     elif verdict != base["verdict"]:
@@ -103,7 +118,7 @@ def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
     return r
 
 
-def _unobserved(out: dict[str, Any]) -> set[str]:
+def unobserved(out: Mapping[str, Any]) -> set[str]:
     """The reachability targets and the premises (of vacuous properties) a run never reached."""
     return {f"target {t}" for t in out["unreached"]} | {f"premise of {p}" for p in out.get("vacuous", [])}
 
@@ -155,8 +170,9 @@ def mutant_line(r: MutantResult) -> str:
             f"  [{m.function}] {r.detail()}").rstrip()
 
 
-def render(model: str, results: list[MutantResult], quiet: bool) -> str:
-    """The report: every mutant (unless quiet), the survivors by module, the scores."""
+def render(model: str, results: list[MutantResult], quiet: bool, profiles: Sequence[str] = ()) -> str:
+    """The report: every mutant (unless quiet), the survivors by module, the scores, the kills at each of
+    ``profiles`` (the order they were tried in) and what the symmetry check of canonicaliser mutants found."""
     lines: list[str] = []
     if not quiet:
         lines.append(f"mutants of {model} ({len(results)}):")
@@ -185,6 +201,15 @@ def render(model: str, results: list[MutantResult], quiet: bool) -> str:
     if same:
         lines.append(f"{same} of the survivors reach exactly the original's states and steps at these bounds: "
                      "equivalent mutants, or bounds too small to tell (mark the equivalents, with the reason)")
+    if len(profiles) > 1:
+        kills = Counter(r.profile for r in results if r.outcome in DETECTED)
+        lines.append(f"profiles, cheapest first: {', '.join(profiles)}; detected at each: "
+                     + ", ".join(f"{p} {kills.get(p, 0)}" for p in profiles))
+    sym = [r for r in results if any(run.get("check") == "symmetry" for run in r.runs)]
+    if sym:
+        unsound = sum(1 for r in sym if (r.killed_by or "").startswith("check-symmetry"))
+        lines.append(f"{len(sym)} canonicaliser mutants no search killed were run with check --check-symmetry: "
+                     f"{unsound} found unsound (killed), {len(sym) - unsound} not")
     lines.append(f"mutation score of {model}: {total.text()}  ({_counts(total)})")
     return "\n".join(lines)
 

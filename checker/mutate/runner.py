@@ -1,9 +1,9 @@
 """A pool of forked workers, one process per run, each killed when its time limit passes.
 
-One fresh process per mutant keeps runs independent (a mutant's import hook, caches and memory die with it) and
-makes a time limit a plain kill.  Forking (not spawning) shares the parent's imports, so a run starts in a few
-milliseconds; the children re-import only the model (``worker.install``).  CPU seconds are the parent's and the
-reaped children's (``os.times``).
+One fresh process per run (a mutant at one profile) keeps runs independent (a mutant's import hook, caches and
+memory die with it) and makes a time limit a plain kill; each run has its own profile's limits.  Forking (not
+spawning) shares the parent's imports, so a run starts in a few milliseconds; the children re-import only the model
+(``worker.install``).  CPU seconds are the parent's and the reaped children's (``os.times``).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from kraftcheck.checker.mutate.generate import Mutant
 from kraftcheck.checker.mutate.worker import Setup, child
-
-Done = Callable[[Mutant, dict[str, Any]], None]
 
 
 def cpu_seconds() -> float:
@@ -35,42 +35,56 @@ def _context() -> Any:
     return multiprocessing.get_context("fork")
 
 
+@attrs.frozen
+class Task:
+    """One run: the original (``mutant`` None) or a mutant, at one profile's setup, under that profile's limits;
+    ``symmetry_samples`` > 0 runs the symmetry check instead of the search; ``key`` is the caller's."""
+
+    setup: Setup
+    mutant: Mutant | None
+    timeout: float | None
+    max_states: int | None
+    cover: tuple[str, ...] = ()
+    symmetry_samples: int = 0
+    key: Any = None
+
+
 def run_one(setup: Setup, mutant: Mutant | None, max_states: int | None, timeout: float | None,
             cover: Sequence[str] = ()) -> dict[str, Any]:
     """One run in a forked child, waited for (the baseline: ``mutant`` None)."""
     results: list[dict[str, Any]] = []
-    run_pool(setup, [mutant], 1, timeout, max_states, lambda m, r: results.append(r), cover)
+    run_pool(deque([Task(setup, mutant, timeout, max_states, tuple(cover))]), 1, lambda t, r: results.append(r))
     return results[0]
 
 
-def run_pool(setup: Setup, mutants: Sequence[Mutant | None], jobs: int, timeout: float | None,
-             max_states: int | None, done: Callable[[Any, dict[str, Any]], None], cover: Sequence[str] = ()) -> None:
-    """Run every mutant, at most ``jobs`` at once; ``done(mutant, outcome)`` as each finishes (in finishing order).
+def run_pool(pending: deque[Task], jobs: int, done: Callable[[Task, dict[str, Any]], None]) -> None:
+    """Run every task, at most ``jobs`` at once; ``done(task, outcome)`` as each finishes (in finishing order).
+    ``done`` may put more tasks on ``pending`` (a mutant's next profile: ``appendleft`` runs it next).
 
-    An outcome is the worker's dict (``worker.run``), or ``{"kind": "timeout"}`` when the time limit passed (the
-    child is killed), or ``{"kind": "crashed", "message": "worker died ..."}`` when the child died without an answer
-    (a signal, or the kernel's out-of-memory killer).
+    An outcome is the worker's dict (``worker.run``), or ``{"kind": "timeout"}`` when the task's time limit passed
+    (the process is killed), or ``{"kind": "crashed"}`` when the worker died without sending a result (a signal, or
+    the kernel's out-of-memory killer).
     """
     ctx = _context()
-    pending = deque(mutants)
-    active: dict[Any, tuple[Any, Mutant | None, float]] = {}  # connection -> (process, mutant, deadline)
+    active: dict[Any, tuple[Any, Task, float]] = {}  # connection -> (process, task, deadline)
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         while pending or active:
             while pending and len(active) < jobs:
-                mutant = pending.popleft()
+                task = pending.popleft()
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=child, args=(send, setup, mutant, max_states, cover), daemon=True)
+                proc = ctx.Process(target=child, args=(send, task.setup, task.mutant, task.max_states, task.cover,
+                                                       task.symmetry_samples), daemon=True)
                 proc.start()
                 send.close()
-                deadline = time.monotonic() + timeout if timeout is not None else float("inf")
-                active[recv] = (proc, mutant, deadline)
+                deadline = time.monotonic() + task.timeout if task.timeout is not None else float("inf")
+                active[recv] = (proc, task, deadline)
             now = time.monotonic()
             wait = min(d for _, _, d in active.values()) - now
             ready: list[Any] = multiprocessing.connection.wait(list(active), timeout=max(0.0, min(wait, 1.0)))
             for conn in ready:
-                proc, mutant, _ = active.pop(conn)
+                proc, task, _ = active.pop(conn)
                 try:
                     out = conn.recv()
                 except (EOFError, OSError):
@@ -78,15 +92,15 @@ def run_pool(setup: Setup, mutants: Sequence[Mutant | None], jobs: int, timeout:
                     out = {"kind": "crashed", "message": f"worker died (exit code {proc.exitcode}) without a result"}
                 conn.close()
                 proc.join()
-                done(mutant, out)
+                done(task, out)
             now = time.monotonic()
-            for conn, (proc, mutant, deadline) in list(active.items()):
+            for conn, (proc, task, deadline) in list(active.items()):
                 if now >= deadline:
                     proc.kill()
                     proc.join()
                     conn.close()
                     del active[conn]
-                    done(mutant, {"kind": "timeout", "seconds": timeout})
+                    done(task, {"kind": "timeout", "seconds": task.timeout})
     finally:
         for conn, (proc, _, _) in active.items():
             proc.kill()

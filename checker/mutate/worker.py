@@ -3,8 +3,9 @@
 The runner forks one process per run.  The child forgets the model's modules and the spec's module (the parent
 imported them to enumerate mutants), puts a meta-path finder first on ``sys.meta_path`` that serves those modules from
 the snapshot, with the mutated module's code in place of one of them, compiled with its real file name, and then
-imports the spec again and runs :func:`kraftcheck.checker.api.check` (BFS, stopping at the first violation, the
-deadlock check as asked, a ``max_states`` cap).  Nothing is written to disk; the parent's modules stay as they were.
+imports the spec again and runs :func:`kraftcheck.checker.api.check` at one profile (BFS, stopping at the first
+violation, the deadlock check as asked, a ``max_states`` cap), or, for a canonicaliser mutant, the symmetry check of
+``check --check-symmetry`` (:func:`symmetry`).  Nothing is written to disk; the parent's modules stay as they were.
 What the child sends back is a plain dict (see :func:`run`).
 """
 
@@ -29,14 +30,15 @@ from kraftcheck.checker.mutate.sites import Source
 
 @attrs.frozen
 class Setup:
-    """What every run of one analysis shares."""
+    """What every run of one analysis at one profile shares."""
 
     sources: Mapping[str, Source]  # the snapshot: the model's modules and the spec's module
     spec_module: str
     spec_attr: str
     variants: tuple[str, ...]
-    bounds: Mapping[str, Any]
+    bounds: Mapping[str, Any]  # the explicit overrides (--set), on top of the profile's
     deadlock: bool = True
+    profile: str = "default"
 
 
 class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -83,8 +85,10 @@ def install(setup: Setup, mutant: Mutant | None) -> SnapshotFinder:
     return finder
 
 
-def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequence[str] = ()) -> dict[str, Any]:
-    """Run the original model (``mutant`` None) or one mutant in this process, which must be a fresh child.
+def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequence[str] = (),
+        symmetry_samples: int = 0) -> dict[str, Any]:
+    """Run the original model (``mutant`` None) or one mutant in this process, which must be a fresh child; with
+    ``symmetry_samples`` the symmetry check instead of the search (see :func:`symmetry`).
 
     Returns ``{"kind": "result", verdict, property, trace_length, distinct_states, transitions, depth,
     unreached, vacuous, graph, seconds, [lines]}`` (graph: the digest of a complete run's state graph),
@@ -101,6 +105,8 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
         spec = getattr(importlib.import_module(setup.spec_module), setup.spec_attr)
     except Exception as exc:
         return {"kind": "invalid", "message": _one_line(exc)}
+    if symmetry_samples:
+        return symmetry(setup, spec, symmetry_samples, start)
     tracer = None
     if cover:
         from kraftcheck.checker.mutate.coverage import LineTracer
@@ -108,7 +114,8 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
         tracer = LineTracer(cover)
         tracer.start()
     try:
-        result = check(spec, setup.variants, dict(setup.bounds), max_states=max_states, deadlock=setup.deadlock)
+        result = check(spec, setup.variants, dict(setup.bounds), max_states=max_states, deadlock=setup.deadlock,
+                       profile=setup.profile)
     except UsageError as exc:
         return {"kind": "usage", "message": str(exc)}
     except Exception as exc:  # the mutant's model raised (a ModelError from the engine, or anything it let through)
@@ -134,10 +141,35 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
     return out
 
 
-def child(conn: Any, setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequence[str]) -> None:
+def symmetry(setup: Setup, spec: Any, samples: int, start: float) -> dict[str, Any]:
+    """``check --check-symmetry SAMPLES`` at the setup's profile (``checker/search/symmetry_check.py``): ``{"kind":
+    "symmetry", broken, message, note, checked, seconds}`` (``broken``: the check found the canonicaliser unsound,
+    ``message`` says where; ``checked``: it had something to test, renamings of declared ids or a hand-written
+    symmetry encoding), or ``crashed``/``usage`` as :func:`run`."""
+    from kraftcheck.checker.api import prepare
+    from kraftcheck.checker.errors import SymmetryBroken, UsageError
+    from kraftcheck.checker.search.symmetry_check import check_symmetry
+
+    try:
+        ctx, _ = prepare(spec, setup.variants, dict(setup.bounds), setup.profile)
+        report = check_symmetry(spec.model, ctx, samples)
+    except SymmetryBroken as exc:
+        return {"kind": "symmetry", "broken": True, "message": str(exc).strip().splitlines()[0], "note": None,
+                "seconds": time.perf_counter() - start}
+    except UsageError as exc:
+        return {"kind": "usage", "message": str(exc)}
+    except Exception as exc:  # the mutant's canonicaliser raised
+        return {"kind": "crashed", "message": _one_line(exc), "seconds": time.perf_counter() - start}
+    checked = report.renamings > 0 or spec.model.symmetry_encoding is not None  # else the check has nothing to test
+    return {"kind": "symmetry", "broken": False, "message": None, "note": report.note, "checked": checked,
+            "seconds": time.perf_counter() - start}
+
+
+def child(conn: Any, setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequence[str],
+          symmetry_samples: int = 0) -> None:
     """The forked process's body: run and send the dict back (an unexpected error is sent as ``internal``)."""
     try:
-        out = run(setup, mutant, max_states, cover)
+        out = run(setup, mutant, max_states, cover, symmetry_samples)
     except BaseException as exc:  # noqa: B036 - anything at all must reach the parent as one line
         out = {"kind": "internal", "message": _one_line(exc), "traceback": traceback.format_exc()}
     try:
