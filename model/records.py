@@ -92,8 +92,8 @@ def named_tuple(cls: N) -> N:
 
 
 def positional(cls: Callable[..., T]) -> Callable[[tuple[Any, ...]], T]:
-    """``values -> cls`` built from ``values`` in field order, in C (``tuple.__new__``): only for a record's keyword-only
-    constructor, the one place where its fields meet their positions (a NamedTuple's ``_make`` is a Python call)."""
+    """``values -> cls`` built from ``values`` in field order, in C (``tuple.__new__``): only for a record's
+    keyword-only constructor, the one place where its fields meet their positions (``_make`` is a Python call)."""
     if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
         raise TypeError(f"positional() needs a NamedTuple class, not {cls!r}")
     return functools.partial(tuple.__new__, cls)  # type: ignore[return-value]

@@ -8,7 +8,6 @@ from kraftcheck.model.quorum.state import (
     FENCED_LEADER_EPOCH,
     FOLLOWER,
     LEADER,
-    NONE,
     NOT_LEADER_OR_FOLLOWER,
     OK,
     RAISED_HW_NON_MONOTONIC,

@@ -225,7 +225,7 @@ _make_fetch_response = positional(FetchResponse)
 
 def as_message(values: Sequence[Any]) -> Msg:
     """The message whose fields are ``values`` in order (kind first), e.g. one read back from a trace or a log."""
-    return MESSAGE_TYPES[values[0]]._make(values)  # noqa: positional - a reader's conversion, fields in order
+    return MESSAGE_TYPES[values[0]]._make(values)  # a reader's conversion: the values are the fields in order
 
 
 @named_tuple
@@ -383,7 +383,7 @@ def reset_connections(net: tuple[Msg, ...], me: int, peer: int = NONE) -> tuple[
     for m in net:
         if m.cur and (m.src == me if m.kind in REQUESTS else m.kind in RESPONSES and m.dst == me) and (
                 peer == NONE or on_connection(m, me, peer)):
-            m = m._replace(cur=False)
+            m = m._replace(cur=False)  # type: ignore[call-arg]  # not an EndQuorumEpoch: its cur is always False
             changed = True
         out.append(m)
     return tuple(sorted(out)) if changed else net
