@@ -73,7 +73,7 @@ def named_tuple(cls: N) -> N:
     """Class decorator for a ``typing.NamedTuple`` record: its ``_replace`` becomes a compiled function with one
     keyword-only parameter per field (an unknown or positional argument is Python's own ``TypeError``), returning a
     record equal to the stock ``_replace``'s (same type, same fields) at a third of its cost."""
-    fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+    fields: tuple[str, ...] = getattr(cls, "_fields", ())
     if not (issubclass(cls, tuple) and fields) or any(not f.isidentifier() or f.startswith("_") for f in fields):
         raise TypeError(f"named_tuple() needs a NamedTuple class with fields, not {cls.__name__}")
     olds = [f"_old_{f}" for f in fields]
