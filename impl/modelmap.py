@@ -22,16 +22,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kraftcheck.model.quorum.state import (
-    BEGIN_EPOCH,
-    BEGIN_EPOCH_RESP,
-    END_EPOCH,
     ERROR_NAMES,
-    FETCH,
-    FETCH_RESP,
     NONE,
     ROLE_NAMES,
-    VOTE_REQ,
-    VOTE_RESP,
+    Msg,
+    begin_quorum_epoch,
+    begin_quorum_epoch_response,
+    end_quorum_epoch,
+    fetch_request,
+    fetch_response,
+    vote_request,
+    vote_response,
 )
 
 ERROR_CODES = {name: code for code, name in ERROR_NAMES.items()}
@@ -86,35 +87,39 @@ class Mapper:
     def entries(self, recs: Iterable[Sequence[Any]]) -> tuple[tuple[int, int], ...]:
         return tuple((int(e), self.value(v)) for e, v in recs)
 
-    def message(self, j: dict[str, Any]) -> tuple[Any, ...]:
+    def message(self, j: dict[str, Any]) -> Msg:
         kind, src, dst = j["type"], self.nid(j["src"]), self.nid(j["dst"])
         if kind.endswith("Request"):
             cur = self.current(src, dst, j.get("correlation_id"))
         else:
             cur = self.current(dst, src, j.get("correlation_id"))
         if kind == "VoteRequest":
-            return (VOTE_REQ, src, dst, j["candidate_epoch"], j["last_epoch"], j["last_offset"], False, cur)
+            return vote_request(src=src, dst=dst, candidate_epoch=j["candidate_epoch"], last_epoch=j["last_epoch"],
+                                last_offset=j["last_offset"], prevote=False, cur=cur)
         if kind == "VoteResponse":
-            return (VOTE_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), ERROR_CODES[j["error"]],
-                    bool(j["vote_granted"]), False, cur)
+            return vote_response(src=src, dst=dst, epoch=j["leader_epoch"], leader=self.nid(j["leader_id"]),
+                                 error=ERROR_CODES[j["error"]], granted=bool(j["vote_granted"]), prevote=False,
+                                 cur=cur)
         if kind == "BeginQuorumEpochRequest":
-            return (BEGIN_EPOCH, src, dst, j["leader_epoch"], cur)
+            return begin_quorum_epoch(src=src, dst=dst, epoch=j["leader_epoch"], cur=cur)
         if kind == "BeginQuorumEpochResponse":
-            return (BEGIN_EPOCH_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), ERROR_CODES[j["error"]],
-                    cur)
+            return begin_quorum_epoch_response(src=src, dst=dst, epoch=j["leader_epoch"],
+                                               leader=self.nid(j["leader_id"]), error=ERROR_CODES[j["error"]], cur=cur)
         if kind == "EndQuorumEpochRequest":
-            return (END_EPOCH, src, dst, j["leader_epoch"])
+            return end_quorum_epoch(src=src, dst=dst, epoch=j["leader_epoch"])
         if kind == "FetchRequest":
-            return (FETCH, src, dst, j["current_leader_epoch"], j["fetch_offset"], j["last_fetched_epoch"], cur)
+            return fetch_request(src=src, dst=dst, epoch=j["current_leader_epoch"], fetch_offset=j["fetch_offset"],
+                                 last_fetched_epoch=j["last_fetched_epoch"], cur=cur)
         if kind == "FetchResponse":
             error = ERROR_CODES[j["error"]]
+            head = {"src": src, "dst": dst, "epoch": j["leader_epoch"], "leader": self.nid(j["leader_id"]),
+                    "error": error, "div_epoch": j["diverging_epoch"], "div_end": j["diverging_end_offset"],
+                    "cur": cur}
             if error != ERROR_CODES["NONE"] or j["diverging_epoch"] >= 0:
                 # an error or DivergingEpoch answer: the model keeps neither the fetch offset nor the HW in it
-                return (FETCH_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), error,
-                        j["diverging_epoch"], j["diverging_end_offset"], NONE, (), NONE, cur)
-            return (FETCH_RESP, src, dst, j["leader_epoch"], self.nid(j["leader_id"]), error,
-                    j["diverging_epoch"], j["diverging_end_offset"], j["base_offset"],
-                    self.entries(j["records"]), j["high_watermark"], cur)
+                return fetch_response(**head)
+            return fetch_response(**head, offset=j["base_offset"], entries=self.entries(j["records"]),
+                                  hw=j["high_watermark"])
         raise NotValidatable(f"message type {kind!r} is not part of the quorum model")
 
     def voter(self, st: dict[str, Any], me: int) -> tuple[Any, ...]:

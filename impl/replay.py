@@ -131,7 +131,8 @@ class _Replayer:
 
     def abstract(self) -> QState:
         # heard (the model's check-quorum window) is model-only bookkeeping: 0
-        voters = tuple(Voter(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], 0) for p in self.voters())
+        voters = tuple(Voter(role=role, epoch=epoch, voted=voted, leader=leader, log=log, hw=hw, ends=ends, votes=votes,
+                             heard=0) for role, epoch, voted, leader, log, hw, ends, votes in self.voters())
         for i, v in enumerate(voters):
             if v.role == M_LEADER and v.epoch < len(self.leaders):
                 self.leaders[v.epoch] |= 1 << i
@@ -139,9 +140,11 @@ class _Replayer:
                 for o in range(min(v.hw, len(v.log))):
                     key = (o, v.log[o][0], v.log[o][1])
                     self.committed.setdefault(key, v.epoch)
-        hist = History(tuple(self.leaders), tuple(sorted((k + (e,)) for k, e in self.committed.items())),
-                       self.values, self.restarts, self.dups, self.resigns, self.truncated, self.raised)
-        return QState(voters, self.net(), hist)
+        hist = History(leaders=tuple(self.leaders),
+                       committed=tuple(sorted((k + (e,)) for k, e in self.committed.items())), values=self.values,
+                       restarts=self.restarts, dups=self.dups, resigns=self.resigns, truncated=self.truncated,
+                       raised=self.raised)
+        return QState(voters=voters, net=self.net(), hist=hist)
 
     # ---- one model step -------------------------------------------------------------------------------------------
     def find(self, msg: tuple[Any, ...]) -> str:

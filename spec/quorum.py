@@ -19,6 +19,7 @@ from kraftcheck.model.quorum.state import (
     FOLLOWER,
     LEADER,
     NONE,
+    OK,
     RAISED_HW_NON_MONOTONIC,
     RAISED_TRUNCATE_BELOW_HW,
     RAISED_TRUNCATE_TO_BELOW_HW,
@@ -27,6 +28,8 @@ from kraftcheck.model.quorum.state import (
     VOTE_REQ,
     VOTE_RESP,
     Ctx,
+    FetchResponse,
+    Msg,
     QState,
 )
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
@@ -100,9 +103,9 @@ def premise_high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) 
         return v.role == LEADER and v.hw > 0
     if action == "receive_fetch":
         m = params[0]
-        v = s.voters[m[2]]
-        return (m[0] == FETCH and v.role == LEADER and v.hw > 0 and m[1] < len(v.ends)  # observers are not in ends
-                and m[4] < v.ends[m[1]])
+        v = s.voters[m.dst]
+        return (m.kind == FETCH and v.role == LEADER and v.hw > 0 and m.src < len(v.ends)  # observers: not in ends
+                and m.fetch_offset < v.ends[m.src])
     return False
 
 
@@ -113,7 +116,7 @@ def premise_epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
         return s.voters[params[0]].epoch > 0
     if action.startswith("receive_"):
         m = params[0]
-        return m[3] < s.voters[m[2]].epoch
+        return bool(m.epoch < s.voters[m.dst].epoch)
     return False
 
 
@@ -124,8 +127,9 @@ def premise_vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
         return s.voters[params[0]].voted != NONE
     if action == "receive_vote":
         m = params[0]
-        v = s.voters[m[2]]
-        return m[0] == VOTE_REQ and not m[6] and m[3] == v.epoch and v.voted not in (NONE, m[1])
+        v = s.voters[m.dst]
+        return bool(m.kind == VOTE_REQ and not m.prevote and m.candidate_epoch == v.epoch
+                    and v.voted not in (NONE, m.src))
     return False
 
 
@@ -133,12 +137,12 @@ def _answers_to_follower_above_zero(s: QState, diverging: bool) -> bool:
     """An expected, error-free FetchResponse is in flight to a follower of its sender whose high watermark is
     positive: a DivergingEpoch answer (``diverging``) or one with records and a known high watermark."""
     for m in s.net:
-        if m[0] != FETCH_RESP or not m[-1] or m[5] != 0:
+        if not isinstance(m, FetchResponse) or not m.cur or m.error != OK:
             continue
-        v = s.voters[m[2]]
-        if v.role != FOLLOWER or v.leader != m[1] or v.hw <= 0:
+        v = s.voters[m.dst]
+        if v.role != FOLLOWER or v.leader != m.src or v.hw <= 0:
             continue
-        if (m[6] >= 0) if diverging else (m[6] < 0 and m[10] > 0):
+        if (m.div_epoch >= 0) if diverging else (m.div_epoch < 0 and m.hw > 0):
             return True
     return False
 
@@ -338,14 +342,14 @@ def follower_high_watermark_monotonic(s: QState, ctx: Ctx) -> bool:
     premise=premise_leader_append_only,
 )
 def leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    sv, tv = s[0], t[0]
+    sv, tv = s.voters, t.voters
     if sv is tv:
         return True
     for i in range(len(sv)):
         a, b = sv[i], tv[i]
-        if a is b or a[0] != LEADER or b[0] != LEADER or a[1] != b[1]:
+        if a is b or a.role != LEADER or b.role != LEADER or a.epoch != b.epoch:
             continue
-        if b[4][:len(a[4])] != a[4]:
+        if b.log[:len(a.log)] != a.log:
             return False
     return True
 
@@ -358,12 +362,12 @@ def leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     premise=premise_high_watermark_monotonic,
 )
 def high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    sv, tv = s[0], t[0]
+    sv, tv = s.voters, t.voters
     if sv is tv:
         return True
     for i in range(len(sv)):
         a, b = sv[i], tv[i]
-        if a is not b and a[0] == LEADER and b[0] == LEADER and a[1] == b[1] and b[5] < a[5]:
+        if a is not b and a.role == LEADER and b.role == LEADER and a.epoch == b.epoch and b.hw < a.hw:
             return False
     return True
 
@@ -375,11 +379,11 @@ def high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     premise=premise_epoch_monotonic,
 )
 def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    sv, tv = s[0], t[0]
+    sv, tv = s.voters, t.voters
     if sv is tv:
         return True
     for i in range(len(sv)):
-        if tv[i][1] < sv[i][1]:
+        if tv[i].epoch < sv[i].epoch:
             return False
     return True
 
@@ -393,12 +397,12 @@ def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     premise=premise_vote_persistence,
 )
 def vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
-    sv, tv = s[0], t[0]
+    sv, tv = s.voters, t.voters
     if sv is tv:
         return True
     for i in range(len(sv)):
         a, b = sv[i], tv[i]
-        if a is not b and a[2] != NONE and a[1] == b[1] and b[2] != a[2]:
+        if a is not b and a.voted != NONE and a.epoch == b.epoch and b.voted != a.voted:
             return False
     return True
 
@@ -415,12 +419,12 @@ def _higher_epoch_news(s: QState, step: Any) -> tuple[int, int] | None:
     kind = _HANDLERS.get(step[0])
     if kind is None or not step[1]:
         return None
-    m = step[1][0]
-    if m[0] != kind or m[2] >= len(s.voters) or m[3] <= s.voters[m[2]].epoch:
+    m: Msg = step[1][0]
+    if m.kind != kind or m.dst >= len(s.voters) or m.epoch <= s.voters[m.dst].epoch:
         return None
-    if kind in RESPONSES and not m[-1]:  # a stale response is consumed unread (RequestManager.isResponseExpected)
+    if kind in RESPONSES and not m.cur:  # a stale response is consumed unread (RequestManager.isResponseExpected)
         return None
-    return m[2], m[3]
+    return m.dst, m.epoch
 
 
 def premise_higher_epoch_adopted(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:

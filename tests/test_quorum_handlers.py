@@ -34,6 +34,7 @@ from kraftcheck.model.quorum.state import (
     History,
     QState,
     Voter,
+    as_message,
     end_offset_for_epoch,
     log_up_to_date,
 )
@@ -53,11 +54,16 @@ def ctx(*variants: str, **bounds: Any) -> Any:
 
 def voter(role: int = UNATTACHED, epoch: int = 0, voted: int = NONE, leader: int = NONE, log: Any = (), hw: int = 0,
           ends: Any = (), votes: Any = ()) -> Voter:
-    return Voter(role, epoch, voted, leader, tuple(log), hw, tuple(ends), tuple(votes), 0)
+    return Voter(role=role, epoch=epoch, voted=voted, leader=leader, log=tuple(log), hw=hw, ends=tuple(ends),
+                 votes=tuple(votes), heard=0)
 
 
 def state(voters: list[Voter], net: Any = (), max_epoch: int = 3) -> QState:
-    return QState(tuple(voters), tuple(sorted(net)), History((0,) * (max_epoch + 1), (), 0, 0, 0, 0, False))
+    """Messages are written here as their field values in order (kind first, as state.MESSAGE_FIELDS lists them), read
+    into the model's named messages; a named message equals the tuple of its fields, so expected values stay tuples."""
+    hist = History(leaders=(0,) * (max_epoch + 1), committed=(), values=0, restarts=0, dups=0, resigns=0,
+                   truncated=False, raised=0)
+    return QState(voters=tuple(voters), net=tuple(sorted(as_message(m) for m in net)), hist=hist)
 
 
 def deliver(action: Any, s: QState, c: Any, msg: Any) -> QState:

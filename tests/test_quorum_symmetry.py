@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from kraftcheck.model.quorum import QUORUM
-from kraftcheck.model.quorum.state import MESSAGE_ID_FIELD, History, QState, Voter
+from kraftcheck.model.quorum.state import History, QState, Voter
 from kraftcheck.model.quorum.symmetry import encode, view
 
 
@@ -34,19 +34,18 @@ def rename(s: QState, p: tuple[int, ...]) -> QState:
 
     voters: list[Any] = [None] * len(s.voters)
     for i, v in enumerate(s.voters):
-        voters[p[i]] = Voter(v.role, v.epoch, rid(v.voted), rid(v.leader), v.log, v.hw, rseq(v.ends), rseq(v.votes),
-                             rmask(v.heard))
+        voters[p[i]] = Voter(role=v.role, epoch=v.epoch, voted=rid(v.voted), leader=rid(v.leader), log=v.log,
+                             hw=v.hw, ends=rseq(v.ends), votes=rseq(v.votes), heard=rmask(v.heard))
     net = []
     for m in s.net:
-        r = list(m)
-        r[1], r[2] = rid(m[1]), rid(m[2])
-        if m[0] in MESSAGE_ID_FIELD:
-            r[MESSAGE_ID_FIELD[m[0]]] = rid(m[MESSAGE_ID_FIELD[m[0]]])
-        net.append(tuple(r))
+        ids: dict[str, Any] = {"src": rid(m.src), "dst": rid(m.dst)}
+        if "leader" in m._fields:  # the responses name the leader the sender knows
+            ids["leader"] = rid(m.leader)  # type: ignore[union-attr]
+        net.append(m._replace(**ids))
     h = s.hist
-    hist = History(tuple(rmask(x) for x in h.leaders), h.committed, h.values, h.restarts, h.dups, h.resigns,
-                   h.truncated, h.raised)
-    return QState(tuple(voters), tuple(sorted(net)), hist)
+    hist = History(leaders=tuple(rmask(x) for x in h.leaders), committed=h.committed, values=h.values,
+                   restarts=h.restarts, dups=h.dups, resigns=h.resigns, truncated=h.truncated, raised=h.raised)
+    return QState(voters=tuple(voters), net=tuple(sorted(net)), hist=hist)
 
 
 def walk_states(variants: tuple[str, ...], bounds: dict[str, Any], walks: int, depth: int, seed: int) -> list[Any]:

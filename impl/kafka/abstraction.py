@@ -73,7 +73,8 @@ class Past:
         top = max(self.leaders, default=0)
         leaders = tuple(self.leaders.get(e, 0) for e in range(top + 1))
         committed = tuple(sorted((o, e, val, ce) for (o, e, val), ce in self.committed.items()))
-        return History(leaders, committed, self.values, self.restarts, self.dups, 0, self.truncated, self.raised)
+        return History(leaders=leaders, committed=committed, values=self.values, restarts=self.restarts, dups=self.dups,
+                       resigns=0, truncated=self.truncated, raised=self.raised)
 
 
 def _role(v: NodeView) -> int:
@@ -93,8 +94,8 @@ def to_model(views: dict[int, NodeView], past: Past) -> QState:
         v = views[nid]
         voted = nid if v.leader == nid and v.voted == -1 else v.voted  # a leader voted for itself (see above)
         voters.append(Voter(
-            _role(v), v.epoch,
-            ids.index(voted) if voted in ids else NONE,
-            ids.index(v.leader) if v.leader in ids else NONE,
-            tuple((e, val) for _, e, val in v.log), v.hw, (), (), 0))
-    return QState(tuple(voters), (), past.history())
+            role=_role(v), epoch=v.epoch,
+            voted=ids.index(voted) if voted in ids else NONE,
+            leader=ids.index(v.leader) if v.leader in ids else NONE,
+            log=tuple((e, val) for _, e, val in v.log), hw=v.hw, ends=(), votes=(), heard=0))
+    return QState(voters=tuple(voters), net=(), hist=past.history())

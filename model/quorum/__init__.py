@@ -1,7 +1,8 @@
 """The KRaft quorum model: KIP-595 leader election and pull replication with KAFKA-15489 check quorum (on, as Kafka
 3.7+ ships it), with faults, KIP-996 pre-vote and no-check-quorum as variants, and one mutation per known bug shape.
 
-State shape (``model.quorum.state``; records are NamedTuples, everything inside them plain tuples of ints)::
+State shape (``model.quorum.state``; records and messages are NamedTuples, read by field name and changed with
+``_replace``; what is inside them is plain tuples, ints and bools)::
 
     QState(voters, net, hist)
       voters[i] = Voter(role, epoch, voted, leader, log, hw, ends, votes, heard)
@@ -16,9 +17,12 @@ State shape (``model.quorum.state``; records are NamedTuples, everything inside 
           votes    candidate/prospective only: per voter 1 granted, 0 rejected, -1 no answer
           heard    leader (check quorum on): bitmask of voters that fetched in the current window; follower under
                    prevote: its leader's bit once a Fetch succeeded (FollowerState.hasFetchedFromLeader, 4.1)
-      net = sorted tuple of message tuples (kind, src, dst, epoch, ..., cur), a bag (see state.MESSAGE_FIELDS); a
-            request's or response's last field ``cur`` says whether the requester's RequestManager still expects it
-            (Kafka matches responses by correlation id; the model renumbers those ids to current/stale)
+      net = a bag of in-flight messages (a sorted tuple, repeats allowed), one NamedTuple type per RPC:
+            VoteRequest, VoteResponse, BeginQuorumEpoch, BeginQuorumEpochResponse, EndQuorumEpoch, FetchRequest,
+            FetchResponse, each built by its keyword-only constructor (``fetch_request(src=..., ...)``); the first
+            field ``kind`` orders the bag across types; ``cur`` says whether the requester's RequestManager still
+            expects a request or response (Kafka matches responses by correlation id; the model renumbers those ids
+            to current/stale)
       hist = History(leaders, committed, values, restarts, dups, resigns, truncated, raised)
           leaders[e]  bitmask of voters ever elected in epoch e;  committed  ((offset, epoch, value, commit_epoch),..)
           raised      bits of the Kafka assertions a follower failed (state.RAISED_*): each is a violation
@@ -118,9 +122,10 @@ def _check_bounds(b: Bounds) -> str | None:
 def initial(b: Bounds) -> Iterator[QState]:
     """Every voter (and observer) Unattached in epoch 0 with an empty log and an empty quorum-state file; nothing in
     flight."""
-    v = Voter(UNATTACHED, 0, NONE, NONE, (), 0, (), (), 0)
-    hist = History((0,) * (b.max_epoch + 1), (), 0, 0, 0, 0, False)
-    yield QState((v,) * (b.voters + b.observers), (), hist)
+    v = Voter(role=UNATTACHED, epoch=0, voted=NONE, leader=NONE, log=(), hw=0, ends=(), votes=(), heard=0)
+    hist = History(leaders=(0,) * (b.max_epoch + 1), committed=(), values=0, restarts=0, dups=0, resigns=0,
+                   truncated=False, raised=0)
+    yield QState(voters=(v,) * (b.voters + b.observers), net=(), hist=hist)
 
 
 # election (KIP-595 Vote / BeginQuorumEpoch / EndQuorumEpoch)

@@ -11,10 +11,7 @@ from collections.abc import Callable
 
 from kraftcheck.model.quorum.bounds import Bounds
 from kraftcheck.model.quorum.state import (
-    BEGIN_EPOCH,
-    BEGIN_EPOCH_RESP,
     CANDIDATE,
-    END_EPOCH,
     FENCED_LEADER_EPOCH,
     FOLLOWER,
     LEADER,
@@ -26,26 +23,33 @@ from kraftcheck.model.quorum.state import (
     RESIGNED,
     UNATTACHED,
     UNKNOWN_LEADER_EPOCH,
-    VOTE_REQ,
-    VOTE_RESP,
     VOTED,
+    BeginQuorumEpoch,
+    BeginQuorumEpochResponse,
     Ctx,
-    History,
+    EndQuorumEpoch,
     Msg,
     QState,
     Succ,
     Voter,
+    VoteRequest,
+    VoteResponse,
+    begin_quorum_epoch,
+    begin_quorum_epoch_response,
     busy,
+    end_quorum_epoch,
     last_epoch,
     log_up_to_date,
     majority,
     maybe_transition,
-    new,
     only,
     replace_voter,
     reset_connections,
     reset_if_moved,
     respond,
+    to_unattached,
+    vote_request,
+    vote_response,
 )
 
 # roles whose election (or fetch) timer can expire (QuorumState: Unattached, Voted, Follower, Candidate, Resigned)
@@ -67,7 +71,8 @@ def _vote_requests(v: Voter, me: int, n: int, prevote: bool) -> list[Msg]:
     """KafkaRaftClient.buildVoteRequest: (candidateEpoch, candidateId, lastOffsetEpoch, lastOffset) to every voter
     that has not answered yet; a pre-vote carries the sender's current epoch (KIP-996)."""
     le, lo = last_epoch(v.log), len(v.log)
-    return [(VOTE_REQ, me, j, v.epoch, le, lo, prevote, True) for j in range(n) if j != me and v.votes[j] < 0]
+    return [vote_request(src=me, dst=j, candidate_epoch=v.epoch, last_epoch=le, last_offset=lo, prevote=prevote)
+            for j in range(n) if j != me and v.votes[j] < 0]
 
 
 def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
@@ -78,13 +83,12 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     n = ctx.b.voters
     # mutation no-leader-change: the new leader writes no LeaderChange record (KafkaRaftClient.onBecomeLeader does)
     log = v.log if "no-leader-change" in ctx.variants else v.log + ((v.epoch, LEADER_CHANGE),)
-    leader = new(Voter, (LEADER, v.epoch, me, me, log, 0, only(n, me, len(log)), (), 0))
+    leader = v._replace(role=LEADER, voted=me, leader=me, log=log, hw=0, ends=only(n, me, len(log)), votes=(), heard=0)
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
-    hist = new(History, (leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated, h.raised))
     net = _broadcast(reset_connections(s.net, me), ctx.b,
-                     lambda: [(BEGIN_EPOCH, me, j, v.epoch, True) for j in range(n) if j != me])
-    return new(QState, (replace_voter(s.voters, me, leader), net, hist))
+                     lambda: [begin_quorum_epoch(src=me, dst=j, epoch=v.epoch) for j in range(n) if j != me])
+    return s._replace(voters=replace_voter(s.voters, me, leader), net=net, hist=h._replace(leaders=leaders))
 
 
 def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
@@ -94,31 +98,31 @@ def become_candidate(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     if epoch > ctx.b.max_epoch:
         return None
     n = ctx.b.voters
-    cand = new(Voter, (CANDIDATE, epoch, me, NONE, v.log, v.hw, (), only(n, me, 1), 0))
+    cand = v._replace(role=CANDIDATE, epoch=epoch, voted=me, leader=NONE, ends=(), votes=only(n, me, 1), heard=0)
     if majority(n) <= 1:
         return become_leader(s, me, cand, ctx)
     # a new candidate resets its connections (onBecomeCandidate) and asks every other voter (no vote known yet)
     net = _broadcast(reset_connections(s.net, me), ctx.b, lambda: _vote_requests(cand, me, n, False))
-    return new(QState, (replace_voter(s.voters, me, cand), net, s.hist))
+    return s._replace(voters=replace_voter(s.voters, me, cand), net=net)
 
 
 def become_prospective(s: QState, me: int, v: Voter, ctx: Ctx) -> QState | None:
     """KIP-996: on timeout a voter first becomes Prospective in its current epoch (nothing persisted, leader and vote
     kept) and asks for pre-votes; only a majority of pre-votes lets it bump the epoch."""
     n = ctx.b.voters
-    pros = new(Voter, (PROSPECTIVE, v.epoch, v.voted, v.leader, v.log, v.hw, (), only(n, me, 1), 0))
+    pros = v._replace(role=PROSPECTIVE, ends=(), votes=only(n, me, 1), heard=0)
     if majority(n) <= 1:
         return become_candidate(s, me, pros, ctx)
     # connections reset as for a candidate (KIP-996, Kafka 4.1 onBecomeProspective)
     net = _broadcast(reset_connections(s.net, me), ctx.b, lambda: _vote_requests(pros, me, n, True))
-    return new(QState, (replace_voter(s.voters, me, pros), net, s.hist))
+    return s._replace(voters=replace_voter(s.voters, me, pros), net=net)
 
 
 def prospective_fallback(v: Voter) -> Voter:
     """ProspectiveState: a lost pre-vote election returns to Follower if the leader is known, else Unattached (with
     its vote, i.e. Voted, if it had voted in this epoch)."""
     role = FOLLOWER if v.leader != NONE else (VOTED if v.voted != NONE else UNATTACHED)
-    return new(Voter, (role, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0))
+    return v._replace(role=role, ends=(), votes=(), heard=0)
 
 
 # ---- timeouts ------------------------------------------------------------------------------------------------------
@@ -136,7 +140,7 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
             nxt = become_prospective(s, me, v, ctx)
         elif prevote and role == PROSPECTIVE:
             w = prospective_fallback(v)
-            nxt = new(QState, (replace_voter(s.voters, me, w), reset_if_moved(s.net, me, v, w), s.hist))
+            nxt = s._replace(voters=replace_voter(s.voters, me, w), net=reset_if_moved(s.net, me, v, w))
         elif role in _TIMEOUT_ROLES and v.epoch < top:  # at the epoch bound become_candidate gives None
             nxt = become_candidate(s, me, v, ctx)
         if nxt is not None:
@@ -183,8 +187,9 @@ def send_vote(s: QState, ctx: Ctx) -> Succ:
                 if b.resend_when_lost:
                     continue
                 net = reset_connections(net, me, j)  # the request timed out
-            req = (VOTE_REQ, me, j, v.epoch, last_epoch(v.log), len(v.log), prevote, True)
-            out.append(((me, j), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
+            req = vote_request(src=me, dst=j, candidate_epoch=v.epoch, last_epoch=last_epoch(v.log),
+                               last_offset=len(v.log), prevote=prevote)
+            out.append(((me, j), s._replace(net=tuple(sorted(net + (req,))))))
     return out
 
 
@@ -200,7 +205,7 @@ def grant(v: Voter, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]
     role = v.role
     if role == UNATTACHED or (role == PROSPECTIVE and v.voted == NONE and v.leader == NONE):
         if up_to_date:
-            return True, new(Voter, (VOTED, v.epoch, cand, NONE, v.log, v.hw, (), (), 0))
+            return True, v._replace(role=VOTED, voted=cand, leader=NONE, ends=(), votes=(), heard=0)
         return False, v
     if role == VOTED or (role == PROSPECTIVE and v.voted != NONE):
         if v.voted == cand:
@@ -233,26 +238,28 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
     out: Succ = []
     net = s.net
     for i, m in enumerate(net):
-        if m[0] != VOTE_REQ or (i and m == net[i - 1]):
+        if not isinstance(m, VoteRequest) or (i and m == net[i - 1]):
             continue
-        _, c, me, epoch, le, lo, prevote, cur = m
+        me = m.dst
         v = s.voters[me]
-        if epoch < v.epoch:
-            resp = (VOTE_RESP, me, c, v.epoch, v.leader, FENCED_LEADER_EPOCH, False, prevote, cur)
-            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
+        if m.candidate_epoch < v.epoch:
+            resp = vote_response(src=me, dst=m.src, epoch=v.epoch, leader=v.leader, error=FENCED_LEADER_EPOCH,
+                                 granted=False, prevote=m.prevote, cur=m.cur)
+            out.append(((m,), s._replace(net=respond(net, i, resp))))
             continue
-        up_to_date = log_up_to_date(le, lo, v.log)
+        up_to_date = log_up_to_date(m.last_epoch, m.last_offset, v.log)
         net2 = net
-        if epoch > v.epoch:
-            v = new(Voter, (UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0))
+        if m.candidate_epoch > v.epoch:
+            v = to_unattached(v, m.candidate_epoch)
             net2 = reset_connections(net, me)  # transitionToUnattached
-        if prevote:
+        if m.prevote:
             granted = prevote_granted(v, up_to_date, ctx)
         else:
-            granted, v = grant(v, c, up_to_date, ctx)
-        resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, prevote, cur)
+            granted, v = grant(v, m.src, up_to_date, ctx)
+        resp = vote_response(src=me, dst=m.src, epoch=v.epoch, leader=v.leader, error=OK, granted=granted,
+                             prevote=m.prevote, cur=m.cur)
         voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)
-        out.append(((m,), new(QState, (voters, respond(net2, net2.index(m), resp), s.hist))))
+        out.append(((m,), s._replace(voters=voters, net=respond(net2, net2.index(m), resp))))
     return out
 
 
@@ -286,38 +293,38 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
     net = s.net
     n = ctx.b.voters
     for i, m in enumerate(net):
-        if m[0] != VOTE_RESP or (i and m == net[i - 1]):
+        if not isinstance(m, VoteResponse) or (i and m == net[i - 1]):
             continue
-        _, src, me, epoch, leader, error, granted, prevote, cur = m
+        me, src = m.dst, m.src
         rest = net[:i] + net[i + 1:]
-        if not cur:
-            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+        if not m.cur:
+            out.append(((m,), s._replace(net=rest)))
             continue
         v = s.voters[me]
-        w = common_response(v, me, epoch, leader, error)
+        w = common_response(v, me, m.epoch, m.leader, m.error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            out.append(((m,), new(QState, (voters, answered(rest, me, src, v, w), s.hist))))
+            out.append(((m,), s._replace(voters=voters, net=answered(rest, me, src, v, w))))
             continue
         rest = reset_connections(rest, me, src)
-        want = PROSPECTIVE if prevote else CANDIDATE
-        if v.role != want or error != OK:
-            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+        want = PROSPECTIVE if m.prevote else CANDIDATE
+        if v.role != want or m.error != OK:
+            out.append(((m,), s._replace(net=rest)))
             continue
-        votes = v.votes[:src] + (1 if granted else 0,) + v.votes[src + 1:]
-        w = new(Voter, (v.role, v.epoch, v.voted, v.leader, v.log, v.hw, (), votes, 0))
-        s2 = new(QState, (replace_voter(s.voters, me, w), rest, s.hist))
+        votes = v.votes[:src] + (1 if m.granted else 0,) + v.votes[src + 1:]
+        w = v._replace(ends=(), votes=votes, heard=0)
+        s2 = s._replace(voters=replace_voter(s.voters, me, w), net=rest)
         if votes.count(1) >= majority(n):
-            if prevote:
+            if m.prevote:
                 nxt = become_candidate(s2, me, w, ctx)
                 if nxt is None:  # the epoch bound stops the election: stay Prospective
                     nxt = s2
                 out.append(((m,), nxt))
             else:
                 out.append(((m,), become_leader(s2, me, w, ctx)))
-        elif prevote and votes.count(0) >= majority(n):
+        elif m.prevote and votes.count(0) >= majority(n):
             f = prospective_fallback(w)
-            out.append(((m,), new(QState, (replace_voter(s.voters, me, f), reset_if_moved(rest, me, w, f), s.hist))))
+            out.append(((m,), s._replace(voters=replace_voter(s.voters, me, f), net=reset_if_moved(rest, me, w, f))))
         else:
             out.append(((m,), s2))
     return out
@@ -343,8 +350,8 @@ def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
                 if b.resend_when_lost:
                     continue
                 net = reset_connections(net, me, j)  # the request timed out
-            req = (BEGIN_EPOCH, me, j, v.epoch, True)
-            out.append(((me, j), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
+            req = begin_quorum_epoch(src=me, dst=j, epoch=v.epoch)
+            out.append(((me, j), s._replace(net=tuple(sorted(net + (req,))))))
     return out
 
 
@@ -354,19 +361,20 @@ def receive_begin_epoch(s: QState, ctx: Ctx) -> Succ:
     out: Succ = []
     net = s.net
     for i, m in enumerate(net):
-        if m[0] != BEGIN_EPOCH or (i and m == net[i - 1]):
+        if not isinstance(m, BeginQuorumEpoch) or (i and m == net[i - 1]):
             continue
-        _, ldr, me, epoch, cur = m
+        me = m.dst
         v = s.voters[me]
-        if epoch < v.epoch:
-            resp = (BEGIN_EPOCH_RESP, me, ldr, v.epoch, v.leader, FENCED_LEADER_EPOCH, cur)
-            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
+        if m.epoch < v.epoch:
+            resp = begin_quorum_epoch_response(src=me, dst=m.src, epoch=v.epoch, leader=v.leader,
+                                               error=FENCED_LEADER_EPOCH, cur=m.cur)
+            out.append(((m,), s._replace(net=respond(net, i, resp))))
             continue
-        w = maybe_transition(v, me, ldr, epoch)
-        resp = (BEGIN_EPOCH_RESP, me, ldr, w.epoch, w.leader, OK, cur)
+        w = maybe_transition(v, me, m.src, m.epoch)
+        resp = begin_quorum_epoch_response(src=me, dst=m.src, epoch=w.epoch, leader=w.leader, error=OK, cur=m.cur)
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
         net2 = reset_if_moved(net, me, v, w)
-        out.append(((m,), new(QState, (voters, respond(net2, net2.index(m), resp), s.hist))))
+        out.append(((m,), s._replace(voters=voters, net=respond(net2, net2.index(m), resp))))
     return out
 
 
@@ -376,22 +384,21 @@ def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
     out: Succ = []
     net = s.net
     for i, m in enumerate(net):
-        if m[0] != BEGIN_EPOCH_RESP or (i and m == net[i - 1]):
+        if not isinstance(m, BeginQuorumEpochResponse) or (i and m == net[i - 1]):
             continue
-        _, src, me, epoch, leader, error, cur = m
+        me, src = m.dst, m.src
         rest = net[:i] + net[i + 1:]
-        if not cur:  # no longer expected (RequestManager.isResponseExpected): dropped unread
-            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+        if not m.cur:  # no longer expected (RequestManager.isResponseExpected): dropped unread
+            out.append(((m,), s._replace(net=rest)))
             continue
         v = s.voters[me]
-        w = common_response(v, me, epoch, leader, error)
+        w = common_response(v, me, m.epoch, m.leader, m.error)
         if w is None:
             w = v
-            if v.role == LEADER and error == OK and v.ends[src] < 0:
-                ends = v.ends[:src] + (0,) + v.ends[src + 1:]
-                w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), v.heard))
+            if v.role == LEADER and m.error == OK and v.ends[src] < 0:
+                w = v._replace(ends=v.ends[:src] + (0,) + v.ends[src + 1:], votes=())
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), new(QState, (voters, answered(rest, me, src, v, w), s.hist))))
+        out.append(((m,), s._replace(voters=voters, net=answered(rest, me, src, v, w))))
     return out
 
 
@@ -399,13 +406,12 @@ def receive_begin_epoch_response(s: QState, ctx: Ctx) -> Succ:
 def _resign(s: QState, me: int, v: Voter, ctx: Ctx, graceful: bool) -> QState:
     """QuorumState.transitionToResigned: the leader stays in its epoch as Resigned (it will never lead or vote in it
     again) and sends EndQuorumEpoch to the other voters so that they start an election at once."""
-    res = new(Voter, (RESIGNED, v.epoch, v.voted, v.leader, v.log, v.hw, (), (), 0))
+    res = v._replace(role=RESIGNED, ends=(), votes=(), heard=0)
     h = s.hist
-    hist = h if not graceful else new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns + 1,
-                                          h.truncated, h.raised))
+    hist = h._replace(resigns=h.resigns + 1) if graceful else h
     net = _broadcast(reset_connections(s.net, me), ctx.b,  # transitionToResigned resets the connections
-                     lambda: [(END_EPOCH, me, j, v.epoch) for j in range(ctx.b.voters) if j != me])
-    return new(QState, (replace_voter(s.voters, me, res), net, hist))
+                     lambda: [end_quorum_epoch(src=me, dst=j, epoch=v.epoch) for j in range(ctx.b.voters) if j != me])
+    return s._replace(voters=replace_voter(s.voters, me, res), net=net, hist=hist)
 
 
 def resign(s: QState, ctx: Ctx) -> Succ:
@@ -442,12 +448,12 @@ def receive_end_epoch(s: QState, ctx: Ctx) -> Succ:
     out: Succ = []
     net = s.net
     for i, m in enumerate(net):
-        if m[0] != END_EPOCH or (i and m == net[i - 1]):
+        if not isinstance(m, EndQuorumEpoch) or (i and m == net[i - 1]):
             continue
-        _, ldr, me, epoch = m
+        me = m.dst
         v = s.voters[me]
         rest = net[:i] + net[i + 1:]
-        w = maybe_transition(v, me, ldr, epoch) if epoch >= v.epoch else v
+        w = maybe_transition(v, me, m.src, m.epoch) if m.epoch >= v.epoch else v
         voters = s.voters if w is v else replace_voter(s.voters, me, w)
-        out.append(((m,), new(QState, (voters, reset_if_moved(rest, me, v, w), s.hist))))
+        out.append(((m,), s._replace(voters=voters, net=reset_if_moved(rest, me, v, w))))
     return out

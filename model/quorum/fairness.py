@@ -80,6 +80,7 @@ from kraftcheck.model.quorum.state import (
     UNATTACHED,
     VOTED,
     Ctx,
+    Msg,
     QState,
     busy,
     last_epoch,
@@ -102,10 +103,10 @@ def _election_timeout(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
 
 
 def _stale(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:
-    """A message from an older epoch than its sender's or its receiver's current one (field 3 of every message is
-    its epoch): it can change nothing for the loops of the current epoch, yet it holds a network slot."""
-    m = params["msg"]
-    return bool(max(s.voters[m[1]].epoch, s.voters[m[2]].epoch) > m[3])
+    """A message from an older epoch than its sender's or its receiver's current one: it can change nothing for the
+    loops of the current epoch, yet it holds a network slot."""
+    m: Msg = params["msg"]
+    return bool(max(s.voters[m.src].epoch, s.voters[m.dst].epoch) > m.epoch)
 
 
 def _retry_in_flight(s: QState, params: dict[str, Any], ctx: Ctx) -> bool:

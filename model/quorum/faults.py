@@ -12,11 +12,9 @@ from kraftcheck.model.quorum.state import (
     UNATTACHED,
     VOTED,
     Ctx,
-    History,
     QState,
     Succ,
     Voter,
-    new,
     only,
     replace_voter,
     reset_connections,
@@ -34,9 +32,9 @@ def lose(s: QState, ctx: Ctx) -> Succ:
     net = s.net
     responses_only = ctx.b.lose_responses_only
     for i, m in enumerate(net):
-        if (i and m == net[i - 1]) or (responses_only and m[0] not in RESPONSES):
+        if (i and m == net[i - 1]) or (responses_only and m.kind not in RESPONSES):
             continue
-        out.append(((m,), new(QState, (s.voters, net[:i] + net[i + 1:], s.hist))))
+        out.append(((m,), s._replace(net=net[:i] + net[i + 1:])))
     return out
 
 
@@ -47,13 +45,12 @@ def duplicate(s: QState, ctx: Ctx) -> Succ:
     h = s.hist
     if h.dups >= ctx.b.max_dups:
         return out
-    hist = new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups + 1, h.resigns, h.truncated,
-                         h.raised))
+    hist = h._replace(dups=h.dups + 1)
     net = s.net
     for i, m in enumerate(net):
         if i and m == net[i - 1]:
             continue
-        out.append(((m,), new(QState, (s.voters, tuple(sorted(net + (m,))), hist))))
+        out.append(((m,), s._replace(net=tuple(sorted(net + (m,))), hist=hist)))
     return out
 
 
@@ -63,17 +60,19 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
     back Resigned, so it can neither lead nor vote again in that epoch (KAFKA-10527); the mutation
     ``restart-as-leader`` brings it back as Leader of the same epoch instead (with fresh LeaderState)."""
     n = ctx.b.voters
+    # what survives: the quorum-state file (epoch, voted, leader) and the log; the rest is volatile
+    fresh = v._replace(hw=0, ends=(), votes=(), heard=0)
     if v.leader == me:
         if "restart-as-leader" in ctx.variants:
-            return new(Voter, (LEADER, v.epoch, v.voted, me, v.log, 0, only(n, me, len(v.log)), (), 0))
-        return new(Voter, (RESIGNED, v.epoch, v.voted, me, v.log, 0, (), (), 0))
+            return fresh._replace(role=LEADER, ends=only(n, me, len(v.log)))
+        return fresh._replace(role=RESIGNED)
     if v.leader != NONE:
-        return new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, v.log, 0, (), (), 0))
+        return fresh._replace(role=FOLLOWER)
     if v.voted == me:
-        return new(Voter, (CANDIDATE, v.epoch, me, NONE, v.log, 0, (), only(n, me, 1), 0))
+        return fresh._replace(role=CANDIDATE, votes=only(n, me, 1))
     if v.voted != NONE:
-        return new(Voter, (VOTED, v.epoch, v.voted, NONE, v.log, 0, (), (), 0))
-    return new(Voter, (UNATTACHED, v.epoch, NONE, NONE, v.log, 0, (), (), 0))
+        return fresh._replace(role=VOTED)
+    return fresh._replace(role=UNATTACHED)
 
 
 def restart(s: QState, ctx: Ctx) -> Succ:
@@ -84,9 +83,8 @@ def restart(s: QState, ctx: Ctx) -> Succ:
     h = s.hist
     if h.restarts >= ctx.b.max_restarts:
         return out
-    hist = new(History, (h.leaders, h.committed, h.values, h.restarts + 1, h.dups, h.resigns, h.truncated,
-                         h.raised))
+    hist = h._replace(restarts=h.restarts + 1)
     for me, v in enumerate(s.voters):
-        net = reset_connections(tuple([m for m in s.net if m[2] != me]), me)
-        out.append(((me,), new(QState, (replace_voter(s.voters, me, restarted(v, me, ctx)), net, hist))))
+        net = reset_connections(tuple([m for m in s.net if m.dst != me]), me)
+        out.append(((me,), s._replace(voters=replace_voter(s.voters, me, restarted(v, me, ctx)), net=net, hist=hist)))
     return out

@@ -6,11 +6,8 @@ from __future__ import annotations
 from kraftcheck.model.quorum.election import answered, common_response
 from kraftcheck.model.quorum.state import (
     FENCED_LEADER_EPOCH,
-    FETCH,
-    FETCH_RESP,
     FOLLOWER,
     LEADER,
-    NONE,
     NOT_LEADER_OR_FOLLOWER,
     OK,
     RAISED_HW_NON_MONOTONIC,
@@ -19,6 +16,8 @@ from kraftcheck.model.quorum.state import (
     UNATTACHED,
     UNKNOWN_LEADER_EPOCH,
     Ctx,
+    FetchRequest,
+    FetchResponse,
     History,
     Log,
     Msg,
@@ -27,9 +26,10 @@ from kraftcheck.model.quorum.state import (
     Voter,
     busy,
     end_offset_for_epoch,
+    fetch_request,
+    fetch_response,
     last_epoch,
     majority,
-    new,
     replace_voter,
     reset_connections,
     respond,
@@ -67,9 +67,7 @@ def commit(hist: History, log: Log, old_hw: int, new_hw: int, epoch: int) -> His
     added = [(o, log[o][0], log[o][1], epoch) for o in range(new_hw) if (o, log[o][0], log[o][1]) not in known]
     if not added:
         return hist
-    committed = tuple(sorted(hist.committed + tuple(added)))
-    return new(History, (hist.leaders, committed, hist.values, hist.restarts, hist.dups, hist.resigns, hist.truncated,
-                         hist.raised))
+    return hist._replace(committed=tuple(sorted(hist.committed + tuple(added))))
 
 
 # ---- client requests at the leader -----------------------------------------------------------------------------------
@@ -85,14 +83,13 @@ def client_request(s: QState, ctx: Ctx) -> Succ:
             continue
         log = v.log + ((v.epoch, h.values + 1),)
         ends = v.ends[:me] + (len(log),) + v.ends[me + 1:]
-        w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, log, v.hw, ends, (), v.heard))
+        w = v._replace(log=log, ends=ends, votes=())
         hw = leader_high_watermark(w, ctx)
-        hist = new(History, (h.leaders, h.committed, h.values + 1, h.restarts, h.dups, h.resigns, h.truncated,
-                             h.raised))
+        hist = h._replace(values=h.values + 1)
         if hw != w.hw:
             hist = commit(hist, log, w.hw, hw, v.epoch)
-            w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, log, hw, ends, (), v.heard))
-        out.append(((me,), new(QState, (replace_voter(s.voters, me, w), s.net, hist))))
+            w = w._replace(hw=hw)
+        out.append(((me,), s._replace(voters=replace_voter(s.voters, me, w), hist=hist)))
     return out
 
 
@@ -116,8 +113,9 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
             if b.resend_when_lost:
                 continue
             net = reset_connections(net, me, v.leader)  # the request timed out
-        req = (FETCH, me, v.leader, v.epoch, len(v.log), last_epoch(v.log), True)
-        out.append(((me,), new(QState, (s.voters, tuple(sorted(net + (req,))), s.hist))))
+        req = fetch_request(src=me, dst=v.leader, epoch=v.epoch, fetch_offset=len(v.log),
+                            last_fetched_epoch=last_epoch(v.log))
+        out.append(((me,), s._replace(net=tuple(sorted(net + (req,))))))
     return out
 
 
@@ -137,8 +135,9 @@ def observer_fetch(s: QState, ctx: Ctx) -> Succ:
         for j in range(b.voters):
             if j == v.leader or busy(s.net, me, j):
                 continue
-            req = (FETCH, me, j, v.epoch, len(v.log), last_epoch(v.log), True)
-            out.append(((me, j), new(QState, (s.voters, tuple(sorted(s.net + (req,))), s.hist))))
+            req = fetch_request(src=me, dst=j, epoch=v.epoch, fetch_offset=len(v.log),
+                                last_fetched_epoch=last_epoch(v.log))
+            out.append(((me, j), s._replace(net=tuple(sorted(s.net + (req,))))))
     return out
 
 
@@ -174,20 +173,21 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
     net = s.net
     b = ctx.b
     for i, m in enumerate(net):
-        if m[0] != FETCH or (i and m == net[i - 1]):
+        if not isinstance(m, FetchRequest) or (i and m == net[i - 1]):
             continue
-        _, f, me, epoch, off, lfe, cur = m
+        f, me, off = m.src, m.dst, m.fetch_offset
         v = s.voters[me]
-        err = fetch_error(v, epoch)
+        err = fetch_error(v, m.epoch)
         if err != OK:
-            resp = (FETCH_RESP, me, f, v.epoch, v.leader, err, NONE, NONE, NONE, (), NONE, cur)
-            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
+            resp = fetch_response(src=me, dst=f, epoch=v.epoch, leader=v.leader, error=err, cur=m.cur)
+            out.append(((m,), s._replace(net=respond(net, i, resp))))
             continue
-        div = diverging(v.log, off, lfe)
+        div = diverging(v.log, off, m.last_fetched_epoch)
         if div is not None:
             # Kafka also sends its high watermark here; the follower only truncates, so the model leaves it out
-            resp = (FETCH_RESP, me, f, v.epoch, me, OK, div[0], div[1], NONE, (), NONE, cur)
-            out.append(((m,), new(QState, (s.voters, respond(net, i, resp), s.hist))))
+            resp = fetch_response(src=me, dst=f, epoch=v.epoch, leader=me, error=OK, div_epoch=div[0], div_end=div[1],
+                                  cur=m.cur)
+            out.append(((m,), s._replace(net=respond(net, i, resp))))
             continue
         # an observer's position goes to LeaderState.observerStates: neither the high watermark nor check quorum
         ends = v.ends if f >= b.voters or v.ends[f] == off else v.ends[:f] + (off,) + v.ends[f + 1:]
@@ -197,15 +197,15 @@ def receive_fetch(s: QState, ctx: Ctx) -> Succ:
             if bin(heard | (1 << me)).count("1") >= majority(b.voters):
                 heard = 0
         # a Fetch that changes nothing at the leader keeps its record (the same object: cheaper downstream)
-        w = v if ends is v.ends and heard == v.heard else new(
-            Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, v.hw, ends, (), heard))
+        w = v if ends is v.ends and heard == v.heard else v._replace(ends=ends, votes=(), heard=heard)
         hw = leader_high_watermark(w, ctx)
         hist = s.hist
         if hw != v.hw:
             hist = commit(hist, v.log, v.hw, hw, v.epoch)
-            w = new(Voter, (LEADER, v.epoch, v.voted, v.leader, v.log, hw, ends, (), heard))
-        resp = (FETCH_RESP, me, f, v.epoch, me, OK, NONE, NONE, off, v.log[off:off + b.fetch_max], hw, cur)
-        out.append(((m,), new(QState, (replace_voter(s.voters, me, w), respond(net, i, resp), hist))))
+            w = v._replace(hw=hw, ends=ends, votes=(), heard=heard)
+        resp = fetch_response(src=me, dst=f, epoch=v.epoch, leader=me, error=OK, offset=off,
+                              entries=v.log[off:off + b.fetch_max], hw=hw, cur=m.cur)
+        out.append(((m,), s._replace(voters=replace_voter(s.voters, me, w), net=respond(net, i, resp), hist=hist)))
     return out
 
 
@@ -227,10 +227,7 @@ def raise_step(s: QState, rest: tuple[Msg, ...], bit: int) -> QState:
     ``History.raised`` records the assertion, which the spec reports (``NoTruncationBelowHighWatermark``,
     ``FollowerHighWatermarkMonotonic``).  What a dead node does next is not modelled: the first such step is already
     a violation."""
-    h = s.hist
-    hist = new(History, (h.leaders, h.committed, h.values, h.restarts, h.dups, h.resigns, h.truncated,
-                         h.raised | bit))
-    return new(QState, (s.voters, rest, hist))
+    return s._replace(net=rest, hist=s.hist._replace(raised=s.hist.raised | bit))
 
 
 def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
@@ -248,59 +245,59 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
     net = s.net
     prevote = "prevote" in ctx.variants
     for i, m in enumerate(net):
-        if m[0] != FETCH_RESP or (i and m == net[i - 1]):
+        if not isinstance(m, FetchResponse) or (i and m == net[i - 1]):
             continue
-        _, src, me, epoch, leader, error, div_epoch, div_end, off, entries, hw, cur = m
+        src, me = m.src, m.dst
         rest = net[:i] + net[i + 1:]
-        if not cur:
-            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+        if not m.cur:
+            out.append(((m,), s._replace(net=rest)))
             continue
         v = s.voters[me]
-        w = common_response(v, me, epoch, leader, error)
+        w = common_response(v, me, m.epoch, m.leader, m.error)
         if w is not None:
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
-            out.append(((m,), new(QState, (voters, answered(rest, me, src, v, w), s.hist))))
+            out.append(((m,), s._replace(voters=voters, net=answered(rest, me, src, v, w))))
             continue
         rest = reset_connections(rest, me, src)  # RequestManager.onResponseResult: the Fetch is answered
-        if v.role != FOLLOWER or v.leader != src or error != OK:
+        if v.role != FOLLOWER or v.leader != src or m.error != OK:
             # not reachable while connections reset on every change of role (kept as Kafka's handler checks it)
-            out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+            out.append(((m,), s._replace(net=rest)))
             continue
         hist = s.hist
         log = v.log
         # FollowerState.hasFetchedFromLeader (4.1): only read by pre-vote granting, so kept under prevote, for voters
         heard = 1 << src if prevote and me < ctx.b.voters else 0
-        if div_epoch >= 0:
-            if div_end < v.hw:  # KafkaRaftClient.handleFetchResponse (3.9 and 4.x) throws KafkaException
+        if m.div_epoch >= 0:
+            if m.div_end < v.hw:  # KafkaRaftClient.handleFetchResponse (3.9 and 4.x) throws KafkaException
                 out.append(((m,), raise_step(s, rest, RAISED_TRUNCATE_BELOW_HW)))
                 continue
-            point = truncation_offset(log, div_epoch, div_end, ctx)
+            point = truncation_offset(log, m.div_epoch, m.div_end, ctx)
             if point < v.hw:  # KafkaMetadataLog.truncateTo throws IllegalArgumentException (mutation truncate-below-hw)
                 out.append(((m,), raise_step(s, rest, RAISED_TRUNCATE_TO_BELOW_HW)))
                 continue
             if point < len(log):
                 log = log[:point]
                 if not hist.truncated:
-                    hist = new(History, (hist.leaders, hist.committed, hist.values, hist.restarts, hist.dups,
-                                         hist.resigns, True, hist.raised))
-            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, v.hw, (), (), heard))
+                    hist = hist._replace(truncated=True)
+            w = v._replace(log=log, ends=(), votes=(), heard=heard)
         else:
-            if off != len(log):  # not reachable: only one answer per Fetch is expected and the log did not move
-                out.append(((m,), new(QState, (s.voters, rest, s.hist))))
+            if m.offset != len(log):  # not reachable: only one answer per Fetch is expected and the log did not move
+                out.append(((m,), s._replace(net=rest)))
                 continue
-            log = log + entries
+            log = log + m.entries
             new_hw = v.hw
             # KafkaRaftClient.updateFollowerHighWatermark: only a known leader high watermark is applied.  The model
             # writes an unknown one as 0 where Kafka sends -1: a known one is above the leader's epoch start offset
             # (LeaderState.maybeUpdateHighWatermark), so it is at least 1.
-            if hw > 0:
-                new_hw = min(hw, len(log))
+            if m.hw > 0:
+                new_hw = min(m.hw, len(log))
                 if new_hw < v.hw:  # FollowerState.updateHighWatermark: "Non-monotonic update of high watermark"
                     out.append(((m,), raise_step(s, rest, RAISED_HW_NON_MONOTONIC)))
                     continue
-            w = new(Voter, (FOLLOWER, v.epoch, v.voted, v.leader, log, new_hw, (), (), heard))
+            w = v._replace(log=log, hw=new_hw, ends=(), votes=(), heard=heard)
         voters = s.voters if w == v else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
-        nxt = (FETCH, me, w.leader, w.epoch, len(w.log), last_epoch(w.log), True)
-        out.append(((m,), new(QState, (voters, tuple(sorted(rest + (nxt,))), hist))))
+        nxt = fetch_request(src=me, dst=w.leader, epoch=w.epoch, fetch_offset=len(w.log),
+                            last_fetched_epoch=last_epoch(w.log))
+        out.append(((m,), s._replace(voters=voters, net=tuple(sorted(rest + (nxt,))), hist=hist)))
     return out

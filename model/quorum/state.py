@@ -9,10 +9,12 @@ offsets ``0 .. h-1`` are committed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.bounds import Bounds
+from kraftcheck.model.records import named_tuple, positional
 
 NONE = -1
 
@@ -48,41 +50,185 @@ RAISED_NAMES = {RAISED_TRUNCATE_BELOW_HW: "KafkaException: truncation below the 
                 RAISED_TRUNCATE_TO_BELOW_HW: "IllegalArgumentException: truncateTo below the high watermark",
                 RAISED_HW_NON_MONOTONIC: "IllegalArgumentException: non-monotonic high watermark update"}
 
-# ---- messages: plain tuples (kind, src, dst, epoch, ...); the kind is a small int so that the encoding is cheap and
-# ---- process-independent; KIND_NAMES names them for people ---------------------------------------------------------
+# ---- messages: one NamedTuple type per RPC (KIP-595's Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and their
+# ---- responses).  The first field is the kind, a small int, so that the network bag (a sorted tuple of messages)
+# ---- keeps one total order across types and the encoding stays cheap and process-independent. ---------------------
 # Requests and responses end with ``cur``: whether the message carries the correlation id the requester's
 # RequestManager still expects (see ``reset_connections``).  Kafka's correlation ids are never reused and only compared
 # for equality with the one in flight per destination, so renumbering them to current/stale is exact and keeps the
-# state space finite.
-VOTE_REQ = 1          # (kind, src=candidate, dst, candidate_epoch, last_epoch, last_offset, prevote, cur)
-VOTE_RESP = 2         # (kind, src, dst, epoch, leader, error, granted, prevote, cur)
-BEGIN_EPOCH = 3       # (kind, src=leader, dst, epoch, cur)
-BEGIN_EPOCH_RESP = 4  # (kind, src, dst, epoch, leader, error, cur)
-END_EPOCH = 5         # (kind, src=resigned leader, dst, epoch): no response is modelled, so no correlation
-FETCH = 6             # (kind, src=follower, dst=leader, epoch, fetch_offset, last_fetched_epoch, cur)
-FETCH_RESP = 7        # (kind, src, dst, epoch, leader, error, div_epoch, div_end, offset, entries, hw, cur)
+# state space finite.  Each type is built by its keyword-only constructor below (``vote_request(src=..., ...)``),
+# which supplies the kind; a new request is the one its requester expects (``cur=True``).
+VOTE_REQ, VOTE_RESP, BEGIN_EPOCH, BEGIN_EPOCH_RESP, END_EPOCH, FETCH, FETCH_RESP = 1, 2, 3, 4, 5, 6, 7
 KIND_NAMES = {VOTE_REQ: "Vote", VOTE_RESP: "VoteResponse", BEGIN_EPOCH: "BeginQuorumEpoch",
               BEGIN_EPOCH_RESP: "BeginQuorumEpochResponse", END_EPOCH: "EndQuorumEpoch", FETCH: "Fetch",
               FETCH_RESP: "FetchResponse"}
 REQUESTS = frozenset((VOTE_REQ, BEGIN_EPOCH, FETCH))            # sent through the requester's RequestManager
 RESPONSES = frozenset((VOTE_RESP, BEGIN_EPOCH_RESP, FETCH_RESP))  # matched against it by correlation id
 
-MESSAGE_FIELDS: dict[int, tuple[str, ...]] = {
-    VOTE_REQ: ("kind", "src", "dst", "candidate_epoch", "last_epoch", "last_offset", "prevote", "cur"),
-    VOTE_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "granted", "prevote", "cur"),
-    BEGIN_EPOCH: ("kind", "src", "dst", "epoch", "cur"),
-    BEGIN_EPOCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "cur"),
-    END_EPOCH: ("kind", "src", "dst", "epoch"),
-    FETCH: ("kind", "src", "dst", "epoch", "fetch_offset", "last_fetched_epoch", "cur"),
-    FETCH_RESP: ("kind", "src", "dst", "epoch", "leader", "error", "div_epoch", "div_end", "offset", "entries", "hw",
-                 "cur"),
-}
-# position of a voter id (besides src and dst) inside a message, for the symmetry reduction
-MESSAGE_ID_FIELD: dict[int, int] = {VOTE_RESP: 4, BEGIN_EPOCH_RESP: 4, FETCH_RESP: 4}
 
-Msg = tuple  # type: ignore[type-arg]
+@named_tuple
+class VoteRequest(NamedTuple):
+    """KafkaRaftClient.buildVoteRequest (KIP-595 Vote; a pre-vote under KIP-996 carries the sender's epoch)."""
+
+    kind: int             # VOTE_REQ
+    src: int              # the candidate (or prospective)
+    dst: int
+    candidate_epoch: int
+    last_epoch: int       # the epoch of the candidate's last entry (lastOffsetEpoch)
+    last_offset: int      # the candidate's log end offset
+    prevote: bool
+    cur: bool
+
+    @property
+    def epoch(self) -> int:
+        return self.candidate_epoch
 
 
+@named_tuple
+class VoteResponse(NamedTuple):
+    """KafkaRaftClient.handleVoteRequest's answer."""
+
+    kind: int             # VOTE_RESP
+    src: int
+    dst: int              # the candidate
+    epoch: int            # the voter's epoch
+    leader: int           # the leader the voter knows for it, NONE if none
+    error: int
+    granted: bool
+    prevote: bool
+    cur: bool
+
+
+@named_tuple
+class BeginQuorumEpoch(NamedTuple):
+    """KIP-595 BeginQuorumEpoch: a new leader announces itself."""
+
+    kind: int             # BEGIN_EPOCH
+    src: int              # the leader
+    dst: int
+    epoch: int
+    cur: bool
+
+
+@named_tuple
+class BeginQuorumEpochResponse(NamedTuple):
+    """KafkaRaftClient.handleBeginQuorumEpochRequest's answer."""
+
+    kind: int             # BEGIN_EPOCH_RESP
+    src: int
+    dst: int              # the leader
+    epoch: int
+    leader: int
+    error: int
+    cur: bool
+
+
+@named_tuple
+class EndQuorumEpoch(NamedTuple):
+    """KIP-595 EndQuorumEpoch: a resigning leader; no response is modelled, so it carries no correlation id."""
+
+    kind: int             # END_EPOCH
+    src: int              # the resigned leader
+    dst: int
+    epoch: int
+
+    @property
+    def cur(self) -> bool:
+        """Never an expected request or response: nothing answers it."""
+        return False
+
+
+@named_tuple
+class FetchRequest(NamedTuple):
+    """KIP-595 Fetch: a follower's (or observer's) position in its log."""
+
+    kind: int             # FETCH
+    src: int              # the follower or observer
+    dst: int              # the leader it fetches from
+    epoch: int            # currentLeaderEpoch
+    fetch_offset: int     # its log end offset
+    last_fetched_epoch: int
+    cur: bool
+
+
+@named_tuple
+class FetchResponse(NamedTuple):
+    """KafkaRaftClient.tryCompleteFetchRequest's answer: records, a DivergingEpoch, or an error."""
+
+    kind: int             # FETCH_RESP
+    src: int
+    dst: int              # the follower or observer
+    epoch: int
+    leader: int
+    error: int
+    div_epoch: int        # DivergingEpoch: the largest epoch <= lastFetchedEpoch in the leader's log, NONE if none
+    div_end: int          # and that epoch's end offset, NONE if none
+    offset: int           # where ``entries`` start (the fetch offset), NONE with an error or a DivergingEpoch
+    entries: Log          # up to fetch_max (epoch, value) entries
+    hw: int               # the leader's high watermark (0: unknown), NONE with an error or a DivergingEpoch
+    cur: bool
+
+
+Msg = VoteRequest | VoteResponse | BeginQuorumEpoch | BeginQuorumEpochResponse | EndQuorumEpoch | FetchRequest | \
+    FetchResponse
+MESSAGE_TYPES: dict[int, type[Msg]] = {VOTE_REQ: VoteRequest, VOTE_RESP: VoteResponse, BEGIN_EPOCH: BeginQuorumEpoch,
+                                       BEGIN_EPOCH_RESP: BeginQuorumEpochResponse, END_EPOCH: EndQuorumEpoch,
+                                       FETCH: FetchRequest, FETCH_RESP: FetchResponse}
+MESSAGE_FIELDS: dict[int, tuple[str, ...]] = {k: t._fields for k, t in MESSAGE_TYPES.items()}
+
+
+# The constructors: the only place where a message's fields meet their positions (``positional`` builds the tuple
+# in C; calling the class would go through a Python ``__new__`` with a keyword dict, twice the cost, on every
+# delivery).
+def vote_request(*, src: int, dst: int, candidate_epoch: int, last_epoch: int, last_offset: int, prevote: bool,
+                 cur: bool = True) -> VoteRequest:
+    return _make_vote_request((VOTE_REQ, src, dst, candidate_epoch, last_epoch, last_offset, prevote, cur))
+
+
+def vote_response(*, src: int, dst: int, epoch: int, leader: int, error: int, granted: bool, prevote: bool,
+                  cur: bool) -> VoteResponse:
+    return _make_vote_response((VOTE_RESP, src, dst, epoch, leader, error, granted, prevote, cur))
+
+
+def begin_quorum_epoch(*, src: int, dst: int, epoch: int, cur: bool = True) -> BeginQuorumEpoch:
+    return _make_begin_epoch((BEGIN_EPOCH, src, dst, epoch, cur))
+
+
+def begin_quorum_epoch_response(*, src: int, dst: int, epoch: int, leader: int, error: int,
+                                cur: bool) -> BeginQuorumEpochResponse:
+    return _make_begin_epoch_response((BEGIN_EPOCH_RESP, src, dst, epoch, leader, error, cur))
+
+
+def end_quorum_epoch(*, src: int, dst: int, epoch: int) -> EndQuorumEpoch:
+    return _make_end_epoch((END_EPOCH, src, dst, epoch))
+
+
+def fetch_request(*, src: int, dst: int, epoch: int, fetch_offset: int, last_fetched_epoch: int,
+                  cur: bool = True) -> FetchRequest:
+    return _make_fetch((FETCH, src, dst, epoch, fetch_offset, last_fetched_epoch, cur))
+
+
+def fetch_response(*, src: int, dst: int, epoch: int, leader: int, error: int, cur: bool, div_epoch: int = NONE,
+                   div_end: int = NONE, offset: int = NONE, entries: Log = (), hw: int = NONE) -> FetchResponse:
+    return _make_fetch_response((FETCH_RESP, src, dst, epoch, leader, error, div_epoch, div_end, offset, entries, hw,
+                                 cur))
+
+
+_make_vote_request = positional(VoteRequest)
+_make_vote_response = positional(VoteResponse)
+_make_begin_epoch = positional(BeginQuorumEpoch)
+_make_begin_epoch_response = positional(BeginQuorumEpochResponse)
+_make_end_epoch = positional(EndQuorumEpoch)
+_make_fetch = positional(FetchRequest)
+_make_fetch_response = positional(FetchResponse)
+
+
+def as_message(values: Sequence[Any]) -> Msg:
+    """The message whose fields are ``values`` in order (kind first), e.g. one read back from a trace or a log."""
+    return MESSAGE_TYPES[values[0]]._make(values)  # a reader's conversion: the values are the fields in order
+
+
+@named_tuple
 class Voter(NamedTuple):
     """One voter.  Persisted (survive a restart): ``epoch``, ``voted``, ``leader`` (Kafka's quorum-state file,
     ElectionState) and ``log`` (flushed before a response is sent).  Volatile: the rest."""
@@ -100,6 +246,7 @@ class Voter(NamedTuple):
     heard: int        # Leader (check quorum on): bitmask of voters that fetched in this check-quorum window
 
 
+@named_tuple
 class History(NamedTuple):
     """History variables: what happened, kept so that properties can speak about the past."""
 
@@ -115,6 +262,7 @@ class History(NamedTuple):
     #                            the process stops (KafkaRaftClientDriver: fatal fault), so every bit is a violation
 
 
+@named_tuple
 class QState(NamedTuple):
     voters: tuple[Voter, ...]
     net: tuple[Msg, ...]       # the network: a bag (sorted tuple, repeats allowed) of in-flight messages
@@ -124,10 +272,8 @@ class QState(NamedTuple):
 Ctx = Context[Bounds]
 Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors as a list (cheaper than a generator)
 
-# Hot paths build records as ``new(Voter, (fields...))``: the same value as ``Voter(fields...)`` without the
-# Python-level ``__new__`` that NamedTuple generates, which costs 2.5 times as much (successor generation builds
-# about two records per transition).
-new = tuple.__new__
+# Records change through ``_replace`` (``v._replace(hw=hw)``), which ``named_tuple`` compiles per class into one
+# call that builds the tuple in C: successor generation builds about two records per transition.
 
 
 # ---- log helpers (ReplicatedLog) ---------------------------------------------------------------------------------
@@ -164,13 +310,14 @@ def popcount(x: int) -> int:
 # ---- transitions shared by the handlers (QuorumState.transitionTo*) ------------------------------------------------
 def to_unattached(v: Voter, epoch: int) -> Voter:
     """QuorumState.transitionToUnattached: a higher epoch with no known leader; the vote is reset (persisted)."""
-    return new(Voter, (UNATTACHED, epoch, NONE, NONE, v.log, v.hw, (), (), 0))
+    return v._replace(role=UNATTACHED, epoch=epoch, voted=NONE, leader=NONE, ends=(), votes=(), heard=0)
 
 
 def to_follower(v: Voter, epoch: int, leader: int) -> Voter:
     """QuorumState.transitionToFollower: the leader of ``epoch`` is known and persisted
     (ElectionState.withElectedLeader); a vote cast in the same epoch is kept with it (KIP-853 keeps votedKey)."""
-    return new(Voter, (FOLLOWER, epoch, v.voted if epoch == v.epoch else NONE, leader, v.log, v.hw, (), (), 0))
+    return v._replace(role=FOLLOWER, epoch=epoch, voted=v.voted if epoch == v.epoch else NONE, leader=leader, ends=(),
+                      votes=(), heard=0)
 
 
 def maybe_transition(v: Voter, me: int, leader: int, epoch: int) -> Voter:
@@ -216,14 +363,14 @@ def net_remove(net: tuple[Msg, ...], i: int) -> tuple[Msg, ...]:
 # requester expects, and the events that change what is expected rewrite the flags of the messages concerned.
 def on_connection(m: Msg, me: int, peer: int) -> bool:
     """``m`` travels on ``me``'s connection to ``peer``: a request ``me`` sent it, or ``peer``'s response to ``me``."""
-    k = m[0]
-    return (k in REQUESTS and m[1] == me and m[2] == peer) or (k in RESPONSES and m[1] == peer and m[2] == me)
+    k = m.kind
+    return (k in REQUESTS and m.src == me and m.dst == peer) or (k in RESPONSES and m.src == peer and m.dst == me)
 
 
 def busy(net: tuple[Msg, ...], me: int, peer: int) -> bool:
     """``me`` awaits a response from ``peer``: a request or response with the expected correlation id is in flight."""
     for m in net:
-        if m[-1] is True and on_connection(m, me, peer):
+        if m.cur and on_connection(m, me, peer):
             return True
     return False
 
@@ -234,9 +381,9 @@ def reset_connections(net: tuple[Msg, ...], me: int, peer: int = NONE) -> tuple[
     changed = False
     out = []
     for m in net:
-        if m[-1] is True and (m[1] == me if m[0] in REQUESTS else m[0] in RESPONSES and m[2] == me) and (
+        if m.cur and (m.src == me if m.kind in REQUESTS else m.kind in RESPONSES and m.dst == me) and (
                 peer == NONE or on_connection(m, me, peer)):
-            m = m[:-1] + (False,)
+            m = m._replace(cur=False)  # type: ignore[call-arg]  # not an EndQuorumEpoch: its cur is always False
             changed = True
         out.append(m)
     return tuple(sorted(out)) if changed else net

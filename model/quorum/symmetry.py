@@ -7,7 +7,8 @@ records, messages and histories recur in many states.
 
 ``encode`` is ``marshal`` (format 2, which has no object sharing, so equal values give equal bytes in every process
 of the same Python) of the state as plain tuples of ints and bools: several times faster than the generic
-``repr``-based encoding.
+``repr``-based encoding.  Marshal takes no tuple subclass, so each record and message is written as the plain tuple
+of its fields (``tuple(m)``): the bytes are those of the positional tuples the model was once written in.
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ from kraftcheck.model.quorum.bounds import Bounds
 from kraftcheck.model.quorum.state import (
     ERROR_NAMES,
     KIND_NAMES,
-    MESSAGE_FIELDS,
-    MESSAGE_ID_FIELD,
+    MESSAGE_TYPES,
     RAISED_NAMES,
     ROLE_NAMES,
+    BeginQuorumEpochResponse,
+    FetchResponse,
     History,
     Msg,
     QState,
     Voter,
+    VoteResponse,
 )
 
 _dumps = marshal.dumps
@@ -50,7 +53,8 @@ def encode(s: QState) -> bytes:
     format 2, concatenated (each piece is self-delimiting, so the encoding is injective)."""
     if s is _last[0]:
         return _last[1]  # type: ignore[no-any-return]
-    return b"".join([_dumps(tuple(v), 2) for v in s[0]]) + _dumps(s[1], 2) + _dumps(tuple(s[2]), 2)
+    return (b"".join([_dumps(tuple(v), 2) for v in s.voters]) + _dumps(tuple([tuple(m) for m in s.net]), 2)
+            + _dumps(tuple(s.hist), 2))
 
 
 # ---- renaming voter ids --------------------------------------------------------------------------------------------
@@ -100,7 +104,8 @@ class _Perms:
         # leads itself); the last two depend on the voter's position i.  An observer's is its own id, after every
         # voter's, so that the chosen renaming keeps observers in place
         nv = self.nv
-        sigs = tuple((0, v[0], v[1], v[4], v[5], v[2] == i, v[3] == i) if i < nv else (1, i) for i in range(self.n))
+        sigs = tuple((0, v.role, v.epoch, v.log, v.hw, v.voted == i, v.leader == i) if i < nv else (1, i)
+                     for i in range(self.n))
         hit = (sigs, [b""] * len(self.perms), [None] * len(self.perms), v)
         self._remember(self.voters, v, hit)
         return hit
@@ -126,13 +131,12 @@ class _Perms:
         net, p = e[2], self.perms[k]
         r = tuple(sorted([_rename_msg(m, p) for m in net])) if net else net
         e[1][k] = r
-        enc = e[0][k] = _dumps(r, 2)
+        enc = e[0][k] = _dumps(tuple([tuple(m) for m in r]), 2)
         return enc
 
     def hist_bytes(self, e: PartEntry, k: int) -> bytes:
         h, t = e[2], self.tables[k]
-        g = History(tuple([t[x] for x in h.leaders]), h.committed, h.values, h.restarts, h.dups, h.resigns,
-                    h.truncated, h.raised)
+        g = h._replace(leaders=tuple([t[x] for x in h.leaders]))
         e[1][k] = g
         enc = e[0][k] = _dumps(tuple(g), 2)
         return enc
@@ -227,7 +231,7 @@ def _perms(n: int, nv: int) -> _Perms:
 
 
 def _renamed_voter(v: Voter, p: tuple[int, ...], table: tuple[int, ...]) -> Voter:
-    ends, votes = v[6], v[7]
+    ends, votes = v.ends, v.votes
     if ends:
         out = [0] * len(ends)
         for j, x in enumerate(ends):
@@ -238,19 +242,18 @@ def _renamed_voter(v: Voter, p: tuple[int, ...], table: tuple[int, ...]) -> Vote
         for j, x in enumerate(votes):
             out[p[j]] = x
         votes = tuple(out)
-    voted, leader = v[2], v[3]
-    return Voter(v[0], v[1], p[voted] if voted >= 0 else voted, p[leader] if leader >= 0 else leader, v[4], v[5],
-                 ends, votes, table[v[8]])
+    voted, leader = v.voted, v.leader
+    return v._replace(voted=p[voted] if voted >= 0 else voted, leader=p[leader] if leader >= 0 else leader, ends=ends,
+                      votes=votes, heard=table[v.heard])
+
+
+_WITH_LEADER = (VoteResponse, BeginQuorumEpochResponse, FetchResponse)  # messages naming a voter besides src and dst
 
 
 def _rename_msg(m: Msg, p: tuple[int, ...]) -> Msg:
-    r = list(m)
-    r[1] = p[m[1]]
-    r[2] = p[m[2]]
-    k = MESSAGE_ID_FIELD.get(m[0])
-    if k is not None and m[k] >= 0:
-        r[k] = p[m[k]]
-    return tuple(r)
+    if isinstance(m, _WITH_LEADER) and m.leader >= 0:
+        return m._replace(src=p[m.src], dst=p[m.dst], leader=p[m.leader])
+    return m._replace(src=p[m.src], dst=p[m.dst])
 
 
 def _ranks(sigs: list[Any]) -> tuple[int, ...] | None:
@@ -275,7 +278,7 @@ def _choose(s: QState, nv: int) -> tuple[_Perms, list[VoterEntry], PartEntry, Pa
     """The renaming k that makes ``s`` canonical, the memo entries of its parts and the canonical encoding.  Voters are
     listed in the order of their signatures; among voters with equal signatures every order is tried and the
     smallest encoding wins."""
-    voters, net, hist = s
+    voters, net, hist = s.voters, s.net, s.hist
     n = len(voters)
     g = _PERMS.get((n, nv)) or _perms(n, nv)
     vget = g.voters.get
@@ -293,7 +296,7 @@ def _choose(s: QState, nv: int) -> tuple[_Perms, list[VoterEntry], PartEntry, Pa
 def canonical_encoding(s: QState, b: Bounds) -> bytes:
     """``encode(canonical(s, b))`` without building the representative: what fingerprints are computed from.  The
     same choice as ``_choose``, found through the identity and serial-number memos of ``_Perms``."""
-    voters, net, hist = s
+    voters, net, hist = s.voters, s.net, s.hist
     n, nv = len(voters), b.voters
     g = _PERMS.get((n, nv)) or _perms(n, nv)
     if voters is g.last_voters:  # successors of one state come in a row, and many keep its voters tuple
@@ -322,15 +325,18 @@ def canonical(s: QState, b: Bounds) -> QState:
     signature (role, epoch, log, high watermark, whether it voted for / leads itself); among voters with equal
     signatures every order is tried and the smallest encoding wins."""
     g, entries, ne, he, k, enc = _choose(s, b.voters)
-    state = QState(tuple([entries[i][2][k] for i in g.orders[k]]), ne[1][k], he[1][k])
+    state = QState(voters=tuple([entries[i][2][k] for i in g.orders[k]]), net=ne[1][k], hist=he[1][k])
     _last[0], _last[1] = state, enc
     return state
 
 
 # ---- the human view ------------------------------------------------------------------------------------------------
+_MESSAGE_CLASSES = tuple(MESSAGE_TYPES.values())
+
+
 def view_message(m: Msg) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, value in zip(MESSAGE_FIELDS[m[0]], m):
+    for name, value in m._asdict().items():
         if name == "kind":
             value = KIND_NAMES[value]
         elif name == "error":
@@ -368,6 +374,6 @@ def view(x: Any) -> Any:
         return view_voter(x)
     if isinstance(x, History):
         return view_history(x)
-    if type(x) is tuple and x and x[0] in MESSAGE_FIELDS and len(x) == len(MESSAGE_FIELDS[x[0]]):
+    if isinstance(x, _MESSAGE_CLASSES):
         return view_message(x)  # an action's msg parameter: read as the message it is, as in the net bag
     return to_view(x)

@@ -10,18 +10,21 @@ from typing import Any
 
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.state import (
-    BEGIN_EPOCH,
     CANDIDATE,
     LEADER,
     NONE,
     OK,
     ROLE_NAMES,
-    VOTE_REQ,
-    VOTE_RESP,
     History,
+    Msg,
     QState,
     Voter,
+    VoteRequest,
+    VoteResponse,
+    begin_quorum_epoch,
     log_up_to_date,
+    vote_request,
+    vote_response,
 )
 from kraftcheck.spec.symbolic.quorum.vocabulary import UNATTACHED
 from kraftcheck.spec.symbolic.states import Structure, Table
@@ -58,11 +61,11 @@ def abstract(s: QState, ctx: Context[Any], prev: Structure | None = None) -> Str
                 if x == 1:
                     granted[(i, j)] = True
     for m in s.net:
-        if m[0] == VOTE_REQ and not m[6]:
-            vote_req[(m[1], m[2], m[3])] = True
-        elif m[0] == VOTE_RESP and m[5] == OK and m[6] and not m[7]:
-            vote_resp[(m[1], m[2], m[3])] = True
-            votes[(m[1], m[3], m[2])] = True
+        if isinstance(m, VoteRequest) and not m.prevote:
+            vote_req[(m.src, m.dst, m.candidate_epoch)] = True
+        elif isinstance(m, VoteResponse) and m.error == OK and m.granted and not m.prevote:
+            vote_resp[(m.src, m.dst, m.epoch)] = True
+            votes[(m.src, m.epoch, m.dst)] = True
     elected = {(e, i): True for e, mask in enumerate(s.hist.leaders) for i in range(len(s.voters)) if mask >> i & 1}
     tables = {"epoch": epoch, "role": role, "voted": voted, "leader_of": leader, "granted": granted,
               "vote_req": vote_req, "vote_resp": vote_resp, "votes": votes, "elected": elected}
@@ -97,19 +100,22 @@ def concretize(st: Structure, n: int, ctx: Context[Any]) -> QState:
             ends = tuple(1 if j == i else -1 for j in range(n))
         if role == CANDIDATE:
             tally = tuple(1 if st["granted"].get((i, j)) else -1 for j in range(n))
-        voters.append(Voter(role, epoch, NONE if voted is None else voted, NONE if leader is None else leader, log,
-                            0, ends, tally, 0))
-    net: list[tuple[Any, ...]] = []
+        voters.append(Voter(role=role, epoch=epoch, voted=NONE if voted is None else voted,
+                            leader=NONE if leader is None else leader, log=log, hw=0, ends=ends, votes=tally, heard=0))
+    net: list[Msg] = []
     for c, v, e in _true_keys(st, "vote_req"):
-        net.append((VOTE_REQ, c, v, e, 0, 0, False, True))  # expected by the candidate (correlation flag)
+        # expected by the candidate (correlation flag)
+        net.append(vote_request(src=c, dst=v, candidate_epoch=e, last_epoch=0, last_offset=0, prevote=False))
     for v, c, e in _true_keys(st, "vote_resp"):
-        net.append((VOTE_RESP, v, c, e, NONE, OK, True, False, True))
+        net.append(vote_response(src=v, dst=c, epoch=e, leader=NONE, error=OK, granted=True, prevote=False, cur=True))
     top = max([ctx.b.max_epoch] + [k[0] for k in _true_keys(st, "elected")] + [v.epoch + 1 for v in voters])
     leaders = [0] * (top + 1)
     for e, i in _true_keys(st, "elected"):
         if 0 <= e <= top:
             leaders[e] |= 1 << i
-    return QState(tuple(voters), tuple(sorted(net)), History(tuple(leaders), (), 0, 0, 0, 0, False))
+    hist = History(leaders=tuple(leaders), committed=(), values=0, restarts=0, dups=0, resigns=0, truncated=False,
+                   raised=0)
+    return QState(voters=tuple(voters), net=tuple(sorted(net)), hist=hist)
 
 
 def model_step(transition: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -119,16 +125,19 @@ def model_step(transition: str, p: dict[str, Any]) -> tuple[str, dict[str, Any]]
     if transition == "send_vote":
         return "send_vote", {"candidate": p["candidate"], "voter": p["voter"]}
     if transition == "receive_vote":
-        return "receive_vote", {"msg": (VOTE_REQ, p["candidate"], p["voter"], p["epoch"], 0, 0, False, True)}
+        return "receive_vote", {"msg": vote_request(src=p["candidate"], dst=p["voter"], candidate_epoch=p["epoch"],
+                                                    last_epoch=0, last_offset=0, prevote=False)}
     if transition == "tally_vote":
-        return "receive_vote_response", {"msg": (VOTE_RESP, p["voter"], p["candidate"], p["epoch"], NONE, OK,
-                                                 bool(p["ok"]), False, True)}
+        return "receive_vote_response", {"msg": vote_response(src=p["voter"], dst=p["candidate"], epoch=p["epoch"],
+                                                              leader=NONE, error=OK, granted=bool(p["ok"]),
+                                                              prevote=False, cur=True)}
     if transition == "learn":
         n, e = p["node"], p["epoch"]
         if p["has_leader"]:
-            return "receive_begin_epoch", {"msg": (BEGIN_EPOCH, p["leader"], n, e, True)}
+            return "receive_begin_epoch", {"msg": begin_quorum_epoch(src=p["leader"], dst=n, epoch=e)}
         src = 1 if n == 0 else 0
-        return "receive_vote_response", {"msg": (VOTE_RESP, src, n, e, NONE, OK, False, False, True)}
+        return "receive_vote_response", {"msg": vote_response(src=src, dst=n, epoch=e, leader=NONE, error=OK,
+                                                              granted=False, prevote=False, cur=True)}
     if transition == "resign":
         return "resign", {"leader": p["leader"]}
     if transition == "restart":
@@ -142,7 +151,7 @@ def prepare(pre: QState, action: str, params: dict[str, Any], ctx: Context[Any])
     msg = params.get("msg")
     if msg is None or msg in pre.net:
         return pre
-    return QState(pre.voters, tuple(sorted(pre.net + (msg,))), pre.hist)
+    return pre._replace(net=tuple(sorted(pre.net + (msg,))))
 
 
 def bounds_for(sizes: dict[str, int], ctx: Context[Any]) -> dict[str, Any]:
