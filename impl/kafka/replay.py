@@ -52,11 +52,18 @@ KAFKA_KIND = {VOTE_REQ: ("VOTE", True), VOTE_RESP: ("VOTE", False), BEGIN_EPOCH:
               BEGIN_EPOCH_RESP: ("BEGIN_QUORUM_EPOCH", False), END_EPOCH: ("END_QUORUM_EPOCH", True),
               FETCH: ("FETCH", True), FETCH_RESP: ("FETCH", False)}
 SENDS = {"send_vote": VOTE_REQ, "send_begin_epoch": BEGIN_EPOCH, "send_fetch": FETCH}
-# a timeout step advances the node's clock past its election or fetch timeout (CONFIG: at most 2 x 1000 ms)
-TIMEOUT_MS = 5000
-# requests time out before the election timer (1000-2000 ms), so that a model re-send can happen in Kafka too
+# Timers far apart: a request times out after 500 ms, so that a model re-send can happen in Kafka too, while the
+# election timeout (60-120 s, QuorumState.randomElectionTimeoutMs), the fetch timeout (120 s) and check quorum
+# (1.5 x the fetch timeout, LeaderState) lie hundreds of re-sends away: a walk's re-sends advance a node's clock by
+# 500 ms each, and a timer must fire only at the model's own timeout step (a harness artefact otherwise)
 REQUEST_TIMEOUT_MS = 500
-REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_TIMEOUT_MS)}
+ELECTION_TIMEOUT_MS = 60_000
+FETCH_TIMEOUT_MS = 120_000
+# a timeout step advances the node's clock past every election, fetch and check-quorum deadline at once
+TIMEOUT_MS = 4 * FETCH_TIMEOUT_MS
+REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_TIMEOUT_MS),
+                 "controller.quorum.election.timeout.ms": str(ELECTION_TIMEOUT_MS),
+                 "controller.quorum.fetch.timeout.ms": str(FETCH_TIMEOUT_MS)}
 UNMAPPED = ("duplicate", "resign", "check_quorum", "observer_fetch")
 
 
@@ -197,7 +204,7 @@ class _Driver:
             added = _bag(after.net) - _bag(before.net)
             dsts = [m[2] for m in added if m[0] == SENDS[action]]
             for dst in dsts:
-                for attempt in range(4):
+                for attempt in range(6):
                     if self.unclaimed(next(m for m in added if m[0] == SENDS[action] and m[2] == dst)) is not None:
                         break
                     # a first send comes at the next poll; a retry once the request timed out (RequestManager.isReady)
@@ -305,6 +312,59 @@ def _adopt_timeouts(drv: _Driver, s: QState, ctx: Context[Bounds]) -> tuple[QSta
     return None
 
 
+def _adopt_sends(drv: _Driver, s: QState, ctx: Context[Bounds], out: Replay) -> tuple[QState, int]:
+    """Kafka re-sends to every voter whose request timed out in one poll, the model one voter a step: adopt the
+    model's send step for each request Kafka sent during the last step beyond the step's own."""
+    from kraftcheck.model.quorum import QUORUM
+
+    adopted = 0
+    for mid in list(drv.fresh):
+        ev = drv.sent[mid]
+        if mid in drv.owned or mid not in drv.state["inflight"] or ev["kind"] != "request":
+            continue
+        for a, p, t in QUORUM.successors(s, ctx):
+            if a.name in SENDS and KAFKA_KIND[SENDS[a.name]][0] == ev["api"] and p[0] == ev["src"] - 1 and \
+                    any(drv.fits(mid, m) for m in _bag(t.net) - _bag(s.net)) and drv.claim(s, t, mid) is None:
+                s, adopted = t, adopted + 1
+                out.actions[a.name] += 1
+                break
+    return s, adopted
+
+
+# roles whose due timer a poll fires before the node handles any message (KafkaRaftClient.poll: pollCurrentState
+# runs before the message queue is read)
+_TIMER_ROLES = ("Unattached", "Voted", "Follower", "Candidate", "Resigned", "Prospective")
+
+
+def _settle(drv: _Driver, s: QState, ctx: Context[Bounds], out: Replay) -> tuple[QState, int, str | None]:
+    """Let Kafka nodes whose timer is already due act, and adopt the model steps that match.
+
+    A Prospective that timed out falls back to Unattached (or Voted, Follower) keeping its expired election timer
+    (4.x ``QuorumState.transitionToUnattached``: ``remainingElectionTimeMs`` of the ProspectiveState when its vote was
+    not rejected), so its very next poll stands again before it reads a message.  The model lets that voter receive
+    messages in between (its timers may expire at any moment): Kafka cannot, so the walk polls such a node at once
+    and takes the model's ``timeout`` step that matches (FIDELITY Q34)."""
+    adopted = 0
+    for _ in range(3):
+        due = [i for i in drv.ids if drv.state["nodes"][str(i)]["up"] and
+               drv.state["nodes"][str(i)].get("role") in _TIMER_ROLES and
+               drv.state["nodes"][str(i)].get("next_timer") == 0]
+        if not due:
+            break
+        drv.fresh = []
+        for i in due:
+            drv.run({"cmd": "poll", "node": i})
+        if not drv.matches(s):
+            found = _adopt_timeouts(drv, s, ctx)
+            if found is None:
+                return s, adopted, "a Kafka node whose timer was due moved where no model timeout leads"
+            s, adopted = found[0], adopted + len(found[1])
+            out.actions["timeout"] += len(found[1])
+        s, more = _adopt_sends(drv, s, ctx, out)
+        adopted += more
+    return s, adopted, None
+
+
 def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) -> tuple[Replay, int]:
     """A seeded random walk of the quorum model imposed on Kafka step by step (the next model step is drawn from the
     model's successors of the current state).  Where Kafka takes a step by itself that the model allows at any
@@ -320,6 +380,13 @@ def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) ->
     with tempfile.TemporaryDirectory(prefix="kraftcheck-walk-") as d:
         drv = _Driver(h, len(s.voters), seed, d, ctx.b.fetch_max)
         for i in range(steps):
+            s, settled, reason = _settle(drv, s, ctx, out)
+            adopted += settled
+            if reason is not None:
+                out.diverged_at, out.action, out.reason = i, "(Kafka by itself)", reason
+                out.model = voter_summary(s)
+                out.kafka = voter_summary(to_model(drv.views, drv.past))
+                return out, adopted
             succ = [(a.name, p, t) for a, p, t in QUORUM.successors(s, ctx) if a.name not in UNMAPPED and t != s]
             if not succ:
                 break
@@ -344,19 +411,8 @@ def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) ->
             out.steps += 1
             out.actions[action] += 1
             out.actions["timeout"] += len(found[1]) if found else 0
-            s = after
-            # Kafka re-sends to every voter whose request timed out in one poll, the model one voter a step: adopt the
-            # model's send step for each request Kafka sent beyond the step's own
-            for mid in list(drv.fresh):
-                ev = drv.sent[mid]
-                if mid in drv.owned or mid not in drv.state["inflight"] or ev["kind"] != "request":
-                    continue
-                for a, p, t in QUORUM.successors(s, ctx):
-                    if a.name in SENDS and KAFKA_KIND[SENDS[a.name]][0] == ev["api"] and p[0] == ev["src"] - 1 and \
-                            any(drv.fits(mid, m) for m in _bag(t.net) - _bag(s.net)) and drv.claim(s, t, mid) is None:
-                        s, adopted = t, adopted + 1
-                        out.actions[a.name] += 1
-                        break
+            s, more = _adopt_sends(drv, after, ctx, out)
+            adopted += more
     return out, adopted
 
 

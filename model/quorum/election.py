@@ -189,19 +189,23 @@ def send_vote(s: QState, ctx: Ctx) -> Succ:
 
 
 # ---- Vote ----------------------------------------------------------------------------------------------------------
-def grant(v: Voter, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]:
-    """QuorumState.canGrantVote, per role, and the Unattached -> Voted transition (persisted before answering).
+def grant(v: Voter, me: int, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]:
+    """QuorumState.canGrantVote, per role, and the vote's transition (persisted before answering).
 
-    Unattached grants a candidate whose log is at least as up to date; Voted grants only the candidate it voted for;
-    Prospective behaves as Unattached or Voted depending on its kept vote; Candidate, Leader, Follower and Resigned
-    never grant (they voted for themselves or know the leader of the epoch)."""
+    Unattached grants a candidate whose log is at least as up to date and becomes Voted; Voted grants only the
+    candidate it voted for; Prospective behaves as Unattached or Voted depending on its kept vote, and one that grants
+    stays Prospective with the vote (4.1+ ``QuorumState.prospectiveAddVotedState``: a new ProspectiveState, its
+    pre-vote round started afresh, connections kept; found by running Kafka, FIDELITY Q35); Candidate, Leader,
+    Follower and Resigned never grant (they voted for themselves or know the leader of the epoch)."""
     if "skip-log-check" in ctx.variants:  # mutation: the voter does not compare logs
         up_to_date = True
     role = v.role
     if role == UNATTACHED or (role == PROSPECTIVE and v.voted == NONE and v.leader == NONE):
-        if up_to_date:
-            return True, new(Voter, (VOTED, v.epoch, cand, NONE, v.log, v.hw, (), (), 0))
-        return False, v
+        if not up_to_date:
+            return False, v
+        if role == PROSPECTIVE:
+            return True, new(Voter, (PROSPECTIVE, v.epoch, cand, NONE, v.log, v.hw, (), only(ctx.b.voters, me, 1), 0))
+        return True, new(Voter, (VOTED, v.epoch, cand, NONE, v.log, v.hw, (), (), 0))
     if role == VOTED or (role == PROSPECTIVE and v.voted != NONE):
         if v.voted == cand:
             return True, v
@@ -249,7 +253,7 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
         if prevote:
             granted = prevote_granted(v, up_to_date, ctx)
         else:
-            granted, v = grant(v, c, up_to_date, ctx)
+            granted, v = grant(v, me, c, up_to_date, ctx)
         resp = (VOTE_RESP, me, c, v.epoch, v.leader, OK, granted, prevote, cur)
         voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)
         out.append(((m,), new(QState, (voters, respond(net2, net2.index(m), resp), s.hist))))
