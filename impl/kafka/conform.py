@@ -205,7 +205,8 @@ def run_one(h: KafkaHarness, run: int, seed: int, steps: int, report: Report, ct
 
 # the model the guided walks follow: 3 voters, room for every message Kafka keeps in flight, Fetch answers of up
 # to 5 entries; pre-vote on 4.x (KIP-996), not on 3.9
-WALK_BOUNDS = Bounds(voters=3, max_epoch=3, max_values=1, max_msgs=100, fetch_max=5, max_restarts=1)
+WALK_BOUNDS = Bounds(voters=3, max_epoch=8, max_values=1, max_msgs=100, fetch_max=5, max_restarts=1, max_dups=1,
+                     max_resigns=1, max_quorum_epoch=8)
 WALK_STEPS = 60
 
 

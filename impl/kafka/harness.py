@@ -11,6 +11,8 @@ on its stdin, events on its stdout, each answer ending with a ``state`` event an
   poll; ``{"cmd": "tick", "node": N, "ms": T}``: advance N's clock by T ms;
 - ``{"cmd": "deliver" | "drop" | "dup", "id": M}``: deliver, lose or duplicate in-flight message M;
 - ``{"cmd": "append", "node": N, "value": "k"}``: a client record on N (refused unless N leads);
+- ``{"cmd": "resign", "node": N}``: N, a leader, resigns gracefully (``KafkaRaftClient.resign``; it becomes
+  Resigned and sends EndQuorumEpoch at its next poll);
 - ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client; rebuild it from its
   quorum-state file and its durable log;
 - ``{"cmd": "state"}``, ``{"cmd": "version"}`` (the Kafka version, and ``set_order``: this JVM's salted iteration

@@ -61,15 +61,34 @@ ELECTION_TIMEOUT_MS = 60_000
 FETCH_TIMEOUT_MS = 120_000
 # a timeout step advances the node's clock past every election, fetch and check-quorum deadline at once
 TIMEOUT_MS = 4 * FETCH_TIMEOUT_MS
+CHECK_QUORUM_MS = FETCH_TIMEOUT_MS * 3 // 2 + 1
 REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_TIMEOUT_MS),
                  "controller.quorum.election.timeout.ms": str(ELECTION_TIMEOUT_MS),
                  "controller.quorum.fetch.timeout.ms": str(FETCH_TIMEOUT_MS)}
-UNMAPPED = ("duplicate", "resign", "check_quorum", "observer_fetch")
+# model actions the harness cannot carry out, and why (``conform``'s JSON lists them with their reason)
+UNMAPPED = {"observer_fetch": "the harness starts voters only (an observer is a broker fetching without a vote)"}
 
 
-def _key(m: tuple[Any, ...]) -> tuple[Any, ...]:
+def _field(m: Any, name: str) -> Any:
+    """Field ``name`` of model message ``m``, by name (a record's attribute, or the position ``MESSAGE_FIELDS``
+    gives it in a plain tuple), never by a position written here."""
+    if hasattr(m, "_fields") or not isinstance(m, tuple):
+        return getattr(m, name)
+    return m[MESSAGE_FIELDS[m[0]].index(name)]
+
+
+def _kind(m: Any) -> int:
+    return int(_field(m, "kind"))
+
+
+def _has_cur(m: Any) -> bool:
+    return "cur" in MESSAGE_FIELDS[_kind(m)]
+
+
+def _key(m: Any) -> tuple[Any, ...]:
     """A model message without its ``cur`` flag (which connection resets rewrite in place)."""
-    return m[:-1] if MESSAGE_FIELDS[m[0]][-1] == "cur" else m
+    names = MESSAGE_FIELDS[_kind(m)]
+    return tuple(_field(m, f) for f in names if f != "cur")
 
 
 def _content(ev: dict[str, Any]) -> tuple[Any, ...]:
@@ -88,12 +107,12 @@ def _content(ev: dict[str, Any]) -> tuple[Any, ...]:
     return (epoch,)
 
 
-def _model_content(m: tuple[Any, ...]) -> tuple[Any, ...]:
-    if m[0] == VOTE_REQ:
-        return (m[3], m[6])
-    if m[0] == VOTE_RESP:
-        return (m[3], m[6])
-    return (m[3],)
+def _model_content(m: Any) -> tuple[Any, ...]:
+    if _kind(m) == VOTE_REQ:
+        return (_field(m, "candidate_epoch"), _field(m, "prevote"))
+    if _kind(m) == VOTE_RESP:
+        return (_field(m, "epoch"), _field(m, "granted"))
+    return (_field(m, "epoch"),)
 
 
 def _bag(net: tuple[Any, ...]) -> Counter[tuple[Any, ...]]:
@@ -109,6 +128,7 @@ class Replay:
     model: list[str] = attrs.field(factory=list)
     kafka: list[str] = attrs.field(factory=list)
     actions: Counter[str] = attrs.field(factory=Counter)  # model actions carried out on Kafka (adopted ones too)
+    preempted: int = 0  # drawn steps Kafka could not take because a timer of its own fired first (adopted instead)
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -175,9 +195,9 @@ class _Driver:
 
     def fits(self, mid: int, m: tuple[Any, ...]) -> bool:
         ev = self.sent[mid]
-        api, request = KAFKA_KIND[m[0]]
-        return ev["api"] == api and (ev["kind"] == "request") == request and ev["src"] == m[1] + 1 and \
-            ev["dst"] == m[2] + 1 and _content(ev) == _model_content(m)
+        api, request = KAFKA_KIND[_kind(m)]
+        return ev["api"] == api and (ev["kind"] == "request") == request and ev["src"] == _field(m, "src") + 1 and \
+            ev["dst"] == _field(m, "dst") + 1 and _content(ev) == _model_content(m)
 
     def poll_all(self) -> None:
         for i in self.ids:
@@ -202,33 +222,53 @@ class _Driver:
         elif action in SENDS:
             src = params[0]
             added = _bag(after.net) - _bag(before.net)
-            dsts = [m[2] for m in added if m[0] == SENDS[action]]
-            for dst in dsts:
+            mine = [m for m in added if _kind(m) == SENDS[action]]
+            for m in mine:
                 for attempt in range(6):
-                    if self.unclaimed(next(m for m in added if m[0] == SENDS[action] and m[2] == dst)) is not None:
+                    if self.unclaimed(m) is not None:
                         break
-                    # a first send comes at the next poll; a retry once the request timed out (RequestManager.isReady)
-                    if attempt == 2:
+                    # a first send comes at the next poll; a retry once the request timed out (RequestManager.isReady);
+                    # a leader's BeginQuorumEpoch retry also waits for its timer (LeaderState.beginQuorumEpochTimer,
+                    # half the fetch timeout): only a leader's clock is moved to its next deadline
+                    if attempt in (2, 4):
                         self.run({"cmd": "tick", "node": src + 1, "ms": REQUEST_TIMEOUT_MS})
-                    self.run({"cmd": "poll" if attempt < 3 else "fire", "node": src + 1})
-        elif action.startswith("receive_") or action == "lose":
+                    leader = action == "send_begin_epoch"
+                    self.run({"cmd": "fire" if leader and attempt >= 3 else "poll", "node": src + 1})
+        elif action.startswith("receive_") or action in ("lose", "duplicate"):
             msg = params[0]
             queue = self.claimed.get(_key(msg), [])
             if not queue:
                 return f"no Kafka message for {msg}"
             # the copy whose currency (the correlation id its requester expects) is the model message's
-            if MESSAGE_FIELDS[msg[0]][-1] == "cur":
-                mid = next((x for x in queue if self.current(x) == msg[-1]), queue[0])
+            if _has_cur(msg):
+                mid = next((x for x in queue if self.current(x) == _field(msg, "cur")), queue[0])
             else:
                 mid = queue[0]
+            if action == "duplicate":
+                # one more copy in flight: the Kafka message is claimed twice; the harness delivers a copy of it
+                # (``dup``) when the model receives the first of two, and loses nothing when it loses one of two
+                queue.append(mid)
+                queue.sort()
+                return None
+            copies = queue.count(mid)
             queue.remove(mid)
-            self.owned.discard(mid)
+            if copies == 1:
+                self.owned.discard(mid)
             if action == "lose":
-                self.run({"cmd": "drop", "id": mid})
+                if copies == 1:
+                    self.run({"cmd": "drop", "id": mid})
             else:
-                self.run({"cmd": "deliver", "id": mid})
-                if self.state["nodes"][str(msg[2] + 1)]["up"]:
-                    self.run({"cmd": "poll", "node": msg[2] + 1})
+                self.run({"cmd": "deliver" if copies == 1 else "dup", "id": mid})
+                dst = _field(msg, "dst") + 1
+                if self.state["nodes"][str(dst)]["up"]:
+                    self.run({"cmd": "poll", "node": dst})
+        elif action == "resign":
+            self.run({"cmd": "resign", "node": params[0] + 1})
+            self.run({"cmd": "poll", "node": params[0] + 1})
+        elif action == "check_quorum":
+            # past the check-quorum deadline (1.5 x the fetch timeout, LeaderState.checkQuorumTimer): pollLeader resigns
+            self.run({"cmd": "tick", "node": params[0] + 1, "ms": CHECK_QUORUM_MS})
+            self.run({"cmd": "poll", "node": params[0] + 1})
         elif action == "client_request":
             self.past.values += 1
             self.run({"cmd": "append", "node": params[0] + 1, "value": str(self.past.values)})
@@ -250,9 +290,9 @@ class _Driver:
                         self.fits(prefer, m):
                     mid = prefer
                 for _ in range(3):  # Kafka sends at the poll after a transition, the model in its step
-                    if mid is not None or not self.state["nodes"][str(m[1] + 1)]["up"]:
+                    if mid is not None or not self.state["nodes"][str(_field(m, "src") + 1)]["up"]:
                         break
-                    self.run({"cmd": "poll", "node": m[1] + 1})
+                    self.run({"cmd": "poll", "node": _field(m, "src") + 1})
                     mid = self.unclaimed(m)
                 if mid is None:
                     return f"the model sent {m}, Kafka did not"
@@ -293,21 +333,26 @@ def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], in
     return out
 
 
-def _adopt_timeouts(drv: _Driver, s: QState, ctx: Context[Bounds]) -> tuple[QState, list[int]] | None:
-    """Up to two model ``timeout`` steps from ``s`` that lead to Kafka's state (timers Kafka fired by itself in a poll:
-    a Prospective that timed out falls back to Unattached and stands again at its next poll)."""
+# model steps a timer takes by itself, which Kafka may take within a poll the walk asked for
+TIMERS = ("timeout", "check_quorum")
+
+
+def _adopt_timers(drv: _Driver, s: QState, ctx: Context[Bounds]) -> tuple[QState, list[str]] | None:
+    """Up to two model timer steps (``TIMERS``) from ``s`` that lead to Kafka's state: timers Kafka fired by itself
+    in a poll (a Prospective that timed out falls back to Unattached and stands again at its next poll; a leader
+    whose clock a re-send advanced past its check-quorum deadline resigns).  The state reached and the actions."""
     from kraftcheck.model.quorum import QUORUM
 
-    frontier: list[tuple[QState, list[int]]] = [(s, [])]
+    frontier: list[tuple[QState, list[str]]] = [(s, [])]
     for _ in range(2):
         nxt = []
-        for state, nodes in frontier:
-            for a, p, t in QUORUM.successors(state, ctx):
-                if a.name != "timeout":
+        for state, names in frontier:
+            for a, _p, t in QUORUM.successors(state, ctx):
+                if a.name not in TIMERS:
                     continue
                 if drv.matches(t) and drv.claim(s, t) is None:
-                    return t, nodes + [p[0]]
-                nxt.append((t, nodes + [p[0]]))
+                    return t, names + [a.name]
+                nxt.append((t, names + [a.name]))
         frontier = nxt
     return None
 
@@ -355,11 +400,11 @@ def _settle(drv: _Driver, s: QState, ctx: Context[Bounds], out: Replay) -> tuple
         for i in due:
             drv.run({"cmd": "poll", "node": i})
         if not drv.matches(s):
-            found = _adopt_timeouts(drv, s, ctx)
+            found = _adopt_timers(drv, s, ctx)
             if found is None:
                 return s, adopted, "a Kafka node whose timer was due moved where no model timeout leads"
             s, adopted = found[0], adopted + len(found[1])
-            out.actions["timeout"] += len(found[1])
+            out.actions.update(found[1])
         s, more = _adopt_sends(drv, s, ctx, out)
         adopted += more
     return s, adopted, None
@@ -392,13 +437,23 @@ def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) ->
                 break
             action, params, after = rng.choice(succ)
             drv.fresh = []
-            found: tuple[QState, list[int]] | None = None
+            found: tuple[QState, list[str]] | None = None
             reason = drv.step(action, params, s, after)
+            if reason is not None and "Kafka did not" in reason:
+                # Kafka took a timer step instead (a leader whose re-sends moved its clock past check quorum: the model
+                # lets a leader re-send BeginQuorumEpoch any number of times, Kafka resigns after three rounds
+                # without a majority fetching, FIDELITY Q37): adopt it; the drawn step was not taken
+                pre = _adopt_timers(drv, s, ctx)
+                if pre is not None:
+                    s, adopted = pre[0], adopted + len(pre[1])
+                    out.actions.update(pre[1])
+                    out.preempted += 1
+                    continue
             if reason is None and not drv.matches(after):
-                found = _adopt_timeouts(drv, after, ctx)
+                found = _adopt_timers(drv, after, ctx)
                 if found is None:
                     drv.poll_all()  # Kafka appends a new leader's LeaderChange at its next poll
-                    found = (after, []) if drv.matches(after) else _adopt_timeouts(drv, after, ctx)
+                    found = (after, []) if drv.matches(after) else _adopt_timers(drv, after, ctx)
                 if found is None:
                     reason = "states differ"
                 else:
@@ -410,7 +465,7 @@ def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) ->
                 return out, adopted
             out.steps += 1
             out.actions[action] += 1
-            out.actions["timeout"] += len(found[1]) if found else 0
+            out.actions.update(found[1] if found else [])
             s, more = _adopt_sends(drv, after, ctx, out)
             adopted += more
     return out, adopted

@@ -46,6 +46,7 @@ from kraftcheck.model.quorum.state import (
     reset_connections,
     reset_if_moved,
     respond,
+    to_unattached,
 )
 
 # roles whose election (or fetch) timer can expire (QuorumState: Unattached, Voted, Follower, Candidate, Resigned)
@@ -137,6 +138,12 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
         elif prevote and role == PROSPECTIVE:
             w = prospective_fallback(v)
             nxt = new(QState, (replace_voter(s.voters, me, w), reset_if_moved(s.net, me, v, w), s.hist))
+        elif prevote and role == RESIGNED:
+            # 4.1+ KafkaRaftClient.pollResigned: transitionToUnattached(epoch + 1) (3.9: transitionToCandidate); the
+            # election comes at a later timeout, through pre-vote (found by running Kafka 4.2.2, FIDELITY Q36)
+            if v.epoch < top:
+                w = to_unattached(v, v.epoch + 1)
+                nxt = new(QState, (replace_voter(s.voters, me, w), reset_connections(s.net, me), s.hist))
         elif role in _TIMEOUT_ROLES and v.epoch < top:  # at the epoch bound become_candidate gives None
             nxt = become_candidate(s, me, v, ctx)
         if nxt is not None:
