@@ -45,6 +45,7 @@ from kraftcheck.model.quorum.state import (
     VOTE_REQ,
     VOTE_RESP,
     QState,
+    busy,
 )
 
 # model message kind -> (Kafka API, request?)
@@ -129,9 +130,14 @@ class Replay:
     kafka: list[str] = attrs.field(factory=list)
     actions: Counter[str] = attrs.field(factory=Counter)  # model actions carried out on Kafka (adopted ones too)
     preempted: int = 0  # drawn steps Kafka could not take because a timer of its own fired first (adopted instead)
+    left_out: list[str] = attrs.field(factory=list)  # a swarm walk's left-out action kinds
+    trace: list[str] = attrs.field(factory=list)     # the steps drawn, in order (a walk's schedule, to reproduce it)
 
     def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        out = attrs.asdict(self)
+        if self.diverged_at is None:
+            del out["trace"]  # a followed walk is reproduced by its seed; a diverged one keeps its schedule
+        return out
 
 
 def voter_summary(s: QState) -> list[str]:
@@ -152,6 +158,7 @@ class _Driver:
         self.latest: dict[tuple[int, int], int] = {}  # (requester, destination) -> correlation id of its last request
         self.request_id: dict[tuple[int, int, int], int] = {}  # (requester, destination, correlation id) -> message id
         self.reset_after: dict[int, int] = {}  # node -> last message id sent before its last connection reset
+        self.hw_forgotten: set[int] = set()  # nodes that resigned and have not known a high watermark since (Q38)
         self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG,
                   "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
         for i in self.ids:
@@ -176,12 +183,17 @@ class _Driver:
                     self.request_id[(ev["src"], ev["dst"], ev["corr"])] = ev["id"]
         self.views = observe(self.state)
         self.past.update(self.views, self.ids)
+        for k, n in self.state["nodes"].items():
+            if n.get("role") == "Resigned":
+                self.hw_forgotten.add(int(k))
+            elif n.get("up") and int(n.get("hw", -1)) >= 0:
+                self.hw_forgotten.discard(int(k))
 
-    def unclaimed(self, m: tuple[Any, ...]) -> int | None:
+    def unclaimed(self, m: tuple[Any, ...], fresh_only: bool = False) -> int | None:
         """The newest Kafka message in flight, not yet claimed, that carries model message ``m``'s kind, ends and
-        content (epoch; a Vote's pre-vote flag, a VoteResponse's grant)."""
+        content (epoch; a Vote's pre-vote flag, a VoteResponse's grant); ``fresh_only``: sent during this step."""
         for mid in reversed(self.state["inflight"]):
-            if mid not in self.owned and self.fits(mid, m):
+            if mid not in self.owned and self.fits(mid, m) and (not fresh_only or mid in self.fresh):
                 return int(mid)
         return None
 
@@ -224,8 +236,11 @@ class _Driver:
             added = _bag(after.net) - _bag(before.net)
             mine = [m for m in added if _kind(m) == SENDS[action]]
             for m in mine:
+                # a re-send while the request is still expected (the model resets that connection): Kafka must send
+                # anew in this step (RequestManager.isReady after request.timeout.ms), an older copy will not do
+                resend = busy(before.net, src, _field(m, "dst"))
                 for attempt in range(6):
-                    if self.unclaimed(m) is not None:
+                    if self.unclaimed(m, fresh_only=resend) is not None:
                         break
                     # a first send comes at the next poll; a retry once the request timed out (RequestManager.isReady);
                     # a leader's BeginQuorumEpoch retry also waits for its timer (LeaderState.beginQuorumEpochTimer,
@@ -261,6 +276,11 @@ class _Driver:
                 self.run({"cmd": "deliver" if copies == 1 else "dup", "id": mid})
                 dst = _field(msg, "dst") + 1
                 if self.state["nodes"][str(dst)]["up"]:
+                    self.run({"cmd": "poll", "node": dst})
+                # and once more: the timer the message set (EndQuorumEpoch overrides a follower's fetch timeout with
+                # the election backoff, which can be 0) fires at the node's next poll, before any later message
+                # is read; the harness's next_timer is the wait computed before the message was handled
+                if self.state["nodes"][str(dst)]["up"] and self.state["nodes"][str(dst)]["pending"] == 0:
                     self.run({"cmd": "poll", "node": dst})
         elif action == "resign":
             self.run({"cmd": "resign", "node": params[0] + 1})
@@ -302,12 +322,22 @@ class _Driver:
         return None
 
     def matches(self, model: QState) -> bool:
+        """Whether the Kafka voters stand for ``model``'s voters: role, epoch, vote, leader, log and high watermark
+        equal, with two documented differences: FIDELITY Q2 (a 3.9 follower drops the vote it cast in its epoch), and
+        FIDELITY Q38 (a voter that resigned has no high watermark in Kafka, ``ResignedState`` keeps none, until its
+        next known one; the model keeps the leader's)."""
         mine = to_model(self.views, self.past)
-        fields = ("role", "epoch", "voted", "leader", "log", "hw")
-        q2 = self.h.version.startswith("3.")  # FIDELITY Q2: a 3.9 follower drops the vote it cast in its epoch
-        return all(tuple(getattr(a, f) for f in fields) == tuple(getattr(b, f) for f in fields) or (
-            q2 and a.role == b.role == FOLLOWER and a.voted == NONE and a._replace(voted=b.voted)[:6] == b[:6])
-            for a, b in zip(mine.voters, model.voters, strict=True))
+        q2 = self.h.version.startswith("3.")
+        for k, (a, b) in enumerate(zip(mine.voters, model.voters, strict=True)):
+            want = {f: getattr(b, f) for f in ("role", "epoch", "voted", "leader", "log", "hw")}
+            have = {f: getattr(a, f) for f in want}
+            if k + 1 in self.hw_forgotten and have["hw"] == 0:
+                have["hw"] = want["hw"]
+            if q2 and have["role"] == want["role"] == FOLLOWER and have["voted"] == NONE:
+                have["voted"] = want["voted"]
+            if have != want:
+                return False
+        return True
 
 
 def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], init: QState, seed: int = 0,
@@ -318,6 +348,7 @@ def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], in
         drv = _Driver(h, len(init.voters), seed, d, fetch_max)
         before = init
         for i, (action, params, after) in enumerate(trace):
+            drv.fresh = []
             reason = drv.step(action, params, before, after)
             if reason is None and not drv.matches(after):
                 drv.poll_all()
@@ -410,16 +441,25 @@ def _settle(drv: _Driver, s: QState, ctx: Context[Bounds], out: Replay) -> tuple
     return s, adopted, None
 
 
-def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) -> tuple[Replay, int]:
+# the action kinds a swarm walk may leave out (swarm testing: each walk draws its own subset, so that some walks
+# run long without faults and reach replication, others pile one fault kind up)
+SWARM_OPTIONAL = ("lose", "duplicate", "restart", "resign", "check_quorum", "client_request", "send_vote")
+
+
+def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int,
+                swarm: bool = False) -> tuple[Replay, int]:
     """A seeded random walk of the quorum model imposed on Kafka step by step (the next model step is drawn from the
-    model's successors of the current state).  Where Kafka takes a step by itself that the model allows at any
-    moment, a timer expiring in the same poll (a Prospective that timed out falls back to Unattached and stands
-    again at its next poll), the walk adopts the model's ``timeout`` step that matches Kafka, and counts it.
+    model's successors of the current state; a ``swarm`` walk first leaves out a seeded subset of
+    ``SWARM_OPTIONAL``, each kind with probability 1/2).  Where Kafka takes a step by itself that the model allows at
+    any moment, a timer expiring in the same poll (a Prospective that timed out falls back to Unattached and stands
+    again at its next poll), the walk adopts the model's timer step that matches Kafka, and counts it.
     Returns the replay and the number of steps adopted."""
     from kraftcheck.model.quorum import QUORUM
 
     rng = random.Random(seed)
     out = Replay()
+    if swarm:
+        out.left_out = sorted(k for k in SWARM_OPTIONAL if rng.random() < 0.5)
     adopted = 0
     s = QUORUM.initial_states(ctx)[0]
     with tempfile.TemporaryDirectory(prefix="kraftcheck-walk-") as d:
@@ -432,14 +472,16 @@ def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) ->
                 out.model = voter_summary(s)
                 out.kafka = voter_summary(to_model(drv.views, drv.past))
                 return out, adopted
-            succ = [(a.name, p, t) for a, p, t in QUORUM.successors(s, ctx) if a.name not in UNMAPPED and t != s]
+            succ = [(a.name, p, t) for a, p, t in QUORUM.successors(s, ctx)
+                    if a.name not in UNMAPPED and a.name not in out.left_out and t != s]
             if not succ:
                 break
             action, params, after = rng.choice(succ)
+            out.trace.append(f"{action}{params}")
             drv.fresh = []
             found: tuple[QState, list[str]] | None = None
             reason = drv.step(action, params, s, after)
-            if reason is not None and "Kafka did not" in reason:
+            if reason is not None and "Kafka did not" in reason and action in SENDS:
                 # Kafka took a timer step instead (a leader whose re-sends moved its clock past check quorum: the model
                 # lets a leader re-send BeginQuorumEpoch any number of times, Kafka resigns after three rounds
                 # without a majority fetching, FIDELITY Q37): adopt it; the drawn step was not taken
@@ -484,6 +526,12 @@ class MutantReplay:
                 "mutated_step": self.mutated_step, "replay": self.replay.to_json()}
 
 
+def trace_steps(trace: Any) -> list[Any]:
+    """A checker trace's steps, with a lasso's closing step (back to the loop's first state) last: a liveness
+    mutation's counterexample may take its mutated step there."""
+    return list(trace.steps) + ([trace.loop_step] if getattr(trace, "loop_step", None) is not None else [])
+
+
 def replay_mutant(h: KafkaHarness, mutation: str, trace: Any, bounds: dict[str, Any], violated: str | None,
                   variants: tuple[str, ...] = ("prevote",)) -> MutantReplay:
     """A quorum mutation's counterexample (a checker ``Trace`` found with ``variants`` plus ``mutation`` at
@@ -492,10 +540,11 @@ def replay_mutant(h: KafkaHarness, mutation: str, trace: Any, bounds: dict[str, 
     from kraftcheck.model.quorum import QUORUM
 
     correct: Context[Bounds] = Context(Bounds(**bounds), frozenset(variants))
-    states = trace.states()
-    mutated = next((i for i, st in enumerate(trace.steps)
+    all_steps = trace_steps(trace)
+    states = [trace.initial] + [st.state for st in all_steps]
+    mutated = next((i for i, st in enumerate(all_steps)
                     if not any(a.name == st.action and t == st.state
                                for a, _, t in QUORUM.successors(states[i], correct))), None)
-    steps = [(st.action, tuple(st.params.values()), st.state) for st in trace.steps]
+    steps = [(st.action, tuple(st.params.values()), st.state) for st in all_steps]
     return MutantReplay(mutation, violated, len(steps), mutated,
                         replay(h, steps, trace.initial, fetch_max=correct.b.fetch_max))

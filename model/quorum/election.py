@@ -225,7 +225,9 @@ def prevote_granted(v: Voter, up_to_date: bool, ctx: Ctx) -> bool:
     """EpochState.canGrantVote with preVote = true (Kafka 4.1, KIP-996): Unattached, Voted, Prospective and Candidate
     grant any up-to-date pre-vote (QuorumState.unattachedOrProspectiveCanGrantVote, CandidateState); a Follower only
     until its first successful Fetch from its leader (FollowerState.canGrantVote: ``isPreVote &&
-    !hasFetchedFromLeader``; the flag is the leader's bit in ``heard``); Leader and Resigned never."""
+    !hasFetchedFromLeader``; the flag is the leader's bit in ``heard``); Resigned too (4.2.2
+    ``ResignedState.canGrantVote``: ``isPreVote && isLogUpToDate``; found by running Kafka, FIDELITY Q17); Leader
+    never."""
     if "skip-log-check" in ctx.variants:  # mutation: the voter does not compare logs
         up_to_date = True
     if "prevote-no-grant" in ctx.variants:  # liveness mutation: no pre-vote is ever granted
@@ -233,7 +235,7 @@ def prevote_granted(v: Voter, up_to_date: bool, ctx: Ctx) -> bool:
     role = v.role
     if role == FOLLOWER:
         return up_to_date and not v.heard >> v.leader & 1
-    return up_to_date and role != LEADER and role != RESIGNED
+    return up_to_date and role != LEADER
 
 
 def receive_vote(s: QState, ctx: Ctx) -> Succ:
