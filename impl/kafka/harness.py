@@ -28,6 +28,7 @@ Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -82,6 +83,15 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
         if shutil.which(tool) is None:
             raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka harness needs it; {HOW}")
     out = cache_dir(version)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # one build at a time per version: a second process (a parallel test, another conform) waits for the first
+    # instead of deleting the directory under its JVM
+    with open(out.parent / f".{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(version, out)
+
+
+def _build_locked(version: str, out: Path) -> list[str]:
     stamp = out / "built.txt"
     digest = _source_digest()
     cp_file = out / "target" / "classpath.txt"
