@@ -1,21 +1,26 @@
-"""Model-guided testing, first cut: impose a quorum-model trace on real Kafka voters and report the first step at
-which they differ.
+"""Model-guided testing: impose a quorum-model trace (a counterexample, or a seeded walk drawn as it goes) on real
+Kafka voters step by step and report the first step at which they differ.
 
 Each model step becomes harness commands (``impl/kafka/harness.py``):
 
-- ``timeout(n)``: advance node n's clock past every election and fetch deadline at once, then poll it;
+- ``timeout(n)``: advance node n's clock past every election, fetch and check-quorum deadline at once, then poll it;
 - ``send_vote(c, v)``, ``send_begin_epoch(l, v)``, ``send_fetch(f)``: the request of that kind from the sender to the
   destination that Kafka already has in flight and the model has not yet claimed, else poll the sender (Kafka sends
-  to every voter in one poll where the model sends one message a step: the others wait, unclaimed);
-- ``receive_*(msg)``: deliver the Kafka message claimed for ``msg`` and poll the receiver once;
-- ``lose(msg)``: drop it; ``client_request(l)``: append the next value on l and poll l; ``restart(n)``: crash and
-  restart n; ``epoch_bound``: nothing.
+  to every voter in one poll where the model sends one message a step: the others wait, unclaimed, and a walk
+  adopts the model's send steps for them); a re-send first lets the request time out and must be a fresh send;
+- ``receive_*(msg)``: deliver the Kafka message claimed for ``msg`` and poll the receiver (twice: a timer the
+  message set fires at the next poll); ``lose(msg)``: drop it; ``duplicate(msg)``: claim it twice (the first
+  receive delivers a copy);
+- ``client_request(l)``: append the next value on l and poll l; ``resign(l)``: ``KafkaRaftClient.resign``;
+  ``check_quorum(l)``: advance l's clock past its check-quorum deadline; ``restart(n)``: crash and restart n;
+  ``epoch_bound``: nothing.  ``observer_fetch`` is not mapped (``UNMAPPED``: the harness has no observers).
 
-Messages the model adds in a step are claimed among Kafka's unclaimed messages in flight by (kind, src, dst).  After
-each step the voters' role, epoch, vote, leader, log and high watermark are compared with the model's
-(``abstraction.to_model``); a difference is retried once after one extra poll of every node (Kafka appends a new
-leader's LeaderChange record at its next poll, the model in the step that elects it).  ``duplicate``, ``resign``,
-``check_quorum`` and observers are not mapped yet: a trace that uses them stops there (``unmapped``).
+Messages the model adds in a step are claimed among Kafka's unclaimed messages in flight by kind, ends and content.
+After each step the voters' role, epoch, vote, leader, log and high watermark are compared with the model's
+(``abstraction.to_model``, ``_Driver.matches``); a difference is retried once after one extra poll of every node
+(Kafka appends a new leader's LeaderChange record at its next poll, the model in the step that elects it).  Where
+Kafka's own timer fires within a poll the walk asked for, the model's timer step that leads to Kafka's state is
+taken (``_settle``, ``_adopt_timers``; FIDELITY Q34, Q37).
 """
 
 from __future__ import annotations
@@ -129,7 +134,8 @@ class Replay:
     model: list[str] = attrs.field(factory=list)
     kafka: list[str] = attrs.field(factory=list)
     actions: Counter[str] = attrs.field(factory=Counter)  # model actions carried out on Kafka (adopted ones too)
-    preempted: int = 0  # drawn steps Kafka could not take because a timer of its own fired first (adopted instead)
+    preempted: int = 0  # drawn steps Kafka could not take because a timer of its own fired first (adopted instead;
+    #                     not counted in ``steps``)
     left_out: list[str] = attrs.field(factory=list)  # a swarm walk's left-out action kinds
     trace: list[str] = attrs.field(factory=list)     # the steps drawn, in order (a walk's schedule, to reproduce it)
 
