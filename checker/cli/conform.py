@@ -48,9 +48,9 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
     if args.steps is None:
         args.steps = 40 if args.model == "zookeeper" else 200
-    if args.walks is None:
+    if args.walks is None and args.model == "quorum":
         args.walks = args.runs
-    if args.runs < 1 or args.steps < 1 or args.walks < 0:
+    if args.runs < 1 or args.steps < 1 or (args.walks or 0) < 0:
         raise UsageError("--runs and --steps must be at least 1, --walks at least 0")
     check_output_paths(args)  # before minutes of runs, not after them
     if args.model == "zookeeper":
