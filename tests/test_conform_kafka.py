@@ -200,7 +200,7 @@ WALK_CTX_39: Context[Bounds] = Context(WALK_BOUNDS)                       # 3.9 
 
 
 def test_model_guided_walks_are_followed_by_kafka(kafka: KafkaHarness) -> None:
-    from kraftcheck.impl.kafka.replay import guided_walk
+    from kraftcheck.impl.kafka.walk import guided_walk
 
     actions: Counter[str] = Counter()
     for seed in (0, 1, 2, 3):
@@ -218,7 +218,7 @@ DIVERGED_BEFORE_391 = (25, 37, 679, 741)
 
 @pytest.mark.parametrize("seed", DIVERGED_BEFORE_422)
 def test_walks_that_diverged_before_a_fix_are_followed_on_kafka_42(kafka: KafkaHarness, seed: int) -> None:
-    from kraftcheck.impl.kafka.replay import guided_walk
+    from kraftcheck.impl.kafka.walk import guided_walk
 
     r, _ = guided_walk(kafka, WALK_CTX, seed, 60, swarm=seed % 2 == 1)
     assert (r.diverged_at, r.steps + r.preempted) == (None, 60), r.to_json()
@@ -226,7 +226,7 @@ def test_walks_that_diverged_before_a_fix_are_followed_on_kafka_42(kafka: KafkaH
 
 @pytest.mark.parametrize("seed", DIVERGED_BEFORE_391)
 def test_walks_that_diverged_before_a_fix_are_followed_on_kafka_39(kafka39: KafkaHarness, seed: int) -> None:
-    from kraftcheck.impl.kafka.replay import guided_walk
+    from kraftcheck.impl.kafka.walk import guided_walk
 
     r, _ = guided_walk(kafka39, WALK_CTX_39, seed, 60, swarm=seed % 2 == 1)
     assert (r.diverged_at, r.steps + r.preempted) == (None, 60), r.to_json()

@@ -229,7 +229,7 @@ WALK_STEPS = 60
 def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0) -> Report:
     """``runs`` seeded random runs (seeds ``seed``, ``seed+1``, ...) against real Kafka ``version``, then ``walks``
     model-guided walks of ``WALK_STEPS`` steps (same seeds; every second one a swarm walk)."""
-    from kraftcheck.impl.kafka.replay import guided_walk
+    from kraftcheck.impl.kafka.walk import guided_walk
 
     ctx: Context[Bounds] = Context(Bounds(voters=3))
     variants = frozenset() if version.startswith("3.") else frozenset({"prevote"})
