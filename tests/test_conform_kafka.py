@@ -20,7 +20,7 @@ import pytest
 
 from kraftcheck.checker.cli.main import main
 from kraftcheck.impl.kafka.abstraction import Past, observe, to_model
-from kraftcheck.impl.kafka.conform import CONFIG, Report, check, run_one
+from kraftcheck.impl.kafka.conform import CONFIG, WALK_BOUNDS, Report, check, run_one
 from kraftcheck.impl.kafka.harness import DEFAULT_VERSION, KafkaHarness
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.bounds import Bounds
@@ -164,6 +164,13 @@ def test_conform_cli_reports_runs_steps_and_no_violation(tmp_path: Path) -> None
     assert j["events_by_kind"]["send"] > 0 and sum(j["steps_by_kind"].values()) == 200
     assert (j["walks"], j["walks_followed"], j["diverged_walks"]) == (2, 2, [])
     assert {"timeout", "send_vote", "receive_vote"} <= set(j["model_actions_on_kafka"])
+    # every quorum action is either counted or listed with its reason
+    from kraftcheck.model.quorum import QUORUM
+
+    names = {a.name for a in QUORUM.actions}
+    assert set(j["model_actions_on_kafka"]) | set(j["model_actions_not_exercised"]) == names
+    assert not set(j["model_actions_on_kafka"]) & set(j["model_actions_not_exercised"])
+    assert "voters only" in j["model_actions_not_exercised"]["observer_fetch"]
 
 
 def test_conform_cli_refuses_an_unsupported_kafka_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,19 +195,41 @@ def test_kafka_39_runs_clean_apart_from_the_documented_follower_vote(kafka39: Ka
 
 
 # ---- model-guided walks (impl/kafka/replay.py) ---------------------------------------------------------------------
-WALK_CTX: Context[Bounds] = Context(Bounds(voters=3, max_epoch=3, max_values=1, max_msgs=16, fetch_max=5,
-                                           max_restarts=1), frozenset({"prevote"}))  # 4.x has KIP-996 pre-vote
+WALK_CTX: Context[Bounds] = Context(WALK_BOUNDS, frozenset({"prevote"}))  # 4.x has KIP-996 pre-vote
+WALK_CTX_39: Context[Bounds] = Context(WALK_BOUNDS)                       # 3.9 has not
 
 
 def test_model_guided_walks_are_followed_by_kafka(kafka: KafkaHarness) -> None:
-    from kraftcheck.impl.kafka.replay import guided_walk
+    from kraftcheck.impl.kafka.walk import guided_walk
 
     actions: Counter[str] = Counter()
-    for seed in (0, 1, 2):
-        r, _ = guided_walk(kafka, WALK_CTX, seed, 60)
-        assert (r.diverged_at, r.reason, r.steps) == (None, "", 60), (seed, r)
+    for seed in (0, 1, 2, 3):
+        r, _ = guided_walk(kafka, WALK_CTX, seed, 60, swarm=seed % 2 == 1)
+        assert (r.diverged_at, r.reason, r.steps + r.preempted) == (None, "", 60), (seed, r)
         actions.update(r.actions)
     assert {"timeout", "send_vote", "receive_vote", "receive_vote_response", "lose"} <= set(actions)
+
+
+# Walks that diverged before the discrepancies they exposed were classified and fixed (FIDELITY Q34-Q38): each must
+# now be followed to its end.  Seeds and swarm flags as `conform quorum --walks 1000` ran them (odd seed: swarm).
+DIVERGED_BEFORE_422 = (17, 49, 66, 76, 84, 381, 393, 395, 471, 866)
+DIVERGED_BEFORE_391 = (25, 37, 679, 741)
+
+
+@pytest.mark.parametrize("seed", DIVERGED_BEFORE_422)
+def test_walks_that_diverged_before_a_fix_are_followed_on_kafka_42(kafka: KafkaHarness, seed: int) -> None:
+    from kraftcheck.impl.kafka.walk import guided_walk
+
+    r, _ = guided_walk(kafka, WALK_CTX, seed, 60, swarm=seed % 2 == 1)
+    assert (r.diverged_at, r.steps + r.preempted) == (None, 60), r.to_json()
+
+
+@pytest.mark.parametrize("seed", DIVERGED_BEFORE_391)
+def test_walks_that_diverged_before_a_fix_are_followed_on_kafka_39(kafka39: KafkaHarness, seed: int) -> None:
+    from kraftcheck.impl.kafka.walk import guided_walk
+
+    r, _ = guided_walk(kafka39, WALK_CTX_39, seed, 60, swarm=seed % 2 == 1)
+    assert (r.diverged_at, r.steps + r.preempted) == (None, 60), r.to_json()
 
 
 def test_a_model_state_kafka_does_not_reach_is_reported_at_its_step(kafka: KafkaHarness) -> None:
@@ -266,6 +295,34 @@ def test_a_mutation_counterexample_diverges_on_kafka_39_at_its_mutated_step(
     assert r.trace is not None and r.violated_property is not None
     m = replay_mutant(kafka39, mutation, r.trace, r.bounds, r.violated_property, variants=())
     assert m.mutated_step is not None and m.replay.diverged_at == m.mutated_step, m.to_json()
+
+
+@pytest.mark.parametrize("mutation,bounds", [
+    ("no-leader-change", {"max_restarts": 0, "loss": False, "max_values": 0, "max_epoch": 1}),
+    ("prevote-no-grant", {"max_restarts": 0, "loss": False, "max_values": 0, "max_epoch": 1}),
+])
+def test_a_liveness_mutation_lasso_diverges_on_kafka_at_its_mutated_step(
+        kafka: KafkaHarness, mutation: str, bounds: dict[str, Any]) -> None:
+    """The two liveness mutations' counterexamples are lassos (exit 13); their prefix and closing step, imposed on
+    Kafka, part from it at the mutated step (a new leader that writes no LeaderChange record; a voter that refuses
+    an up-to-date pre-vote)."""
+    from kraftcheck.checker.api import check
+    from kraftcheck.impl.kafka.replay import replay_mutant
+
+    r = check("quorum", variants=["prevote", mutation], bounds=bounds, liveness=True)
+    assert r.trace is not None and r.verdict == "liveness", (r.verdict, r.violated_property)
+    m = replay_mutant(kafka, mutation, r.trace, r.bounds, r.violated_property)
+    assert m.mutated_step is not None and m.replay.diverged_at == m.mutated_step, m.to_json()
+
+
+def test_the_hw_old_epoch_counterexample_diverges_on_kafka_39_at_its_mutated_step() -> None:
+    """Raft figure 8 needs four elections (minutes to find): its stored counterexample (no pre-vote, so 3.9.1) is
+    replayed into Kafka through the CLI and parts at the mutated step."""
+    golden = Path(__file__).parent / "golden" / "quorum_hw-old-epoch.itf.json"
+    out = subprocess.run([sys.executable, "-m", "kraftcheck", "replay", "quorum", str(golden), "--into", "kafka",
+                          "--kafka", "3.9.1"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "at the mutated step; Kafka does not have this bug" in out.stdout, out.stdout
 
 
 def test_replay_into_kafka_prints_each_step_and_parts_at_the_mutated_step(tmp_path: Path) -> None:
@@ -343,3 +400,32 @@ def test_a_seed_gives_the_same_run_in_any_jvm_and_twice_in_one(version: str) -> 
              if e["ev"] == "send" and e["api"] == "BEGIN_QUORUM_EPOCH" and e["kind"] == "request"}
     assert len({src for src, _ in sends}) >= 2 and all((s, d) in sends for s in {s for s, _ in sends}
                                                        for d in {1, 2, 3} - {s})
+
+
+def _coverage(j: dict[str, Any]) -> None:
+    """Every quorum model action ran on Kafka but the two that cannot: an observer's fetch (no observers in the
+    harness) and the epoch-bound stutter (nothing to execute)."""
+    from kraftcheck.model.quorum import QUORUM
+
+    assert set(j["model_actions_not_exercised"]) == {"observer_fetch", "epoch_bound"}, j["model_actions_not_exercised"]
+    assert set(j["model_actions_on_kafka"]) == {a.name for a in QUORUM.actions} - {"observer_fetch", "epoch_bound"}
+    assert all(n > 0 for n in j["model_actions_on_kafka"].values())
+    assert (j["walks_followed"], j["diverged_walks"], j["violations"]) == (j["walks"], [], [])
+
+
+def test_forty_walks_carry_out_every_quorum_action_on_kafka(tmp_path: Path) -> None:
+    out = tmp_path / "walks.json"
+    assert main(["conform", "quorum", "--runs", "1", "--steps", "20", "--walks", "40", "--json", str(out)]) == 0
+    _coverage(json.loads(out.read_text()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", [DEFAULT_VERSION, "3.9.1"])
+def test_conform_quorum_runs_50_exits_0_and_exercises_every_action(tmp_path: Path, version: str) -> None:
+    """Issue 31's acceptance line: ``kraftcheck conform quorum --runs 50`` exits 0, its JSON counts every model
+    action carried out on Kafka and names those that were not, with the reason."""
+    out = tmp_path / "runs50.json"
+    assert main(["conform", "quorum", "--kafka", version, "--runs", "50", "--json", str(out)]) == 0
+    j = json.loads(out.read_text())
+    assert (j["runs"], j["walks"], j["kafka"]) == (50, 50, version)
+    _coverage(j)

@@ -3,10 +3,11 @@
 
 Runs seeded random schedules on real Kafka voters (the released ``KafkaRaftClient`` in ``impl/kafka/harness/``) and
 checks the quorum model's safety properties on their abstracted states after every step (``impl/kafka/conform.py``).
-With ``--walks N`` it also imposes N seeded walks of the model on Kafka (``impl/kafka/replay.py``).  Exit 0 when every
-run completed with no property broken and every walk was followed, 23 (``errors.KAFKA_DISCREPANCY``) when Kafka's
-states break one or a walk diverged (schedules and steps in the JSON report), 2 when Java, Maven or the Kafka jars
-are missing.
+It also imposes ``--walks`` seeded walks of the model on Kafka (``impl/kafka/replay.py``; as many as ``--runs``
+unless given), step by step, and lists the model actions they carried out and those they did not, with the reason.
+Exit 0 when every run completed with no property broken and every walk was followed, 23
+(``errors.KAFKA_DISCREPANCY``) when Kafka's states break one or a walk diverged (schedules and steps in the JSON
+report), 2 when Java, Maven or the Kafka jars are missing.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the first run (run i uses S+i)")
     p.add_argument("--steps", type=int, default=None, metavar="N",
                    help="steps per run (default 200 for quorum, 40 for zookeeper)")
-    p.add_argument("--walks", type=int, default=0, metavar="N",
-                   help="also N seeded walks of the model imposed on Kafka step by step (default 0; a walk that "
-                        "diverges is a discrepancy: exit 23)")
+    p.add_argument("--walks", type=int, default=None, metavar="N",
+                   help="also N seeded walks of the quorum model imposed on Kafka step by step, every second one a "
+                        "swarm walk (default: as many as --runs; a walk that diverges is a discrepancy: exit 23)")
     p.add_argument("--json", metavar="FILE", help="write the report (runs, steps, events by kind, violations)")
     p.set_defaults(func=cmd_conform)
 
@@ -47,7 +48,9 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
     if args.steps is None:
         args.steps = 40 if args.model == "zookeeper" else 200
-    if args.runs < 1 or args.steps < 1 or args.walks < 0:
+    if args.walks is None and args.model == "quorum":
+        args.walks = args.runs
+    if args.runs < 1 or args.steps < 1 or (args.walks or 0) < 0:
         raise UsageError("--runs and --steps must be at least 1, --walks at least 0")
     check_output_paths(args)  # before minutes of runs, not after them
     if args.model == "zookeeper":
@@ -69,8 +72,11 @@ def cmd_conform(args: argparse.Namespace) -> int:
     for v in report.violations[:5]:
         print(f"  run {v.run} (seed {v.seed}) step {v.step}: {v.prop}")
     if report.walks:
-        print(f"model-guided walks: {len(report.walks) - len(diverged)} of {len(report.walks)} followed to the end; "
-              f"model actions carried out on Kafka: {dict(sorted(report.actions.items()))}")
+        print(f"model-guided walks: {len(report.walks) - len(diverged)} of {len(report.walks)} followed to the end, "
+              f"{report.walk_steps} model steps, {j['walk_steps_per_second']} steps/s; model actions carried out on "
+              f"Kafka: {dict(sorted(report.actions.items()))}")
+        for name, why in j["model_actions_not_exercised"].items():
+            print(f"  not exercised: {name}: {why}")
     for w in diverged[:5]:
         print(f"  walk seed {w['seed']} diverged at step {w['diverged_at']}: {w['action']}: {w['reason']}")
     code = errors.KAFKA_DISCREPANCY if report.violations or diverged else errors.OK

@@ -19,7 +19,7 @@ from kraftcheck.checker.errors import UsageError
 def replay_into_kafka(spec: Any, trace: Any, ctx: Any, version: str) -> int:
     """Impose ``trace`` (replayed on the model at ``ctx``) on Kafka ``version``; print what Kafka did, step by step."""
     from kraftcheck.impl.kafka.harness import HarnessUnavailable, KafkaHarness
-    from kraftcheck.impl.kafka.replay import replay_mutant
+    from kraftcheck.impl.kafka.replay import replay_mutant, trace_steps
 
     if spec.model.name != "quorum":
         raise UsageError(f"replay --into kafka drives Kafka's KafkaRaftClient; model {spec.model.name!r} has no "
@@ -33,7 +33,7 @@ def replay_into_kafka(spec: Any, trace: Any, ctx: Any, version: str) -> int:
     except HarnessUnavailable as exc:
         raise UsageError(str(exc)) from None
     r = m.replay
-    steps = list(trace.steps)
+    steps = trace_steps(trace)  # a lasso's closing step last
     print(f"replay into Kafka {version} ({len(steps)} steps; variants {', '.join(sorted(ctx.variants)) or 'none'})")
     for i, st in enumerate(steps[: r.steps]):
         params = ", ".join(f"{k}={v}" for k, v in st.params.items())

@@ -77,6 +77,8 @@ class Report:
     violations: list[Violation] = attrs.field(factory=list)
     walks: list[dict[str, Any]] = attrs.field(factory=list)  # model-guided walks (impl/kafka/replay.py)
     actions: Counter[str] = attrs.field(factory=Counter)     # model actions the walks carried out on Kafka
+    walk_steps: int = 0
+    walk_seconds: float = 0.0
 
     def diverged_walks(self) -> list[dict[str, Any]]:
         return [w for w in self.walks if w["diverged_at"] is not None]
@@ -91,10 +93,24 @@ class Report:
                 "committed_entries": self.committed,
                 "known_differences": dict(sorted(self.known.items())),
                 "walks": len(self.walks), "walks_followed": len(self.walks) - len(self.diverged_walks()),
+                "walk_steps": self.walk_steps, "walk_seconds": round(self.walk_seconds, 3),
+                "walk_steps_per_second": round(self.walk_steps / self.walk_seconds, 1) if self.walk_seconds else None,
                 "model_actions_on_kafka": dict(sorted(self.actions.items())),
+                "model_actions_not_exercised": not_exercised(self.actions) if self.walks else {},
                 "diverged_walks": self.diverged_walks(),
                 "properties_checked": list(STATE_PROPERTIES + STEP_PROPERTIES),
                 "violations": [v.to_json() for v in self.violations]}
+
+
+def not_exercised(actions: Counter[str]) -> dict[str, str]:
+    """Every quorum model action the walks did not carry out on Kafka, with the reason."""
+    from kraftcheck.impl.kafka.replay import UNMAPPED
+    from kraftcheck.model.quorum import QUORUM
+
+    reasons = {**UNMAPPED, "epoch_bound": "a stutter at the model's epoch bound: the state does not change, there "
+                                          "is nothing to execute (walks leave out steps that change nothing)"}
+    return {a.name: reasons.get(a.name, "not drawn in these walks: run more (--walks)")
+            for a in QUORUM.actions if not actions[a.name]}
 
 
 KNOWN_Q2 = "FIDELITY Q2: a 3.9 follower drops the vote it cast in its epoch"
@@ -205,14 +221,15 @@ def run_one(h: KafkaHarness, run: int, seed: int, steps: int, report: Report, ct
 
 # the model the guided walks follow: 3 voters, room for every message Kafka keeps in flight, Fetch answers of up
 # to 5 entries; pre-vote on 4.x (KIP-996), not on 3.9
-WALK_BOUNDS = Bounds(voters=3, max_epoch=3, max_values=1, max_msgs=16, fetch_max=5, max_restarts=1)
+WALK_BOUNDS = Bounds(voters=3, max_epoch=30, max_values=1, max_msgs=100, fetch_max=5, max_restarts=1, max_dups=1,
+                     max_resigns=1, max_quorum_epoch=30)
 WALK_STEPS = 60
 
 
 def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0) -> Report:
     """``runs`` seeded random runs (seeds ``seed``, ``seed+1``, ...) against real Kafka ``version``, then ``walks``
-    model-guided walks of ``WALK_STEPS`` steps (same seeds)."""
-    from kraftcheck.impl.kafka.replay import guided_walk
+    model-guided walks of ``WALK_STEPS`` steps (same seeds; every second one a swarm walk)."""
+    from kraftcheck.impl.kafka.walk import guided_walk
 
     ctx: Context[Bounds] = Context(Bounds(voters=3))
     variants = frozenset() if version.startswith("3.") else frozenset({"prevote"})
@@ -223,10 +240,13 @@ def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0
         for r in range(runs):
             run_one(h, r, seed + r, steps, report, ctx)
         report.seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
         for w in range(walks):
-            rep, _ = guided_walk(h, walk_ctx, seed + w, WALK_STEPS)
+            rep, _ = guided_walk(h, walk_ctx, seed + w, WALK_STEPS, swarm=w % 2 == 1)
             report.actions.update(rep.actions)
-            report.walks.append({"seed": seed + w, **rep.to_json()})
+            report.walk_steps += rep.steps
+            report.walks.append({"seed": seed + w, "swarm": w % 2 == 1, **rep.to_json()})
+        report.walk_seconds = time.perf_counter() - t0
     return report
 
 

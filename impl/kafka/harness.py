@@ -11,6 +11,8 @@ on its stdin, events on its stdout, each answer ending with a ``state`` event an
   poll; ``{"cmd": "tick", "node": N, "ms": T}``: advance N's clock by T ms;
 - ``{"cmd": "deliver" | "drop" | "dup", "id": M}``: deliver, lose or duplicate in-flight message M;
 - ``{"cmd": "append", "node": N, "value": "k"}``: a client record on N (refused unless N leads);
+- ``{"cmd": "resign", "node": N}``: N, a leader, resigns gracefully (``KafkaRaftClient.resign``; it becomes
+  Resigned and sends EndQuorumEpoch at its next poll);
 - ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client; rebuild it from its
   quorum-state file and its durable log;
 - ``{"cmd": "state"}``, ``{"cmd": "version"}`` (the Kafka version, and ``set_order``: this JVM's salted iteration
@@ -26,6 +28,7 @@ Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -80,6 +83,15 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
         if shutil.which(tool) is None:
             raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka harness needs it; {HOW}")
     out = cache_dir(version)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # one build at a time per version: a second process (a parallel test, another conform) waits for the first
+    # instead of deleting the directory under its JVM
+    with open(out.parent / f".{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(version, out)
+
+
+def _build_locked(version: str, out: Path) -> list[str]:
     stamp = out / "built.txt"
     digest = _source_digest()
     cp_file = out / "target" / "classpath.txt"

@@ -1,26 +1,30 @@
-"""Model-guided testing, first cut: impose a quorum-model trace on real Kafka voters and report the first step at
-which they differ.
+"""Model-guided testing: impose a quorum-model trace (a counterexample, or a seeded walk drawn as it goes) on real
+Kafka voters step by step and report the first step at which they differ.
 
 Each model step becomes harness commands (``impl/kafka/harness.py``):
 
-- ``timeout(n)``: advance node n's clock past every election and fetch deadline at once, then poll it;
+- ``timeout(n)``: advance node n's clock past every election, fetch and check-quorum deadline at once, then poll it;
 - ``send_vote(c, v)``, ``send_begin_epoch(l, v)``, ``send_fetch(f)``: the request of that kind from the sender to the
   destination that Kafka already has in flight and the model has not yet claimed, else poll the sender (Kafka sends
-  to every voter in one poll where the model sends one message a step: the others wait, unclaimed);
-- ``receive_*(msg)``: deliver the Kafka message claimed for ``msg`` and poll the receiver once;
-- ``lose(msg)``: drop it; ``client_request(l)``: append the next value on l and poll l; ``restart(n)``: crash and
-  restart n; ``epoch_bound``: nothing.
+  to every voter in one poll where the model sends one message a step: the others wait, unclaimed, and a walk
+  adopts the model's send steps for them); a re-send first lets the request time out and must be a fresh send;
+- ``receive_*(msg)``: deliver the Kafka message claimed for ``msg`` and poll the receiver (twice: a timer the
+  message set fires at the next poll); ``lose(msg)``: drop it; ``duplicate(msg)``: claim it twice (the first
+  receive delivers a copy);
+- ``client_request(l)``: append the next value on l and poll l; ``resign(l)``: ``KafkaRaftClient.resign``;
+  ``check_quorum(l)``: advance l's clock past its check-quorum deadline; ``restart(n)``: crash and restart n;
+  ``epoch_bound``: nothing.  ``observer_fetch`` is not mapped (``UNMAPPED``: the harness has no observers).
 
-Messages the model adds in a step are claimed among Kafka's unclaimed messages in flight by (kind, src, dst).  After
-each step the voters' role, epoch, vote, leader, log and high watermark are compared with the model's
-(``abstraction.to_model``); a difference is retried once after one extra poll of every node (Kafka appends a new
-leader's LeaderChange record at its next poll, the model in the step that elects it).  ``duplicate``, ``resign``,
-``check_quorum`` and observers are not mapped yet: a trace that uses them stops there (``unmapped``).
+Messages the model adds in a step are claimed among Kafka's unclaimed messages in flight by kind, ends and content.
+After each step the voters' role, epoch, vote, leader, log and high watermark are compared with the model's
+(``abstraction.to_model``, ``_Driver.matches``); a difference is retried once after one extra poll of every node
+(Kafka appends a new leader's LeaderChange record at its next poll, the model in the step that elects it).  Where
+Kafka's own timer fires within a poll the walk asked for, the model's timer step that leads to Kafka's state is
+taken (``impl/kafka/walk.py``: ``_settle``, ``_adopt_timers``; FIDELITY Q34, Q37).
 """
 
 from __future__ import annotations
 
-import random
 import tempfile
 from collections import Counter
 from typing import Any
@@ -45,6 +49,7 @@ from kraftcheck.model.quorum.state import (
     VOTE_REQ,
     VOTE_RESP,
     QState,
+    busy,
 )
 
 # model message kind -> (Kafka API, request?)
@@ -52,17 +57,43 @@ KAFKA_KIND = {VOTE_REQ: ("VOTE", True), VOTE_RESP: ("VOTE", False), BEGIN_EPOCH:
               BEGIN_EPOCH_RESP: ("BEGIN_QUORUM_EPOCH", False), END_EPOCH: ("END_QUORUM_EPOCH", True),
               FETCH: ("FETCH", True), FETCH_RESP: ("FETCH", False)}
 SENDS = {"send_vote": VOTE_REQ, "send_begin_epoch": BEGIN_EPOCH, "send_fetch": FETCH}
-# a timeout step advances the node's clock past its election or fetch timeout (CONFIG: at most 2 x 1000 ms)
-TIMEOUT_MS = 5000
-# requests time out before the election timer (1000-2000 ms), so that a model re-send can happen in Kafka too
+# Timers far apart: a request times out after 500 ms, so that a model re-send can happen in Kafka too, while the
+# election timeout (60-120 s, QuorumState.randomElectionTimeoutMs), the fetch timeout (120 s) and check quorum
+# (1.5 x the fetch timeout, LeaderState) lie hundreds of re-sends away: a walk's re-sends advance a node's clock by
+# 500 ms each, and a timer must fire only at the model's own timeout step (a harness artefact otherwise)
 REQUEST_TIMEOUT_MS = 500
-REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_TIMEOUT_MS)}
-UNMAPPED = ("duplicate", "resign", "check_quorum", "observer_fetch")
+ELECTION_TIMEOUT_MS = 60_000
+FETCH_TIMEOUT_MS = 120_000
+# a timeout step advances the node's clock past every election, fetch and check-quorum deadline at once
+TIMEOUT_MS = 4 * FETCH_TIMEOUT_MS
+CHECK_QUORUM_MS = FETCH_TIMEOUT_MS * 3 // 2 + 1
+REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_TIMEOUT_MS),
+                 "controller.quorum.election.timeout.ms": str(ELECTION_TIMEOUT_MS),
+                 "controller.quorum.fetch.timeout.ms": str(FETCH_TIMEOUT_MS)}
+# model actions the harness cannot carry out, and why (``conform``'s JSON lists them with their reason)
+UNMAPPED = {"observer_fetch": "the harness starts voters only (an observer is a broker fetching without a vote)"}
 
 
-def _key(m: tuple[Any, ...]) -> tuple[Any, ...]:
+def _field(m: Any, name: str) -> Any:
+    """Field ``name`` of model message ``m``, by name (a record's attribute, or the position ``MESSAGE_FIELDS``
+    gives it in a plain tuple), never by a position written here."""
+    if hasattr(m, "_fields") or not isinstance(m, tuple):
+        return getattr(m, name)
+    return m[MESSAGE_FIELDS[m[0]].index(name)]
+
+
+def _kind(m: Any) -> int:
+    return int(_field(m, "kind"))
+
+
+def _has_cur(m: Any) -> bool:
+    return "cur" in MESSAGE_FIELDS[_kind(m)]
+
+
+def _key(m: Any) -> tuple[Any, ...]:
     """A model message without its ``cur`` flag (which connection resets rewrite in place)."""
-    return m[:-1] if MESSAGE_FIELDS[m[0]][-1] == "cur" else m
+    names = MESSAGE_FIELDS[_kind(m)]
+    return tuple(_field(m, f) for f in names if f != "cur")
 
 
 def _content(ev: dict[str, Any]) -> tuple[Any, ...]:
@@ -81,12 +112,12 @@ def _content(ev: dict[str, Any]) -> tuple[Any, ...]:
     return (epoch,)
 
 
-def _model_content(m: tuple[Any, ...]) -> tuple[Any, ...]:
-    if m[0] == VOTE_REQ:
-        return (m[3], m[6])
-    if m[0] == VOTE_RESP:
-        return (m[3], m[6])
-    return (m[3],)
+def _model_content(m: Any) -> tuple[Any, ...]:
+    if _kind(m) == VOTE_REQ:
+        return (_field(m, "candidate_epoch"), _field(m, "prevote"))
+    if _kind(m) == VOTE_RESP:
+        return (_field(m, "epoch"), _field(m, "granted"))
+    return (_field(m, "epoch"),)
 
 
 def _bag(net: tuple[Any, ...]) -> Counter[tuple[Any, ...]]:
@@ -102,9 +133,16 @@ class Replay:
     model: list[str] = attrs.field(factory=list)
     kafka: list[str] = attrs.field(factory=list)
     actions: Counter[str] = attrs.field(factory=Counter)  # model actions carried out on Kafka (adopted ones too)
+    preempted: int = 0  # drawn steps Kafka could not take because a timer of its own fired first (adopted instead;
+    #                     not counted in ``steps``)
+    left_out: list[str] = attrs.field(factory=list)  # a swarm walk's left-out action kinds
+    trace: list[str] = attrs.field(factory=list)     # the steps drawn, in order (a walk's schedule, to reproduce it)
 
     def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        out = attrs.asdict(self)
+        if self.diverged_at is None:
+            del out["trace"]  # a followed walk is reproduced by its seed; a diverged one keeps its schedule
+        return out
 
 
 def voter_summary(s: QState) -> list[str]:
@@ -125,6 +163,7 @@ class _Driver:
         self.latest: dict[tuple[int, int], int] = {}  # (requester, destination) -> correlation id of its last request
         self.request_id: dict[tuple[int, int, int], int] = {}  # (requester, destination, correlation id) -> message id
         self.reset_after: dict[int, int] = {}  # node -> last message id sent before its last connection reset
+        self.hw_forgotten: set[int] = set()  # nodes that resigned and have not known a high watermark since (Q38)
         self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG,
                   "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
         for i in self.ids:
@@ -149,12 +188,17 @@ class _Driver:
                     self.request_id[(ev["src"], ev["dst"], ev["corr"])] = ev["id"]
         self.views = observe(self.state)
         self.past.update(self.views, self.ids)
+        for k, n in self.state["nodes"].items():
+            if n.get("role") == "Resigned":
+                self.hw_forgotten.add(int(k))
+            elif n.get("up") and int(n.get("hw", -1)) >= 0:
+                self.hw_forgotten.discard(int(k))
 
-    def unclaimed(self, m: tuple[Any, ...]) -> int | None:
+    def unclaimed(self, m: tuple[Any, ...], fresh_only: bool = False) -> int | None:
         """The newest Kafka message in flight, not yet claimed, that carries model message ``m``'s kind, ends and
-        content (epoch; a Vote's pre-vote flag, a VoteResponse's grant)."""
+        content (epoch; a Vote's pre-vote flag, a VoteResponse's grant); ``fresh_only``: sent during this step."""
         for mid in reversed(self.state["inflight"]):
-            if mid not in self.owned and self.fits(mid, m):
+            if mid not in self.owned and self.fits(mid, m) and (not fresh_only or mid in self.fresh):
                 return int(mid)
         return None
 
@@ -168,9 +212,9 @@ class _Driver:
 
     def fits(self, mid: int, m: tuple[Any, ...]) -> bool:
         ev = self.sent[mid]
-        api, request = KAFKA_KIND[m[0]]
-        return ev["api"] == api and (ev["kind"] == "request") == request and ev["src"] == m[1] + 1 and \
-            ev["dst"] == m[2] + 1 and _content(ev) == _model_content(m)
+        api, request = KAFKA_KIND[_kind(m)]
+        return ev["api"] == api and (ev["kind"] == "request") == request and ev["src"] == _field(m, "src") + 1 and \
+            ev["dst"] == _field(m, "dst") + 1 and _content(ev) == _model_content(m)
 
     def poll_all(self) -> None:
         for i in self.ids:
@@ -195,33 +239,61 @@ class _Driver:
         elif action in SENDS:
             src = params[0]
             added = _bag(after.net) - _bag(before.net)
-            dsts = [m[2] for m in added if m[0] == SENDS[action]]
-            for dst in dsts:
-                for attempt in range(4):
-                    if self.unclaimed(next(m for m in added if m[0] == SENDS[action] and m[2] == dst)) is not None:
+            mine = [m for m in added if _kind(m) == SENDS[action]]
+            for m in mine:
+                # a re-send while the request is still expected (the model resets that connection): Kafka must send
+                # anew in this step (RequestManager.isReady after request.timeout.ms), an older copy will not do
+                resend = busy(before.net, src, _field(m, "dst"))
+                for attempt in range(6):
+                    if self.unclaimed(m, fresh_only=resend) is not None:
                         break
-                    # a first send comes at the next poll; a retry once the request timed out (RequestManager.isReady)
-                    if attempt == 2:
+                    # a first send comes at the next poll; a retry once the request timed out (RequestManager.isReady);
+                    # a leader's BeginQuorumEpoch retry also waits for its timer (LeaderState.beginQuorumEpochTimer,
+                    # half the fetch timeout): only a leader's clock is moved to its next deadline
+                    if attempt in (2, 4):
                         self.run({"cmd": "tick", "node": src + 1, "ms": REQUEST_TIMEOUT_MS})
-                    self.run({"cmd": "poll" if attempt < 3 else "fire", "node": src + 1})
-        elif action.startswith("receive_") or action == "lose":
+                    leader = action == "send_begin_epoch"
+                    self.run({"cmd": "fire" if leader and attempt >= 3 else "poll", "node": src + 1})
+        elif action.startswith("receive_") or action in ("lose", "duplicate"):
             msg = params[0]
             queue = self.claimed.get(_key(msg), [])
             if not queue:
                 return f"no Kafka message for {msg}"
             # the copy whose currency (the correlation id its requester expects) is the model message's
-            if MESSAGE_FIELDS[msg[0]][-1] == "cur":
-                mid = next((x for x in queue if self.current(x) == msg[-1]), queue[0])
+            if _has_cur(msg):
+                mid = next((x for x in queue if self.current(x) == _field(msg, "cur")), queue[0])
             else:
                 mid = queue[0]
+            if action == "duplicate":
+                # one more copy in flight: the Kafka message is claimed twice; the harness delivers a copy of it
+                # (``dup``) when the model receives the first of two, and loses nothing when it loses one of two
+                queue.append(mid)
+                queue.sort()
+                return None
+            copies = queue.count(mid)
             queue.remove(mid)
-            self.owned.discard(mid)
+            if copies == 1:
+                self.owned.discard(mid)
             if action == "lose":
-                self.run({"cmd": "drop", "id": mid})
+                if copies == 1:
+                    self.run({"cmd": "drop", "id": mid})
             else:
-                self.run({"cmd": "deliver", "id": mid})
-                if self.state["nodes"][str(msg[2] + 1)]["up"]:
-                    self.run({"cmd": "poll", "node": msg[2] + 1})
+                self.run({"cmd": "deliver" if copies == 1 else "dup", "id": mid})
+                dst = _field(msg, "dst") + 1
+                if self.state["nodes"][str(dst)]["up"]:
+                    self.run({"cmd": "poll", "node": dst})
+                # and once more: the timer the message set (EndQuorumEpoch overrides a follower's fetch timeout with
+                # the election backoff, which can be 0) fires at the node's next poll, before any later message
+                # is read; the harness's next_timer is the wait computed before the message was handled
+                if self.state["nodes"][str(dst)]["up"] and self.state["nodes"][str(dst)]["pending"] == 0:
+                    self.run({"cmd": "poll", "node": dst})
+        elif action == "resign":
+            self.run({"cmd": "resign", "node": params[0] + 1})
+            self.run({"cmd": "poll", "node": params[0] + 1})
+        elif action == "check_quorum":
+            # past the check-quorum deadline (1.5 x the fetch timeout, LeaderState.checkQuorumTimer): pollLeader resigns
+            self.run({"cmd": "tick", "node": params[0] + 1, "ms": CHECK_QUORUM_MS})
+            self.run({"cmd": "poll", "node": params[0] + 1})
         elif action == "client_request":
             self.past.values += 1
             self.run({"cmd": "append", "node": params[0] + 1, "value": str(self.past.values)})
@@ -243,9 +315,9 @@ class _Driver:
                         self.fits(prefer, m):
                     mid = prefer
                 for _ in range(3):  # Kafka sends at the poll after a transition, the model in its step
-                    if mid is not None or not self.state["nodes"][str(m[1] + 1)]["up"]:
+                    if mid is not None or not self.state["nodes"][str(_field(m, "src") + 1)]["up"]:
                         break
-                    self.run({"cmd": "poll", "node": m[1] + 1})
+                    self.run({"cmd": "poll", "node": _field(m, "src") + 1})
                     mid = self.unclaimed(m)
                 if mid is None:
                     return f"the model sent {m}, Kafka did not"
@@ -255,12 +327,22 @@ class _Driver:
         return None
 
     def matches(self, model: QState) -> bool:
+        """Whether the Kafka voters stand for ``model``'s voters: role, epoch, vote, leader, log and high watermark
+        equal, with two documented differences: FIDELITY Q2 (a 3.9 follower drops the vote it cast in its epoch), and
+        FIDELITY Q38 (a voter that resigned has no high watermark in Kafka, ``ResignedState`` keeps none, until its
+        next known one; the model keeps the leader's)."""
         mine = to_model(self.views, self.past)
-        fields = ("role", "epoch", "voted", "leader", "log", "hw")
-        q2 = self.h.version.startswith("3.")  # FIDELITY Q2: a 3.9 follower drops the vote it cast in its epoch
-        return all(tuple(getattr(a, f) for f in fields) == tuple(getattr(b, f) for f in fields) or (
-            q2 and a.role == b.role == FOLLOWER and a.voted == NONE and a._replace(voted=b.voted)[:6] == b[:6])
-            for a, b in zip(mine.voters, model.voters, strict=True))
+        q2 = self.h.version.startswith("3.")
+        for k, (a, b) in enumerate(zip(mine.voters, model.voters, strict=True)):
+            want = {f: getattr(b, f) for f in ("role", "epoch", "voted", "leader", "log", "hw")}
+            have = {f: getattr(a, f) for f in want}
+            if k + 1 in self.hw_forgotten and have["hw"] == 0:
+                have["hw"] = want["hw"]
+            if q2 and have["role"] == want["role"] == FOLLOWER and have["voted"] == NONE:
+                have["voted"] = want["voted"]
+            if have != want:
+                return False
+        return True
 
 
 def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], init: QState, seed: int = 0,
@@ -271,6 +353,7 @@ def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], in
         drv = _Driver(h, len(init.voters), seed, d, fetch_max)
         before = init
         for i, (action, params, after) in enumerate(trace):
+            drv.fresh = []
             reason = drv.step(action, params, before, after)
             if reason is None and not drv.matches(after):
                 drv.poll_all()
@@ -286,80 +369,6 @@ def replay(h: KafkaHarness, trace: list[tuple[str, tuple[Any, ...], QState]], in
     return out
 
 
-def _adopt_timeouts(drv: _Driver, s: QState, ctx: Context[Bounds]) -> tuple[QState, list[int]] | None:
-    """Up to two model ``timeout`` steps from ``s`` that lead to Kafka's state (timers Kafka fired by itself in a poll:
-    a Prospective that timed out falls back to Unattached and stands again at its next poll)."""
-    from kraftcheck.model.quorum import QUORUM
-
-    frontier: list[tuple[QState, list[int]]] = [(s, [])]
-    for _ in range(2):
-        nxt = []
-        for state, nodes in frontier:
-            for a, p, t in QUORUM.successors(state, ctx):
-                if a.name != "timeout":
-                    continue
-                if drv.matches(t) and drv.claim(s, t) is None:
-                    return t, nodes + [p[0]]
-                nxt.append((t, nodes + [p[0]]))
-        frontier = nxt
-    return None
-
-
-def guided_walk(h: KafkaHarness, ctx: Context[Bounds], seed: int, steps: int) -> tuple[Replay, int]:
-    """A seeded random walk of the quorum model imposed on Kafka step by step (the next model step is drawn from the
-    model's successors of the current state).  Where Kafka takes a step by itself that the model allows at any
-    moment, a timer expiring in the same poll (a Prospective that timed out falls back to Unattached and stands
-    again at its next poll), the walk adopts the model's ``timeout`` step that matches Kafka, and counts it.
-    Returns the replay and the number of steps adopted."""
-    from kraftcheck.model.quorum import QUORUM
-
-    rng = random.Random(seed)
-    out = Replay()
-    adopted = 0
-    s = QUORUM.initial_states(ctx)[0]
-    with tempfile.TemporaryDirectory(prefix="kraftcheck-walk-") as d:
-        drv = _Driver(h, len(s.voters), seed, d, ctx.b.fetch_max)
-        for i in range(steps):
-            succ = [(a.name, p, t) for a, p, t in QUORUM.successors(s, ctx) if a.name not in UNMAPPED and t != s]
-            if not succ:
-                break
-            action, params, after = rng.choice(succ)
-            drv.fresh = []
-            found: tuple[QState, list[int]] | None = None
-            reason = drv.step(action, params, s, after)
-            if reason is None and not drv.matches(after):
-                found = _adopt_timeouts(drv, after, ctx)
-                if found is None:
-                    drv.poll_all()  # Kafka appends a new leader's LeaderChange at its next poll
-                    found = (after, []) if drv.matches(after) else _adopt_timeouts(drv, after, ctx)
-                if found is None:
-                    reason = "states differ"
-                else:
-                    after, adopted = found[0], adopted + len(found[1])
-            if reason is not None:
-                out.diverged_at, out.action, out.reason = i, f"{action}{params}", reason
-                out.model = voter_summary(after)
-                out.kafka = voter_summary(to_model(drv.views, drv.past))
-                return out, adopted
-            out.steps += 1
-            out.actions[action] += 1
-            out.actions["timeout"] += len(found[1]) if found else 0
-            s = after
-            # Kafka re-sends to every voter whose request timed out in one poll, the model one voter a step: adopt the
-            # model's send step for each request Kafka sent beyond the step's own
-            for mid in list(drv.fresh):
-                ev = drv.sent[mid]
-                if mid in drv.owned or mid not in drv.state["inflight"] or ev["kind"] != "request":
-                    continue
-                for a, p, t in QUORUM.successors(s, ctx):
-                    if a.name in SENDS and KAFKA_KIND[SENDS[a.name]][0] == ev["api"] and p[0] == ev["src"] - 1 and \
-                            any(drv.fits(mid, m) for m in _bag(t.net) - _bag(s.net)) and drv.claim(s, t, mid) is None:
-                        s, adopted = t, adopted + 1
-                        out.actions[a.name] += 1
-                        break
-    return out, adopted
-
-
 @attrs.define
 class MutantReplay:
     mutation: str
@@ -373,6 +382,12 @@ class MutantReplay:
                 "mutated_step": self.mutated_step, "replay": self.replay.to_json()}
 
 
+def trace_steps(trace: Any) -> list[Any]:
+    """A checker trace's steps, with a lasso's closing step (back to the loop's first state) last: a liveness
+    mutation's counterexample may take its mutated step there."""
+    return list(trace.steps) + ([trace.loop_step] if getattr(trace, "loop_step", None) is not None else [])
+
+
 def replay_mutant(h: KafkaHarness, mutation: str, trace: Any, bounds: dict[str, Any], violated: str | None,
                   variants: tuple[str, ...] = ("prevote",)) -> MutantReplay:
     """A quorum mutation's counterexample (a checker ``Trace`` found with ``variants`` plus ``mutation`` at
@@ -381,10 +396,11 @@ def replay_mutant(h: KafkaHarness, mutation: str, trace: Any, bounds: dict[str, 
     from kraftcheck.model.quorum import QUORUM
 
     correct: Context[Bounds] = Context(Bounds(**bounds), frozenset(variants))
-    states = trace.states()
-    mutated = next((i for i, st in enumerate(trace.steps)
+    all_steps = trace_steps(trace)
+    states = [trace.initial] + [st.state for st in all_steps]
+    mutated = next((i for i, st in enumerate(all_steps)
                     if not any(a.name == st.action and t == st.state
                                for a, _, t in QUORUM.successors(states[i], correct))), None)
-    steps = [(st.action, tuple(st.params.values()), st.state) for st in trace.steps]
+    steps = [(st.action, tuple(st.params.values()), st.state) for st in all_steps]
     return MutantReplay(mutation, violated, len(steps), mutated,
                         replay(h, steps, trace.initial, fetch_max=correct.b.fetch_max))

@@ -141,6 +141,12 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
         elif prevote and role == PROSPECTIVE:
             w = prospective_fallback(v)
             nxt = s._replace(voters=replace_voter(s.voters, me, w), net=reset_if_moved(s.net, me, v, w))
+        elif prevote and role == RESIGNED:
+            # 4.1+ KafkaRaftClient.pollResigned: transitionToUnattached(epoch + 1) (3.9: transitionToCandidate); the
+            # election comes at a later timeout, through pre-vote (found by running Kafka 4.2.2, FIDELITY Q36)
+            if v.epoch < top:
+                w = to_unattached(v, v.epoch + 1)
+                nxt = s._replace(voters=replace_voter(s.voters, me, w), net=reset_connections(s.net, me))
         elif role in _TIMEOUT_ROLES and v.epoch < top:  # at the epoch bound become_candidate gives None
             nxt = become_candidate(s, me, v, ctx)
         if nxt is not None:
@@ -194,19 +200,23 @@ def send_vote(s: QState, ctx: Ctx) -> Succ:
 
 
 # ---- Vote ----------------------------------------------------------------------------------------------------------
-def grant(v: Voter, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]:
-    """QuorumState.canGrantVote, per role, and the Unattached -> Voted transition (persisted before answering).
+def grant(v: Voter, me: int, cand: int, up_to_date: bool, ctx: Ctx) -> tuple[bool, Voter]:
+    """QuorumState.canGrantVote, per role, and the vote's transition (persisted before answering).
 
-    Unattached grants a candidate whose log is at least as up to date; Voted grants only the candidate it voted for;
-    Prospective behaves as Unattached or Voted depending on its kept vote; Candidate, Leader, Follower and Resigned
-    never grant (they voted for themselves or know the leader of the epoch)."""
+    Unattached grants a candidate whose log is at least as up to date and becomes Voted; Voted grants only the
+    candidate it voted for; Prospective behaves as Unattached or Voted depending on its kept vote, and one that grants
+    stays Prospective with the vote (4.1+ ``QuorumState.prospectiveAddVotedState``: a new ProspectiveState, its
+    pre-vote round started afresh, connections kept; found by running Kafka, FIDELITY Q35); Candidate, Leader,
+    Follower and Resigned never grant (they voted for themselves or know the leader of the epoch)."""
     if "skip-log-check" in ctx.variants:  # mutation: the voter does not compare logs
         up_to_date = True
     role = v.role
     if role == UNATTACHED or (role == PROSPECTIVE and v.voted == NONE and v.leader == NONE):
-        if up_to_date:
-            return True, v._replace(role=VOTED, voted=cand, leader=NONE, ends=(), votes=(), heard=0)
-        return False, v
+        if not up_to_date:
+            return False, v
+        if role == PROSPECTIVE:  # a new ProspectiveState holding the vote, its pre-vote round afresh
+            return True, v._replace(voted=cand, leader=NONE, ends=(), votes=only(ctx.b.voters, me, 1), heard=0)
+        return True, v._replace(role=VOTED, voted=cand, leader=NONE, ends=(), votes=(), heard=0)
     if role == VOTED or (role == PROSPECTIVE and v.voted != NONE):
         if v.voted == cand:
             return True, v
@@ -219,7 +229,9 @@ def prevote_granted(v: Voter, up_to_date: bool, ctx: Ctx) -> bool:
     """EpochState.canGrantVote with preVote = true (Kafka 4.1, KIP-996): Unattached, Voted, Prospective and Candidate
     grant any up-to-date pre-vote (QuorumState.unattachedOrProspectiveCanGrantVote, CandidateState); a Follower only
     until its first successful Fetch from its leader (FollowerState.canGrantVote: ``isPreVote &&
-    !hasFetchedFromLeader``; the flag is the leader's bit in ``heard``); Leader and Resigned never."""
+    !hasFetchedFromLeader``; the flag is the leader's bit in ``heard``); Resigned too (4.2.2
+    ``ResignedState.canGrantVote``: ``isPreVote && isLogUpToDate``; found by running Kafka, FIDELITY Q17); Leader
+    never."""
     if "skip-log-check" in ctx.variants:  # mutation: the voter does not compare logs
         up_to_date = True
     if "prevote-no-grant" in ctx.variants:  # liveness mutation: no pre-vote is ever granted
@@ -227,7 +239,7 @@ def prevote_granted(v: Voter, up_to_date: bool, ctx: Ctx) -> bool:
     role = v.role
     if role == FOLLOWER:
         return up_to_date and not v.heard >> v.leader & 1
-    return up_to_date and role != LEADER and role != RESIGNED
+    return up_to_date and role != LEADER
 
 
 def receive_vote(s: QState, ctx: Ctx) -> Succ:
@@ -255,7 +267,7 @@ def receive_vote(s: QState, ctx: Ctx) -> Succ:
         if m.prevote:
             granted = prevote_granted(v, up_to_date, ctx)
         else:
-            granted, v = grant(v, m.src, up_to_date, ctx)
+            granted, v = grant(v, me, m.src, up_to_date, ctx)
         resp = vote_response(src=me, dst=m.src, epoch=v.epoch, leader=v.leader, error=OK, granted=granted,
                              prevote=m.prevote, cur=m.cur)
         voters = s.voters if v is s.voters[me] else replace_voter(s.voters, me, v)

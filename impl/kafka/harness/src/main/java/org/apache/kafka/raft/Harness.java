@@ -630,6 +630,18 @@ public final class Harness {
                 emit(e);
                 break;
             }
+            case "resign": {
+                // A graceful resignation (KafkaRaftClient.resign: the leader resigns at its next poll and sends
+                // EndQuorumEpoch, KIP-595), as a controller shutting down asks for it
+                Voter v = upVoter(cmd);
+                ObjectNode e = event("resign");
+                e.put("node", v.id);
+                int epoch = v.client.quorum().epoch();
+                e.put("epoch", epoch);
+                v.client.resign(epoch);
+                emit(e);
+                break;
+            }
             case "crash": {
                 Voter v = upVoter(cmd);
                 v.client = null; // nothing flushed is lost: the log is durable (FIDELITY Q27)

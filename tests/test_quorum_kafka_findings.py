@@ -1,0 +1,100 @@
+"""Quorum-model rules found wrong by running the released Kafka under kraftcheck (issue 31, model-guided walks on
+``impl/kafka/``), each pinned on handcrafted states.
+
+Expected values come from Kafka 4.2.2's bytecode (``javap -c`` of the ``kafka-raft`` jar the harness runs), cited per
+test, not from the model; FIDELITY.md rows Q17, Q35 and Q36 say what changed.  States are built by field name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraftcheck.model.quorum import QUORUM, election
+from kraftcheck.model.quorum.state import (
+    CANDIDATE,
+    FOLLOWER,
+    MESSAGE_FIELDS,
+    MESSAGE_TYPES,
+    NONE,
+    PROSPECTIVE,
+    RESIGNED,
+    UNATTACHED,
+    VOTE_REQ,
+    VOTE_RESP,
+    History,
+    QState,
+    Voter,
+)
+
+
+def ctx(*variants: str, **bounds: Any) -> Any:
+    return QUORUM.context(QUORUM.make_bounds(bounds), variants)
+
+
+def voter(**fields: Any) -> Voter:
+    base: dict[str, Any] = {"role": UNATTACHED, "epoch": 0, "voted": NONE, "leader": NONE, "log": (), "hw": 0,
+                            "ends": (), "votes": (), "heard": 0}
+    return Voter(**{**base, **fields})
+
+
+def msg(kind: int, **fields: Any) -> tuple[Any, ...]:
+    """A message of the named type of ``kind`` (``state.MESSAGE_TYPES``), built by field name."""
+    return MESSAGE_TYPES[kind](**{f: kind if f == "kind" else fields[f] for f in MESSAGE_FIELDS[kind]})
+
+
+def state(voters: list[Voter], net: Any = (), max_epoch: int = 3) -> QState:
+    return QState(voters=tuple(voters), net=tuple(sorted(net)),
+                  hist=History(leaders=(0,) * (max_epoch + 1), committed=(), values=0, restarts=0, dups=0,
+                               resigns=0, truncated=False))
+
+
+def field(m: tuple[Any, ...], name: str) -> Any:
+    return m[MESSAGE_FIELDS[m[0]].index(name)]
+
+
+def test_a_prospective_that_grants_a_vote_stays_prospective_with_the_vote() -> None:
+    """4.2.2 ``KafkaRaftClient.handleVoteRequest``: ``if (quorum.isProspectiveNotVoted())
+    quorum.prospectiveAddVotedState(epoch, candidate)``, which builds a new ``ProspectiveState`` holding the vote (a
+    fresh pre-vote round: only its own pre-vote counted); the model made it Voted."""
+    c = ctx("prevote", max_msgs=4)
+    pros = voter(role=PROSPECTIVE, epoch=1, votes=(1, 1, -1))
+    req = msg(VOTE_REQ, src=2, dst=0, candidate_epoch=1, last_epoch=0, last_offset=0, prevote=False, cur=True)
+    s = state([pros, voter(epoch=1), voter(role=CANDIDATE, epoch=1, voted=2, votes=(-1, -1, 1))], [req])
+    [(_, t)] = election.receive_vote(s, c)
+    me = t.voters[0]
+    assert (me.role, me.epoch, me.voted, me.leader, me.votes) == (PROSPECTIVE, 1, 2, NONE, (1, -1, -1))
+    [resp] = [m for m in t.net if m[0] == VOTE_RESP]
+    assert field(resp, "granted") is True and field(resp, "dst") == 2
+
+
+def test_a_resigned_voter_grants_a_prevote_when_the_log_is_up_to_date() -> None:
+    """4.2.2 ``ResignedState.canGrantVote``: ``if (isPreVote && isLogUpToDate) return true``; a real vote is still
+    refused.  The model refused both."""
+    c = ctx("prevote", max_msgs=4)
+    res = voter(role=RESIGNED, epoch=1, voted=0, leader=0, log=((1, 0),))
+    for prevote, granted in ((True, True), (False, False)):
+        req = msg(VOTE_REQ, src=1, dst=0, candidate_epoch=1, last_epoch=1, last_offset=1, prevote=prevote, cur=True)
+        s = state([res, voter(role=PROSPECTIVE, epoch=1, votes=(-1, 1, -1)), voter(epoch=1)], [req])
+        [(_, t)] = election.receive_vote(s, c)
+        [resp] = [m for m in t.net if m[0] == VOTE_RESP]
+        assert field(resp, "granted") is granted, prevote
+        assert t.voters[0] == res  # nothing persisted either way
+    behind = msg(VOTE_REQ, src=1, dst=0, candidate_epoch=1, last_epoch=0, last_offset=0, prevote=True, cur=True)
+    [(_, t)] = election.receive_vote(state([res, voter(role=PROSPECTIVE, epoch=1), voter(epoch=1)], [behind]), c)
+    assert field(next(m for m in t.net if m[0] == VOTE_RESP), "granted") is False  # its log is ahead
+
+
+def test_a_resigned_voter_times_out_into_the_next_epoch_unattached_under_prevote() -> None:
+    """4.2.2 ``KafkaRaftClient.pollResigned``: on election timeout ``transitionToUnattached(epoch + 1, empty)``; the
+    election comes at a later timeout through pre-vote.  3.9.1's ``pollResigned`` calls ``transitionToCandidate``
+    (no prevote variant: unchanged)."""
+    res = voter(role=RESIGNED, epoch=1, voted=0, leader=0, log=((1, 0),), hw=1)
+    s = state([res, voter(epoch=1, leader=0, role=FOLLOWER), voter(epoch=1, leader=0, role=FOLLOWER)])
+    mine = {p: t for p, t in election.timeout(s, ctx("prevote"))}
+    w = mine[(0,)].voters[0]
+    assert (w.role, w.epoch, w.voted, w.leader, w.log) == (UNATTACHED, 2, NONE, NONE, ((1, 0),))
+    assert mine[(0,)].net == ()  # no Vote sent: not a candidate
+    old = {p: t for p, t in election.timeout(s, ctx())}[(0,)].voters[0]
+    assert (old.role, old.epoch, old.voted) == (CANDIDATE, 2, 0)  # 3.9: Candidate of epoch 2, voted for itself
+    at_bound = state([res._replace(epoch=3), voter(epoch=3), voter(epoch=3)])
+    assert (0,) not in {p for p, _ in election.timeout(at_bound, ctx("prevote"))}  # max_epoch=3
