@@ -209,6 +209,40 @@ def single_writer(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
     return writer == t.holder
 
 
+_CONDITIONAL_MIGRATION_WRITERS = ("copy_record", "sync_to_zk", "dual_write", "dual_write_offset", "lost_answer")
+
+
+def _claimed_holder(s: MigState) -> int:
+    """The KRaft controller holding /controller_epoch once it is past its post-claim /migration step (-1 if none)."""
+    c = epoch_holder(s)
+    return c if c >= 0 and s.ctrls[c].driver != BECOME_CONTROLLER else -1
+
+
+def deposed_migration_write_pending(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
+    """after a KRaft holder's claim is complete, another running driver still holds ZooKeeper state from its own
+    claim (a /migration write conditional on its cached version is in reach for it)"""
+    h = _claimed_holder(s)
+    return h >= 0 and any(c != h and x.up and x.zk is not None for c, x in enumerate(s.ctrls))
+
+
+@action_property("MigrationFencedAfterClaim",
+                 "once the holder of /controller_epoch has finished its claim (its post-claim /migration step), no "
+                 "other controller's /migration write conditional on a cached version succeeds: the holder's "
+                 "cached /migration version stays current (a deposed driver's unconditional post-claim write is "
+                 "3.9's remaining gap, the target StaleClaimOverwritesMigration)",
+                 "KRaftMigrationDriver.BecomeZkControllerEvent (3.9, KAFKA-16667: 'adds a write to /migration after "
+                 "updating /controller and /controller_epoch. This allows us to learn the correct zkVersion for the "
+                 "migration ZNode before leaving the BECOME_CONTROLLER state'; KAFKA-16171)",
+                 premise=deposed_migration_write_pending)
+def migration_fenced_after_claim(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
+    if step[0] not in _CONDITIONAL_MIGRATION_WRITERS:
+        return True
+    if zkm.version(s.zk, MIGRATION_ZNODE) == zkm.version(t.zk, MIGRATION_ZNODE):
+        return True
+    h = _claimed_holder(s)
+    return h < 0 or step[1][0] == h
+
+
 @action_property("NoZkControllerAfterTakeover",
                  "no ZK broker wins the /controller election after a KRaft controller took over (until a rollback)",
                  "KIP-866 'Controller leadership': the persistent /controller 'ensures that no ZK broker can claim "
@@ -469,6 +503,29 @@ def lost_answer_wedges(s: MigState, ctx: Ctx) -> bool:
             and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE) and migration_names_holder(s))
 
 
+# Not in SPEC: only the profile stale-reads takes the fault, and a target every other run left unreached would turn
+# their verdicts to "unreached"; tests/test_migration_faults.py checks that the stale-reads profile reaches it.
+STALE_READ_INACTIVE = ("StaleReadSendsDriverInactive",
+                       "a new active driver, served /migration by a lagging ZooKeeper server (the fault "
+                       "zk_server_lags), read 'copy not done' on a log whose copy /migration records, and went "
+                       "INACTIVE: the migration waits for the next leader change (Kafka 3.9 decides from that read; "
+                       "KAFKA-16667 fixed a later read of /migration, not this one)",
+                       "KRaftMigrationDriver.KRaftLeaderEvent (getOrCreateMigrationRecoveryState: KafkaZkClient"
+                       ".getDataAndStat, no sync) and WaitForControllerQuorumEvent (3.9); ZooKeeper Programmer's "
+                       "Guide 'Consistency Guarantees' (reads are not linearizable)")
+
+
+def stale_read_inactive(s: MigState, ctx: Ctx) -> bool:
+    """The situation of STALE_READ_INACTIVE."""
+    c = s.leader
+    if c < 0 or not is_active(s, c):
+        return False
+    x = s.ctrls[c]
+    node = zkm.get(s.zk, MIGRATION_ZNODE)
+    return (x.mig and x.driver == INACTIVE and x.read is not None and x.read[1] == 0
+            and image(s.log).mig == MIGRATING and node is not None and node.data[2] > 0)
+
+
 @reachable("ControllerCrashedDuringMigration",
            "a KRaft controller is down after a crash while the migration (or a rollback) runs",
            "KIP-866 'Failure modes: initial data migration' (the active controller fails during the copy; the next "
@@ -478,7 +535,8 @@ def controller_crashed(s: MigState, ctx: Ctx) -> bool:
 
 
 SPEC = Spec(MIGRATION, [
-    migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
+    migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, migration_fenced_after_claim,
+    no_zk_controller,
     zk_prefix, migration_atomic, migration_version_from_zk, no_writes_after_finalize, rollback_safe, lag_bounded,
     incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
