@@ -24,7 +24,8 @@ What is modelled, one concern per module:
 Failure modes are actions: controller crash (during the copy or any time), KRaft failover (an election that deposes
 a live leader, which acts as a zombie until it learns), ZooKeeper session expiry and unavailability, a lost answer
 to an applied write, an incompatible broker, a controller without the migration config elected mid-migration (it
-finalizes, as 3.9 does), migration re-enabled after it finished.  The defaults follow Kafka 3.9 (branch 3.9,
+finalizes, as 3.9 does), migration re-enabled after it finished, a lagging ZooKeeper server serving a stale /migration
+read (``max_stale_reads``, the main job's profile ``stale-reads``).  The defaults follow Kafka 3.9 (branch 3.9,
 KRaftMigrationDriver, KafkaZkClient, ActivationRecordsGenerator); the KIP-866 text is the feature variants
 ``kip-migration-check-only`` and ``kip-finalize-after-quorum``.
 
@@ -194,9 +195,9 @@ MIGRATION.profile("unreduced", "every reduction off, small: two KRaft epochs, on
                   states=37_970, seconds=11.0)
 MIGRATION.profile("stale-reads", "narrow (issue 30): a controller's ZooKeeper server lags, so its /migration read on "
                   "becoming active is stale (KAFKA-16667's class), with two KRaft epochs, one client write and the "
-                  "default reductions, no other fault (the target StaleReadSendsDriverInactive is reached here only; "
-                  "verdict unreached: the crash, the incompatible broker, lost answers and a third epoch are the "
-                  "default's)",
+                  "default reductions, no other fault (only here is the situation StaleReadSendsDriverInactive "
+                  "reached, as tests/test_migration_faults.py checks; verdict unreached: the crash, the incompatible "
+                  "broker, lost answers and a third epoch are the default's)",
                   bounds={"max_stale_reads": 1, "max_epoch": 2, "max_client_writes": 1, "max_crashes": 0,
                           "max_expiries": 0, "max_outages": 0, "max_zk_writes": 0, "max_lost_answers": 0,
                           "incompatible_brokers": 0},
