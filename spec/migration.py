@@ -297,6 +297,30 @@ def migration_version_from_zk(s: MigState, ctx: Ctx) -> bool:
     return all(x.zk is None or x.zk.mig_version <= (-1 if v is None else v) for x in s.ctrls)
 
 
+def caches_controller_epoch(s: MigState, ctx: Ctx) -> bool:
+    """a ZK-mode controller or a KRaft driver caches a /controller_epoch (epoch, version) from its election or claim"""
+    return any(br.ctrl is not None for br in s.brokers) or any(x.zk is not None for x in s.ctrls)
+
+
+@invariant("ControllerEpochViewFromZooKeeper",
+           "every controller's cached view of /controller_epoch is one ZooKeeper gave it: its version is not ahead "
+           "of the znode's, its epoch not above the highest ever held, and while its version is current its epoch "
+           "is the znode's (the epoch it sends in its RPCs is the one its writes are fenced with)",
+           "KafkaZkClient.registerControllerAndIncrementControllerEpoch (KafkaController's controllerContext.epoch "
+           "and epochZkVersion) and tryRegisterKRaftControllerAsActiveController (ZkMigrationLeadershipState"
+           ".withZkController, 3.9)", premise=caches_controller_epoch)
+def controller_epoch_view(s: MigState, ctx: Ctx) -> bool:
+    node = zkm.get(s.zk, CONTROLLER_EPOCH)
+    views = [br.ctrl for br in s.brokers if br.ctrl is not None]
+    views += [(x.zk.zk_epoch, x.zk.epoch_version) for x in s.ctrls if x.zk is not None]
+    for epoch, version in views:
+        if epoch > s.epoch_hi:
+            return False
+        if node is not None and (version > node.version or (version == node.version and epoch != node.data)):
+            return False
+    return True
+
+
 def _sees_finalization(s: MigState, c: int) -> bool:
     """Controller ``c`` has seen the final ZkMigrationRecord (its view of the log includes it)."""
     post = next((i for i, r in enumerate(s.log) if r[1] == "mig" and r[2] == POST_MIGRATION), None)
@@ -537,8 +561,8 @@ def controller_crashed(s: MigState, ctx: Ctx) -> bool:
 SPEC = Spec(MIGRATION, [
     migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, migration_fenced_after_claim,
     no_zk_controller,
-    zk_prefix, migration_atomic, migration_version_from_zk, no_writes_after_finalize, rollback_safe, lag_bounded,
-    incompatible_isolated,
+    zk_prefix, migration_atomic, migration_version_from_zk, controller_epoch_view, no_writes_after_finalize,
+    rollback_safe, lag_bounded, incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
     misconfigured_leader, reenabled, copy_not_recorded, migration_changed_before_claim_write, stale_claim_overwrite,
