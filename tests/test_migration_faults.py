@@ -92,7 +92,7 @@ def test_a_lagging_zookeeper_server_serves_its_older_migration_znode_once() -> N
     from kraftcheck.model.migration import faults
     from kraftcheck.model.migration.driver import check_quorum
     from kraftcheck.model.migration.state import INACTIVE, MIGRATION_ZNODE, WAIT_FOR_CONTROLLER_QUORUM
-    from kraftcheck.spec.migration import stale_read_inactive
+    from kraftcheck.spec.migration_targets import stale_read_inactive
 
     ctx = MIGRATION.context(MIGRATION.make_bounds({"max_stale_reads": 1}))
     s = MIGRATION.initial_states(ctx)[0]
@@ -118,7 +118,7 @@ def test_a_lagging_zookeeper_server_serves_its_older_migration_znode_once() -> N
 
 def test_the_stale_reads_profile_reaches_what_only_a_stale_read_does() -> None:
     from kraftcheck.spec.core import Reachable
-    from kraftcheck.spec.migration import STALE_READ_INACTIVE, stale_read_inactive
+    from kraftcheck.spec.migration_targets import STALE_READ_INACTIVE, stale_read_inactive
 
     target = Reachable(STALE_READ_INACTIVE[0], stale_read_inactive, *STALE_READ_INACTIVE[1:])
     spec = Spec(MIGRATION, [*SPEC.properties, target], family="kraft")
