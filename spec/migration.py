@@ -7,20 +7,13 @@ from typing import Any
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration import MIGRATION
-from kraftcheck.model.migration.driver import metric_state
 from kraftcheck.model.migration.state import (
     BECOME_CONTROLLER,
     CONTROLLER,
     CONTROLLER_EPOCH,
     DUAL_WRITE,
-    INACTIVE,
-    KRAFT_CONTROLLER_MIGRATION_ACTIVE,
     KRAFT_CONTROLLER_TO_BROKER_COMM,
-    KRAFT_MODE,
     METADATA,
-    MIGRATE_ZK_DATA,
-    MIGRATION_FINISHED,
-    MIGRATION_INELIGIBLE,
     MIGRATION_MIN_MV_LEVEL,
     MIGRATION_ZNODE,
     OP_MIGRATE,
@@ -39,7 +32,6 @@ from kraftcheck.model.migration.state import (
     image_value,
     is_active,
     is_compatible,
-    migration_names_holder,
     pending_meta,
     view_len,
     zk_writer,
@@ -47,6 +39,24 @@ from kraftcheck.model.migration.state import (
 from kraftcheck.model.migration.state import MIGRATION as MIGRATING
 from kraftcheck.spec import Spec, action_property, invariant, reachable
 from kraftcheck.spec.migration_liveness import LIVENESS
+from kraftcheck.spec.migration_targets import (
+    controller_crashed,
+    copy_not_recorded,
+    copy_restarted,
+    failover_dual_write,
+    finalization_completed,
+    incompatible_seen,
+    lost_answer_wedges,
+    metric_active,
+    metric_finished,
+    metric_ineligible,
+    metric_migrate,
+    migration_changed_before_claim_write,
+    misconfigured_leader,
+    reenabled,
+    rollback_completed,
+    stale_claim_overwrite,
+)
 from kraftcheck.spec.zookeeper import SESSION_PROPERTIES
 
 Step = tuple[str, tuple[Any, ...]]
@@ -209,6 +219,40 @@ def single_writer(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
     return writer == t.holder
 
 
+_CONDITIONAL_MIGRATION_WRITERS = ("copy_record", "sync_to_zk", "dual_write", "dual_write_offset", "lost_answer")
+
+
+def _claimed_holder(s: MigState) -> int:
+    """The KRaft controller holding /controller_epoch once it is past its post-claim /migration step (-1 if none)."""
+    c = epoch_holder(s)
+    return c if c >= 0 and s.ctrls[c].driver != BECOME_CONTROLLER else -1
+
+
+def deposed_migration_write_pending(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
+    """after a KRaft holder's claim is complete, another running driver still holds ZooKeeper state from its own
+    claim (a /migration write conditional on its cached version is in reach for it)"""
+    h = _claimed_holder(s)
+    return h >= 0 and any(c != h and x.up and x.zk is not None for c, x in enumerate(s.ctrls))
+
+
+@action_property("MigrationFencedAfterClaim",
+                 "once the holder of /controller_epoch has finished its claim (its post-claim /migration step), no "
+                 "other controller's /migration write conditional on a cached version succeeds: the holder's "
+                 "cached /migration version stays current (a deposed driver's unconditional post-claim write is "
+                 "3.9's remaining gap, the target StaleClaimOverwritesMigration)",
+                 "KRaftMigrationDriver.BecomeZkControllerEvent (3.9, KAFKA-16667: 'adds a write to /migration after "
+                 "updating /controller and /controller_epoch. This allows us to learn the correct zkVersion for the "
+                 "migration ZNode before leaving the BECOME_CONTROLLER state'; KAFKA-16171)",
+                 premise=deposed_migration_write_pending)
+def migration_fenced_after_claim(s: MigState, step: Step, t: MigState, ctx: Ctx) -> bool:
+    if step[0] not in _CONDITIONAL_MIGRATION_WRITERS:
+        return True
+    if zkm.version(s.zk, MIGRATION_ZNODE) == zkm.version(t.zk, MIGRATION_ZNODE):
+        return True
+    h = _claimed_holder(s)
+    return h < 0 or step[1][0] == h
+
+
 @action_property("NoZkControllerAfterTakeover",
                  "no ZK broker wins the /controller election after a KRaft controller took over (until a rollback)",
                  "KIP-866 'Controller leadership': the persistent /controller 'ensures that no ZK broker can claim "
@@ -261,6 +305,30 @@ def driver_caches_migration_version(s: MigState, ctx: Ctx) -> bool:
 def migration_version_from_zk(s: MigState, ctx: Ctx) -> bool:
     v = zkm.version(s.zk, MIGRATION_ZNODE)
     return all(x.zk is None or x.zk.mig_version <= (-1 if v is None else v) for x in s.ctrls)
+
+
+def caches_controller_epoch(s: MigState, ctx: Ctx) -> bool:
+    """a ZK-mode controller or a KRaft driver caches a /controller_epoch (epoch, version) from its election or claim"""
+    return any(br.ctrl is not None for br in s.brokers) or any(x.zk is not None for x in s.ctrls)
+
+
+@invariant("ControllerEpochViewFromZooKeeper",
+           "every controller's cached view of /controller_epoch is one ZooKeeper gave it: its version is not ahead "
+           "of the znode's, its epoch not above the highest ever held, and while its version is current its epoch "
+           "is the znode's (the epoch it sends in its RPCs is the one its writes are fenced with)",
+           "KafkaZkClient.registerControllerAndIncrementControllerEpoch (KafkaController's controllerContext.epoch "
+           "and epochZkVersion) and tryRegisterKRaftControllerAsActiveController (ZkMigrationLeadershipState"
+           ".withZkController, 3.9)", premise=caches_controller_epoch)
+def controller_epoch_view(s: MigState, ctx: Ctx) -> bool:
+    node = zkm.get(s.zk, CONTROLLER_EPOCH)
+    views = [br.ctrl for br in s.brokers if br.ctrl is not None]
+    views += [(x.zk.zk_epoch, x.zk.epoch_version) for x in s.ctrls if x.zk is not None]
+    for epoch, version in views:
+        if epoch > s.epoch_hi:
+            return False
+        if node is not None and (version > node.version or (version == node.version and epoch != node.data)):
+            return False
+    return True
 
 
 def _sees_finalization(s: MigState, c: int) -> bool:
@@ -325,162 +393,11 @@ def incompatible_isolated(s: MigState, ctx: Ctx) -> bool:
     return all(is_compatible(ctx.b, b) for b in s.rpc_to)
 
 
-# ---- reachability ------------------------------------------------------------------------------------------------
-
-
-def _leader_driver(s: MigState) -> str | None:
-    return s.ctrls[s.leader].driver if s.leader >= 0 and is_active(s, s.leader) else None
-
-
-@reachable("MetricMigrationIneligible",
-           "an active KRaft controller waits for the migration triggers (metric MigrationIneligible)",
-           "KIP-866 'Migration state machine'")
-def metric_ineligible(s: MigState, ctx: Ctx) -> bool:
-    return metric_state(s) == MIGRATION_INELIGIBLE and _leader_driver(s) in (WAIT_FOR_CONTROLLER_QUORUM,
-                                                                              WAIT_FOR_BROKERS)
-
-
-@reachable("MetricMigrateZkData", "the active controller copies ZooKeeper's data (metric MigrateZkData)",
-           "KIP-866 'Migration state machine'")
-def metric_migrate(s: MigState, ctx: Ctx) -> bool:
-    return metric_state(s) == MIGRATE_ZK_DATA
-
-
-@reachable("MetricKRaftControllerMigrationActive",
-           "the active controller dual-writes (metric KRaftControllerMigrationActive)",
-           "KIP-866 'Migration state machine'")
-def metric_active(s: MigState, ctx: Ctx) -> bool:
-    return metric_state(s) == KRAFT_CONTROLLER_MIGRATION_ACTIVE and _leader_driver(s) == DUAL_WRITE
-
-
-@reachable("MetricMigrationFinished", "the migration is finalized (metric MigrationFinished)",
-           "KIP-866 'Migration state machine'")
-def metric_finished(s: MigState, ctx: Ctx) -> bool:
-    return metric_state(s) == MIGRATION_FINISHED
-
-
-@reachable("FailoverDuringDualWrite",
-           "a KRaft failover during dual write: leaders of two epochs have reached DUAL_WRITE",
-           "KIP-866 'Failure modes: controller fails'")
-def failover_dual_write(s: MigState, ctx: Ctx) -> bool:
-    return len(s.dw_epochs) >= 2
-
-
-@reachable("RollbackCompleted", "a rollback completed: the quorum is shut down and a ZK broker is controller again",
-           "KIP-866 'Reversal to ZK'")
-def rollback_completed(s: MigState, ctx: Ctx) -> bool:
-    return s.op == OP_ROLLED_BACK and any(br.ctrl is not None for br in s.brokers)
-
-
-@reachable("FinalizationCompleted",
-           "finalized, every broker in KRaft mode, and a metadata change committed after finalization",
-           "KIP-866 'Finalizing the migration'")
-def finalization_completed(s: MigState, ctx: Ctx) -> bool:
-    if image(s.log).mig != POST_MIGRATION:
-        return False
-    post = next(i for i, r in enumerate(s.log) if r[1] == "mig" and r[2] == POST_MIGRATION)
-    brokers_done = all(br.mode == KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b))
-    return brokers_done and pending_meta(s.log, post) > 0
-
-
-@reachable("CopyRestartedAfterFailover",
-           "a copy interrupted by a failover was aborted and a later copy committed",
-           "KIP-866 'Failure modes: initial data migration'")
-def copy_restarted(s: MigState, ctx: Ctx) -> bool:
-    return image(s.log).mig != PRE_MIGRATION and any(r[1] == "abort" for r in s.log)
-
-
-@reachable("IncompatibleBrokerSeenDuringDualWrite",
-           "an incompatible broker is registered in ZooKeeper while the active controller dual-writes",
-           "KIP-866 'Incompatible broker'")
-def incompatible_seen(s: MigState, ctx: Ctx) -> bool:
-    return _leader_driver(s) == DUAL_WRITE and any(
-        br.mode == ZK_MODE and not is_compatible(ctx.b, b) for b, br in enumerate(s.brokers))
-
-
-@reachable("MisconfiguredLeaderElected",
-           "a controller without the migration config leads while the migration is under way and some voter still "
-           "has it (3.9 finalizes as it activates; the KIP's text has it resign)",
-           "ActivationRecordsGenerator.recordsForNonEmptyLog (3.9); KIP-866 'Misconfigurations'")
-def misconfigured_leader(s: MigState, ctx: Ctx) -> bool:
-    return (s.leader >= 0 and is_active(s, s.leader) and not s.ctrls[s.leader].mig
-            and image(s.log).mig == MIGRATING and any(x.mig for x in s.ctrls))
-
-
-@reachable("ReenabledAfterFinish",
-           "after finalization, an active controller with the migration config enabled stays out of migration",
-           "KIP-866 'Misconfigurations': migration re-enabled after it finished must not start again")
-def reenabled(s: MigState, ctx: Ctx) -> bool:
-    # only a controller without the config finalizes, so an active one with it was elected after finalization
-    return (image(s.log).mig == POST_MIGRATION and s.leader >= 0 and is_active(s, s.leader)
-            and s.ctrls[s.leader].mig and s.ctrls[s.leader].driver == "INACTIVE")
-
-
-@reachable("CopyCommittedButNotRecorded",
-           "a failover between the copy's commit and its /migration offset write: the new leader's driver finds the "
-           "log in MIGRATION, /migration saying 'not done', and goes INACTIVE (a dead end until the next failover)",
-           "KRaftMigrationDriver.WaitForControllerQuorumEvent (3.9): 'KRaft controller indicates an active migration, "
-           "but the ZK state does not.'")
-def copy_not_recorded(s: MigState, ctx: Ctx) -> bool:
-    c = s.leader
-    node = zkm.get(s.zk, MIGRATION_ZNODE)
-    # (an active controller with the config is INACTIVE on a MIGRATION log only after WaitForControllerQuorumEvent)
-    return (c >= 0 and is_active(s, c) and s.ctrls[c].mig and s.ctrls[c].driver == INACTIVE
-            and image(s.log).mig == MIGRATING and node is not None and node.data[2] == 0)
-
-
-def _holder_state(s: MigState) -> Any:
-    """The KRaft controller holding /controller_epoch, with its cached ZooKeeper state (None if none)."""
-    c = epoch_holder(s)
-    return None if c < 0 else s.ctrls[c]
-
-
-@reachable("MigrationChangedBeforeClaimWrite",
-           "between the new leader's read of /migration (on becoming active) and its own post-claim write, another "
-           "controller changed /migration: the cached version is stale, which the unconditional write repairs",
-           "KRaftMigrationDriver.BecomeZkControllerEvent (3.9): 'the previous controller could have modified the "
-           "/migration ZNode' (KAFKA-16171, KAFKA-16667)")
-def migration_changed_before_claim_write(s: MigState, ctx: Ctx) -> bool:
-    x = _holder_state(s)
-    return (x is not None and x.driver == BECOME_CONTROLLER and x.zk is not None
-            and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE))
-
-
-@reachable("StaleClaimOverwritesMigration",
-           "a deposed driver's unconditional post-claim /migration write lands after the holder's own: the holder's "
-           "cached /migration version is stale and every later write of its fails (the migration stalls until a "
-           "failover)",
-           "KRaftMigrationDriver.BecomeZkControllerEvent (3.9): the claim and the unconditional /migration write are "
-           "two operations of one event, with no leadership check between them")
-def stale_claim_overwrite(s: MigState, ctx: Ctx) -> bool:
-    x = _holder_state(s)
-    return (x is not None and x.driver != BECOME_CONTROLLER and x.zk is not None
-            and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE) and not migration_names_holder(s))
-
-
-@reachable("LostAnswerWedgesDriver",
-           "a dual write applied by ZooKeeper whose answer was lost is re-sent and fails with BadVersion on "
-           "/migration: the holder's cached /migration version is stale, and every later write of its fails",
-           "KafkaZkClient.retryRequestsUntilConnected (re-sends on CONNECTIONLOSS) and "
-           "retryMigrationRequestsUntilConnected ('another KRaft controller is making writes to ZooKeeper')")
-def lost_answer_wedges(s: MigState, ctx: Ctx) -> bool:
-    x = _holder_state(s)
-    return (x is not None and x.driver == DUAL_WRITE and x.zk is not None
-            and x.zk.mig_version != zkm.version(s.zk, MIGRATION_ZNODE) and migration_names_holder(s))
-
-
-@reachable("ControllerCrashedDuringMigration",
-           "a KRaft controller is down after a crash while the migration (or a rollback) runs",
-           "KIP-866 'Failure modes: initial data migration' (the active controller fails during the copy; the next "
-           "leader aborts it and copies again)")
-def controller_crashed(s: MigState, ctx: Ctx) -> bool:
-    return s.op in (OP_MIGRATE, OP_ROLLBACK) and any(not x.up for x in s.ctrls)
-
-
 SPEC = Spec(MIGRATION, [
-    migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, no_zk_controller,
-    zk_prefix, migration_atomic, migration_version_from_zk, no_writes_after_finalize, rollback_safe, lag_bounded,
-    incompatible_isolated,
+    migration_needs_mv, zk_epoch_monotonic, kraft_epoch_exceeds, single_writer, migration_fenced_after_claim,
+    no_zk_controller,
+    zk_prefix, migration_atomic, migration_version_from_zk, controller_epoch_view, no_writes_after_finalize,
+    rollback_safe, lag_bounded, incompatible_isolated,
     metric_ineligible, metric_migrate, metric_active, metric_finished,
     failover_dual_write, rollback_completed, finalization_completed, copy_restarted, incompatible_seen,
     misconfigured_leader, reenabled, copy_not_recorded, migration_changed_before_claim_write, stale_claim_overwrite,

@@ -22,6 +22,7 @@ from kraftcheck.model.migration.state import (
     is_active,
     is_compatible,
     log_state,
+    pending_meta,
     stalled,
 )
 from kraftcheck.spec.liveness import leads_to
@@ -98,4 +99,27 @@ def finalized(s: MigState, ctx: Context[Bounds]) -> bool:
     return s.op != OP_MIGRATE or log_state(s) == POST_MIGRATION
 
 
-LIVENESS = [reaches_dual_write, finalized]
+def dual_write_behind(s: MigState, ctx: Context[Bounds]) -> bool:
+    """During the migration the active controller's driver dual-writes and a committed metadata change it has seen
+    is not yet written to ZooKeeper."""
+    c = s.leader
+    if s.op != OP_MIGRATE or c < 0 or not is_active(s, c) or log_state(s) != MIGRATION:
+        return False
+    x = s.ctrls[c]
+    return x.driver == DUAL_WRITE and x.zk is not None and pending_meta(s.log, x.zk.applied) > 0
+
+
+@leads_to(
+    "DualWriteReachesZooKeeper",
+    dual_write_behind,
+    "while the active controller dual-writes, a committed metadata change eventually reaches ZooKeeper (or the "
+    "controller loses its leadership or its driver, the operator moves on, or the driver stops in one of Kafka 3.9's "
+    "known stalls, reported as reached targets)",
+    "KIP-866 'Dual metadata writes': 'the KRaft controller will write the metadata to ZooKeeper' "
+    "(KRaftMigrationDriver.MetadataChangeEvent, KRaftMigrationZkWriter.handleDelta, 3.9)",
+)
+def reaches_zookeeper(s: MigState, ctx: Context[Bounds]) -> bool:
+    return not dual_write_behind(s, ctx) or stalled(s)
+
+
+LIVENESS = [reaches_dual_write, finalized, reaches_zookeeper]

@@ -237,7 +237,8 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     assert runs == [("quorum", "default"), ("quorum", "duplication"), ("quorum", "faults"), ("quorum", "unreduced"),
                     ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
                     ("controller", "unreduced"), ("migration", "default"), ("migration", "unreduced"),
-                    ("reassign", "default"), ("reassign", "faults"), ("reassign", "unreduced"),
+                    ("migration", "stale-reads"), ("reassign", "default"), ("reassign", "faults"),
+                    ("reassign", "unreduced"),
                     ("features", "default"), ("features", "unreduced")]
 
 

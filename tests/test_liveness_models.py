@@ -121,3 +121,25 @@ def test_a_finalization_that_never_commits_is_a_lasso_not_a_deadlock(tmp_path: P
     assert plain.verdict in ("diverged", "ok")
     ok = check("migration", bounds=QUIET_MIGRATION)
     assert ok.manifest["liveness"]["properties"]["FinalizationCompletes"].startswith("holds")
+
+
+# two KRaft epochs, one client write, no fault: the dual write's premise is reached in 13 steps, about 1,100 states
+DUAL_WRITE_BOUNDS = {"max_epoch": 2, "max_client_writes": 1, "max_crashes": 0, "max_expiries": 0, "max_outages": 0,
+                     "max_zk_writes": 0, "max_lost_answers": 0, "incompatible_brokers": 0}
+
+
+def test_a_leader_that_drops_its_deltas_never_carries_a_change_to_zookeeper(tmp_path: Path) -> None:
+    """Mutation leader-drops-deltas (issue 30: the survivor `039dab3535`, a leader that never dual-writes, broke no
+    safety property): the cluster may stay in dual write (a stutter), the driver's dual_write step is weakly fair
+    but never enabled, so DualWriteReachesZooKeeper fails with a lasso that stutters right after the client write."""
+    r = check("migration", variants=["leader-drops-deltas"], bounds=DUAL_WRITE_BOUNDS)
+    assert (r.verdict, r.violated_property, r.exit_code) == ("liveness", "DualWriteReachesZooKeeper", 13), r.summary()
+    assert r.trace is not None and [s.action for s in r.trace.steps][-2:] == ["send_rpcs", "client_write"]
+    assert r.trace.loop == len(r.trace) and r.trace.loop_step is None  # the stutter of a quiet dual write
+    path = tmp_path / "lasso.itf.json"
+    write_itf(r.trace, MIGRATION, path)
+    again = replay_trace("migration", path)
+    assert (again.verdict, again.violated_property, again.exit_code) == ("liveness", "DualWriteReachesZooKeeper", 13)
+    # the correct model writes the change (dual_write is enabled at the loop's state, so stuttering there is unfair)
+    ok = check("migration", bounds=DUAL_WRITE_BOUNDS)
+    assert ok.manifest["liveness"]["properties"]["DualWriteReachesZooKeeper"].startswith("holds")

@@ -11,6 +11,7 @@ from kraftcheck.checker.api import check
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.migration import MIGRATION, zk_controller
 from kraftcheck.model.migration.state import CONTROLLER_EPOCH
+from kraftcheck.spec.core import Spec
 from kraftcheck.spec.migration import SPEC
 
 UNREDUCED = {r: False for r in MIGRATION.reductions}
@@ -81,3 +82,49 @@ def test_reduced_and_unreduced_models_agree_on_every_mutation(variant: str) -> N
     verdict = "liveness" if expect in {p.name for p in SPEC.of_kind("liveness")} else "violation"
     assert (reduced.verdict, reduced.violated_property) == (verdict, expect)
     assert (unreduced.verdict, unreduced.violated_property) == (reduced.verdict, reduced.violated_property)
+
+
+def test_a_lagging_zookeeper_server_serves_its_older_migration_znode_once() -> None:
+    """KAFKA-16667's class (issue 30): a controller whose ZooKeeper server lags reads /migration as that server
+    still has it (getOrCreateMigrationState reads without sync); on a log whose copy is committed, a stale 'copy
+    not done' sends the new driver INACTIVE although /migration records the copy (target
+    StaleReadSendsDriverInactive); the read is consumed."""
+    from kraftcheck.model.migration import faults
+    from kraftcheck.model.migration.driver import check_quorum
+    from kraftcheck.model.migration.state import INACTIVE, MIGRATION_ZNODE, WAIT_FOR_CONTROLLER_QUORUM
+    from kraftcheck.spec.migration_targets import stale_read_inactive
+
+    ctx = MIGRATION.context(MIGRATION.make_bounds({"max_stale_reads": 1}))
+    s = MIGRATION.initial_states(ctx)[0]
+    zk, code = zkm.create(s.zk, MIGRATION_ZNODE, (-1, -1, 0))
+    assert code == zkm.OK
+    s = attrs.evolve(s, zk=zk)
+    lagging = {p: t for p, t in faults.zk_server_lags(s, ctx)}
+    assert set(lagging) == {(0,), (1,)}  # either running controller's server may lag, once (the budget)
+    s = lagging[(1,)]
+    assert s.ctrls[1].lag == (0, 0) and not list(faults.zk_server_lags(s, ctx))
+    zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (0, 1, 7), 0)  # controller 0 records its copy at offset 7
+    assert code == zkm.OK
+    c1 = attrs.evolve(s.ctrls[1], epoch=2, driver=WAIT_FOR_CONTROLLER_QUORUM)
+    s = attrs.evolve(s, zk=zk, ctrls=(attrs.evolve(s.ctrls[0], epoch=1), c1), leader=1, kepoch=2,
+                     log=((1, "mig", "MIGRATION"),))
+    (params, t), = list(check_quorum(s, ctx))
+    assert params == (1,) and t.ctrls[1].driver == INACTIVE and t.ctrls[1].lag is None
+    assert t.ctrls[1].read == (0, 0) and stale_read_inactive(t, ctx)
+    # without the lag the same read is fresh: the copy is recorded, the driver goes on to the claim
+    (_, fresh), = list(check_quorum(attrs.evolve(s, ctrls=(s.ctrls[0], attrs.evolve(c1, lag=None))), ctx))
+    assert fresh.ctrls[1].driver != INACTIVE and not stale_read_inactive(fresh, ctx)
+
+
+def test_the_stale_reads_profile_reaches_what_only_a_stale_read_does() -> None:
+    from kraftcheck.spec.core import Reachable
+    from kraftcheck.spec.migration_targets import STALE_READ_INACTIVE, stale_read_inactive
+
+    target = Reachable(STALE_READ_INACTIVE[0], stale_read_inactive, *STALE_READ_INACTIVE[1:])
+    spec = Spec(MIGRATION, [*SPEC.properties, target], family="kraft")
+    with_fault = check(spec, profile="stale-reads")  # the whole spec, liveness included, holds under the fault
+    assert with_fault.verdict == "unreached" and with_fault.violated_property is None  # the targets its doc names
+    assert "StaleReadSendsDriverInactive" not in with_fault.unreached_targets
+    assert with_fault.coverage["zk_server_lags"] > 0
+    without = check(spec, profile="stale-reads", bounds={"max_stale_reads": 0}, liveness=False)
+    assert "StaleReadSendsDriverInactive" in without.unreached_targets

@@ -24,7 +24,8 @@ What is modelled, one concern per module:
 Failure modes are actions: controller crash (during the copy or any time), KRaft failover (an election that deposes
 a live leader, which acts as a zombie until it learns), ZooKeeper session expiry and unavailability, a lost answer
 to an applied write, an incompatible broker, a controller without the migration config elected mid-migration (it
-finalizes, as 3.9 does), migration re-enabled after it finished.  The defaults follow Kafka 3.9 (branch 3.9,
+finalizes, as 3.9 does), migration re-enabled after it finished, a lagging ZooKeeper server serving a stale /migration
+read (``max_stale_reads``, the main job's profile ``stale-reads``).  The defaults follow Kafka 3.9 (branch 3.9,
 KRaftMigrationDriver, KafkaZkClient, ActivationRecordsGenerator); the KIP-866 text is the feature variants
 ``kip-migration-check-only`` and ``kip-finalize-after-quorum``.
 
@@ -119,6 +120,25 @@ MIGRATION.variant("zk-write-no-epoch-check", "a ZK-mode controller writes partit
                   "fenced); hidden by the reduction zk_resign_at_once, which resigns a fenced controller at once",
                   kind="mutation", expect="SingleZkWriterPerEpoch", bounds={"zk_resign_at_once": False})
 
+MIGRATION.variant("kafka-16171", "KAFKA-16171 (Kafka 3.6.1 and before; fixed in 3.6.2 and 3.7.0): after its claim "
+                  "the driver keeps the /migration version it read on becoming active, with no write or re-read of "
+                  "/migration; a deposed driver's /migration-only write (a delta's offset) lands after the claim and "
+                  "the new holder is wedged", kind="mutation", expect="MigrationFencedAfterClaim")
+MIGRATION.variant("kafka-16667", "KAFKA-16667 (Kafka 3.6.2 to 3.8.0; fixed in 3.9.0): after its claim the driver "
+                  "re-reads /migration (KAFKA-16171's fix) instead of writing it, so a deposed driver whose cached "
+                  "/migration version is still current writes /migration after the claim and the new holder is "
+                  "wedged", kind="mutation", expect="MigrationFencedAfterClaim")
+
+MIGRATION.variant("kafka-15010", "KAFKA-15010 (Kafka 3.4 and 3.5; fixed in 3.6.0): no SYNC_KRAFT_TO_ZK, a new active "
+                  "driver goes from its claim to the RPCs and dual-writes only the deltas after its image, so a change "
+                  "its predecessor committed but did not write never reaches ZooKeeper",
+                  kind="mutation", expect="ZkIsPrefixOfLog")
+
+MIGRATION.variant("leader-drops-deltas", "the active controller's driver drops every metadata delta in DUAL_WRITE (as "
+                  "MetadataChangeEvent does while allowDualWrite is false), so a committed change never reaches "
+                  "ZooKeeper while it leads (liveness: the driver waits in dual write for ever)",
+                  kind="mutation", expect="DualWriteReachesZooKeeper")
+
 
 # ---- reductions (on = the behaviour is left out; what Kafka 3.9 does is modelled when off) ------------------------
 for _bound, _doc in (
@@ -173,7 +193,16 @@ MIGRATION.profile("unreduced", "every reduction off, small: two KRaft epochs, on
                           "max_expiries": 0, "max_outages": 0, "max_zk_writes": 1, "max_lost_answers": 1,
                           "incompatible_brokers": 0},
                   states=37_970, seconds=11.0)
-MIGRATION.main_profiles = ("default", "unreduced")
+MIGRATION.profile("stale-reads", "narrow (issue 30): a controller's ZooKeeper server lags, so its /migration read on "
+                  "becoming active is stale (KAFKA-16667's class), with two KRaft epochs, one client write and the "
+                  "default reductions, no other fault (only here is the situation StaleReadSendsDriverInactive "
+                  "reached, as tests/test_migration_faults.py checks; verdict unreached: the crash, the incompatible "
+                  "broker, lost answers and a third epoch are the default's)",
+                  bounds={"max_stale_reads": 1, "max_epoch": 2, "max_client_writes": 1, "max_crashes": 0,
+                          "max_expiries": 0, "max_outages": 0, "max_zk_writes": 0, "max_lost_answers": 0,
+                          "incompatible_brokers": 0},
+                  states=5_912, seconds=1.7)
+MIGRATION.main_profiles = ("default", "unreduced", "stale-reads")
 MIGRATION.profile("deep", "every reduction off (faults at any time, Kafka 3.9's resignation and learning, every "
                   "/migration write in a step of its own, lost answers to any dual write, reconfigurations at any "
                   "time, rollback from any point) at the default's three KRaft epochs, with a ZooKeeper outage, a lost "
@@ -252,6 +281,7 @@ MIGRATION.action(rollback.quorum_shutdown)
 MIGRATION.action(rollback.rollback_finish)
 MIGRATION.action(faults.zk_outage)
 MIGRATION.action(faults.zk_restore)
+MIGRATION.action(params=C)(faults.zk_server_lags)
 MIGRATION.action(faults.idle)
 MIGRATION.declare_fairness(*FAIRNESS)  # model/migration/fairness.py: what liveness properties may assume
 
@@ -299,8 +329,9 @@ def view(s: Any) -> Any:
                     "image_written_up_to": x.zk.applied}
         read = None if x.read is None else {"migration_version": x.read[0], "offset": x.read[1]}
         seen = view_len(s.log, x.epoch)
+        lag = None if x.lag is None else {"migration_version": x.lag[0], "offset": x.lag[1]}
         ctrls.append({"up": x.up, "migration_enabled": x.mig, "epoch": x.epoch, "driver": x.driver,
-                      "zk_state": lead, "migration_read": read,
+                      "zk_state": lead, "migration_read": read, "lagging_server_migration": lag,
                       "copy_step": x.copy, "sees_records": seen, "stale": seen < len(s.log)})
     brokers_view = []
     for br in s.brokers:

@@ -59,7 +59,13 @@ def metric_state(s: MigState) -> str:
 def read_migration(s: MigState, c: int) -> tuple[MigState, tuple[int, int]] | None:
     """KRaftLeaderEvent (3.9): the new active driver reads /migration, creating it when absent
     (KafkaZkClient.getOrCreateMigrationState, with the empty state: no controller, no offset); None while ZooKeeper
-    is unavailable (the read is retried)."""
+    is unavailable (the read is retried).  A controller whose ZooKeeper server lags (``Ctrl.lag``, the fault
+    ``zk_server_lags``) is served that server's older /migration: getOrCreateMigrationState reads without ``sync``
+    (KAFKA-16667: "a read on /migration is not linearized"); the returned state has the lag cleared (the server
+    caught up by the time the driver writes)."""
+    x = s.ctrls[c]
+    if x.lag is not None:
+        return replace(s, ctrls=set_ctrl(s, c, replace(x, lag=None))), x.lag
     node = zkm.get(s.zk, MIGRATION_ZNODE)
     if node is not None:
         return s, (node.version, node.data[2])
@@ -93,6 +99,7 @@ def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
         if got is None:
             continue
         t, read = got
+        stale = x.lag is not None
         if mig == PRE_MIGRATION:
             # QuorumFeatures.reasonAllControllersZkMigrationNotReady: the quorum is ready; on to the brokers
             nxt = WAIT_FOR_BROKERS
@@ -103,8 +110,9 @@ def check_quorum(s: MigState, ctx: Context[Bounds]) -> Succ:
             # WaitForControllerQuorumEvent (3.9): "KRaft controller indicates an active migration, but the ZK state
             # does not." -> INACTIVE, until the next leader change (the copy committed, its offset never recorded)
             nxt = INACTIVE
-        yield (c,), replace(t, ctrls=set_ctrl(t, c, replace(x, driver=nxt, read=None if nxt == INACTIVE
-                                                                       else read)))
+        # (an INACTIVE driver keeps only a stale read, the witness of the target StaleReadSendsDriverInactive)
+        yield (c,), replace(t, ctrls=set_ctrl(t, c, replace(t.ctrls[c], driver=nxt,
+                                                            read=None if nxt == INACTIVE and not stale else read)))
 
 
 def check_brokers(s: MigState, ctx: Context[Bounds]) -> Succ:

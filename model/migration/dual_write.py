@@ -110,6 +110,10 @@ def sync_to_zk(s: MigState, ctx: Context[Bounds]) -> Succ:
         if not x.up or x.driver != SYNC_KRAFT_TO_ZK or x.zk is None:
             continue
         n, diff = _sync_diff(s, x)
+        if ctx.on("kafka-15010"):
+            # before KAFKA-15010 (Kafka 3.5): no SYNC_KRAFT_TO_ZK; a new driver goes on to the RPCs and dual-writes
+            # only deltas after its image, so changes its predecessor committed but never wrote are lost for ZooKeeper
+            diff = []
         t = s
         if diff:
             # SyncKRaftMetadataEvent: one operation per differing znode, each its own migration multi
@@ -154,8 +158,8 @@ def dual_write(s: MigState, ctx: Context[Bounds]) -> Succ:
         return
     for c, x in enumerate(s.ctrls):
         i = _next_delta(s, x)
-        if i is None:
-            continue
+        if i is None or (ctx.on("leader-drops-deltas") and is_active(s, c)):
+            continue  # (the liveness mutation leader-drops-deltas: the active driver's MetadataChangeEvent returns)
         rec = s.log[i]
         assert x.zk is not None
         # MetadataChangeEvent: KRaftMigrationZkWriter.handleDelta, one multi per znode operation

@@ -9,6 +9,7 @@ from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
     DUAL_WRITE,
     MIGRATION,
+    MIGRATION_ZNODE,
     OP_MIGRATE,
     OP_ROLLED_BACK,
     POST_MIGRATION,
@@ -17,6 +18,7 @@ from kraftcheck.model.migration.state import (
     MigState,
     is_active,
     log_state,
+    set_ctrl,
     stalled,
 )
 from kraftcheck.model.records import replace
@@ -39,13 +41,40 @@ def zk_restore(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
         yield replace(s, zk=zkm.set_available(s.zk, True))
 
 
+def zk_server_lags(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[int], MigState]]:
+    """The ZooKeeper server a controller's session is on falls behind: from now on, until that controller reads
+    /migration, the read returns the znode as it is now, whatever is written after (ZooKeeper reads are only
+    sequentially consistent and KafkaZkClient.getOrCreateMigrationState does not ``sync`` first: KAFKA-16667).  Only a
+    running controller that holds no ZooKeeper leadership (it makes no write before that read, so its session has
+    seen nothing newer: ZooKeeper's read-your-writes order stays true), and only once /migration exists."""
+    if s.used.stale_reads >= ctx.b.max_stale_reads or not s.zk.available:
+        return
+    node = zkm.get(s.zk, MIGRATION_ZNODE)
+    if node is None:
+        return
+    used = replace(s.used, stale_reads=s.used.stale_reads + 1)
+    for c, x in enumerate(s.ctrls):
+        if x.up and x.zk is None and x.lag is None:
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, replace(x, lag=(node.version, node.data[2]))), used=used)
+
+
 def idle(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     """A finished run stutters, so that it is no deadlock: the migration finalized, the rollback done, or no
     leader left to elect within the max_epoch bound, or a stalled driver (``stalled``) and no failover left, or the
-    migration waits for an operator restart beyond the budget (``awaits_operator``)."""
+    migration waits for an operator restart beyond the budget (``awaits_operator``).  A cluster in dual write may
+    also stay there (``quiet_dual_write``): no client changes anything and the operator waits, as operators do for
+    weeks between the migration's steps; the driver's own steps stay weakly fair there, so liveness asks them to
+    carry every committed change to ZooKeeper (DualWriteReachesZooKeeper)."""
     stuck = s.kepoch >= ctx.b.max_epoch and not (s.leader >= 0 and is_active(s, s.leader) and not stalled(s))
-    if s.op == OP_ROLLED_BACK or log_state(s) == POST_MIGRATION or stuck or awaits_operator(s, ctx):
+    if (s.op == OP_ROLLED_BACK or log_state(s) == POST_MIGRATION or stuck or awaits_operator(s, ctx)
+            or quiet_dual_write(s)):
         yield s
+
+
+def quiet_dual_write(s: MigState) -> bool:
+    """The active controller's driver dual-writes during the migration (KIP-866 "Dual metadata writes")."""
+    return (s.op == OP_MIGRATE and s.leader >= 0 and is_active(s, s.leader) and s.ctrls[s.leader].driver == DUAL_WRITE
+            and log_state(s) == MIGRATION)
 
 
 def awaits_operator(s: MigState, ctx: Context[Bounds]) -> bool:

@@ -47,7 +47,7 @@ def kraft_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
             continue
         # KRaftMigrationDriver.KRaftLeaderEvent: an active controller with migration enabled starts its driver in
         # WAIT_FOR_CONTROLLER_QUORUM; one without the config runs no driver
-        ctrls = set_ctrl(s, c, Ctrl(True, x.mig, e, WAIT_FOR_CONTROLLER_QUORUM if x.mig else INACTIVE))
+        ctrls = set_ctrl(s, c, Ctrl(True, x.mig, e, WAIT_FOR_CONTROLLER_QUORUM if x.mig else INACTIVE, lag=x.lag))
         if ctx.b.learn_at_once:
             ctrls = inert_learn(ctrls, c, e)
         yield (c,), replace(s, ctrls=ctrls, leader=c, kepoch=e, log=log)
@@ -69,7 +69,7 @@ def inert_learn(ctrls: tuple[Ctrl, ...], leader: int, e: int) -> tuple[Ctrl, ...
     reduction off every controller learns through ``learn_leader`` (KRaftMigrationDriver.KRaftLeaderEvent as the
     Raft listener delivers handleLeaderChange, 3.9)."""
     return tuple(
-        Ctrl(x.up, x.mig, e, INACTIVE) if i != leader and x.epoch < e and (not x.up or inert(x)) else x
+        Ctrl(x.up, x.mig, e, INACTIVE, lag=x.lag) if i != leader and x.epoch < e and (not x.up or inert(x)) else x
         for i, x in enumerate(ctrls))
 
 
@@ -78,7 +78,7 @@ def learn_leader(s: MigState, ctx: Context[Bounds]) -> Succ:
     for c, x in enumerate(s.ctrls):
         # KRaftMigrationDriver.KRaftLeaderEvent (not the leader): transition to INACTIVE
         if x.up and x.epoch < s.kepoch:
-            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch, INACTIVE)))
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch, INACTIVE, lag=x.lag)))
 
 
 def crash(s: MigState, ctx: Context[Bounds]) -> Succ:

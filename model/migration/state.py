@@ -53,6 +53,7 @@ class Bounds:
     max_lag: int = 1  # ZooKeeper write-behind bound: committed records not yet in ZooKeeper (KIP-866 dual write).
     old_metadata_version: bool = False  # the quorum was formatted at metadata.version 3.3-IV3 (below IBP_3_4_IV0).
     max_lost_answers: int = 1  # migration writes applied by ZooKeeper whose answer is lost (ConnectionLoss, re-sent).
+    max_stale_reads: int = 0  # controllers whose ZooKeeper server lags, so their next /migration read is stale.
     # reductions (declared with MIGRATION.reduction in __init__, each doc there; on = the behaviour is left out to
     # keep the default check small; the ``deep`` profile switches them off)
     zk_resign_at_once: bool = True  # a ZK controller whose /controller_epoch version is stale resigns at once.
@@ -145,6 +146,9 @@ class Ctrl:
     zk: ZkLead | None = None  # volatile: set once it has claimed ZooKeeper (the ZK controller epoch is known)
     read: tuple[int, int] | None = None  # volatile: /migration (version, offset) read when it became active
     copy: int = 0  # progress of the initial copy it runs: 0 none, 1 transaction begun, 1+i after i batches
+    # the ZooKeeper server its session is on lags: /migration (version, offset) as that server still has it, what
+    # its next read of /migration returns (ZooKeeper reads are sequentially consistent only; Kafka reads without sync)
+    lag: tuple[int, int] | None = None
 
 
 @attrs.frozen
@@ -165,6 +169,7 @@ class Used:
     zk_writes: int = 0
     client_writes: int = 0
     lost_answers: int = 0
+    stale_reads: int = 0
 
 
 @attrs.frozen

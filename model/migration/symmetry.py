@@ -42,10 +42,11 @@ def encode(s: MigState | tuple[Any, ...]) -> bytes:
         tuple((p, n.data, n.version, n.owner) for p, n in zk.nodes),
         tuple(sorted(zk.sessions)),
         zk.available,
-        tuple((x.up, x.mig, x.epoch, x.driver, lead[i], x.copy, x.read) for i, x in enumerate(s.ctrls)),
+        tuple((x.up, x.mig, x.epoch, x.driver, lead[i], x.copy, x.read, x.lag) for i, x in enumerate(s.ctrls)),
         tuple((br.mode, br.gen, br.ctrl) for br in s.brokers),
         s.leader, s.kepoch, s.log,
-        (u.crashes, u.reconfigs, u.expiries, u.outages, u.zk_writes, u.client_writes, u.lost_answers),
+        (u.crashes, u.reconfigs, u.expiries, u.outages, u.zk_writes, u.client_writes, u.lost_answers,
+         u.stale_reads),
         s.values, s.op, s.holder, s.epoch_hi, s.taken_over, tuple(sorted(s.rpc_to)), tuple(sorted(s.dw_epochs)),
         s.all_off,
     ))
@@ -134,7 +135,10 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
         lead = None if x.zk is None else (x.zk.zk_epoch - base, rel(x.zk.epoch_version, ep_v),
                                           rel(x.zk.mig_version, mig_v), x.zk.written, x.zk.applied)
         read = None if x.read is None else (rel(x.read[0], mig_v), x.read[1])
-        ctrl_keys.append((True, x.mig, x.epoch, x.driver, lead, x.copy, read))
+        if x.lag is None:
+            ctrl_keys.append((True, x.mig, x.epoch, x.driver, lead, x.copy, read))
+        else:  # a lagging server's /migration: its version is only compared with the current one, like a cache
+            ctrl_keys.append((True, x.mig, x.epoch, x.driver, lead, x.copy, read, rel(x.lag[0], mig_v), x.lag[1]))
     h = s.holder
     u = s.used
     zk_writes, expiries = u.zk_writes, u.expiries
@@ -157,7 +161,7 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
     brokers = tuple((br.mode, None if br.ctrl is None else (br.ctrl[0] - base, rel(br.ctrl[1], ep_v)))
                     for br in s.brokers)
     rest = (brokers, s.kepoch, log, (crashes, u.reconfigs, expiries, u.outages, zk_writes, u.client_writes,
-                                     u.lost_answers), s.op,
+                                     u.lost_answers, u.stale_reads), s.op,
             s.epoch_hi - base if ep_val is not None else s.epoch_hi, s.taken_over, tuple(sorted(s.rpc_to)),
             (-1,) if len(s.dw_epochs) >= 2 else tuple(sorted(s.dw_epochs)), s.all_off)
 

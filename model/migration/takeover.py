@@ -96,17 +96,32 @@ def claim(s: MigState, ctx: Context[Bounds]) -> Succ:
         t = replace(s, zk=zk, brokers=brokers, ctrls=set_ctrl(s, c, ctrl),
                          holder=("kraft", c, x.epoch) if bump else s.holder,
                          epoch_hi=max(s.epoch_hi, lead.zk_epoch), taken_over=True)
-        if not kip and ctx.b.claim_write_at_once and is_active(s, c):
-            # (reduction claim_write_at_once) a driver still leading its epoch writes /migration in the same step
-            t = _write_migration(t, c)
+        if not kip and (ctx.on("kafka-16171") or ctx.b.claim_write_at_once and is_active(s, c)):
+            # (reduction claim_write_at_once) a driver still leading its epoch writes /migration in the same step;
+            # before KAFKA-16171 nothing follows the claim in its event
+            t = _write_migration(t, c, ctx)
         yield (c,), t
 
 
-def _write_migration(s: MigState, c: int) -> MigState:
+def _write_migration(s: MigState, c: int, ctx: Context[Bounds]) -> MigState:
     """BecomeZkControllerEvent (3.9, KAFKA-16171/KAFKA-16667): state.withMigrationZkVersion(-1), then
-    setMigrationRecoveryState: an unconditional SetData of /migration, not guarded by /controller_epoch either."""
+    setMigrationRecoveryState: an unconditional SetData of /migration, not guarded by /controller_epoch either.
+    The regression variants: ``kafka-16171`` (before its fix, 3.6) keeps the /migration version read when the driver
+    became active; ``kafka-16667`` (3.7 and 3.8, KAFKA-16171's fix) re-reads /migration after the claim when the copy
+    is done, instead of writing it."""
     x = s.ctrls[c]
     assert x.zk is not None
+    if ctx.on("kafka-16171") or (ctx.on("kafka-16667") and x.zk.written <= 0):
+        # BecomeZkControllerEvent before KAFKA-16171 (and KAFKA-16171's own when the copy is not done): straight on
+        return replace(s, ctrls=set_ctrl(s, c, replace(x, driver=_next(x.zk.written))))
+    if ctx.on("kafka-16667"):
+        # KAFKA-16171's fix: "Re-reading migration state": getOrCreateMigrationRecoveryState, then
+        # withMigrationZkVersion(reloaded) and withKRaftMetadataOffsetAndEpoch(reloaded offset); no write, so a
+        # deposed driver whose cached /migration version is current can still write /migration after it
+        node = zkm.get(s.zk, MIGRATION_ZNODE)
+        assert node is not None  # created when the driver became active; nothing deletes it during the migration
+        lead = replace(x.zk, mig_version=node.version, written=node.data[2], applied=node.data[2])
+        return replace(s, ctrls=set_ctrl(s, c, replace(x, driver=_next(lead.written), zk=lead)))
     zk, code = zkm.set_data(s.zk, MIGRATION_ZNODE, (c, x.epoch, x.zk.written), zkm.ANY_VERSION)
     assert code == zkm.OK  # /migration exists (created when the driver became active) and ZooKeeper is available
     lead = replace(x.zk, mig_version=znode_version(zk, MIGRATION_ZNODE))
@@ -119,4 +134,4 @@ def claim_migration(s: MigState, ctx: Context[Bounds]) -> Succ:
         return
     for c, x in enumerate(s.ctrls):
         if x.up and x.driver == BECOME_CONTROLLER and x.zk is not None:
-            yield (c,), _write_migration(s, c)
+            yield (c,), _write_migration(s, c, ctx)
