@@ -24,6 +24,7 @@ from kraftcheck.model.features.state import (
     compatible,
     empty,
     enabled_levels,
+    features_version,
     kraft_compatible,
     kraft_levels,
     registrations,
@@ -152,6 +153,26 @@ def cached_levels_supported(s: Any, ctx: Ctx) -> bool:
     if not isinstance(s, ZkState):
         return True
     return all(not br.up or br.cache is None or compatible(br.binary, br.cache[1]) for br in s.brokers)
+
+
+def cache_behind(s: Any, ctx: Ctx) -> bool:
+    """a running ZooKeeper-mode broker's cache holds an epoch older than /features"""
+    return isinstance(s, ZkState) and any(br.up and br.cache is not None and br.cache[0] < features_version(s.zk)
+                                          for br in s.brokers)
+
+
+@invariant("CachedFeaturesWereFinalized", "every running broker's finalized-feature cache holds a /features epoch "
+           "no newer than ZooKeeper's, with ZooKeeper's levels when it is the current epoch", "KIP-584 "
+           "FinalizedFeatureCache: 'the cache ... is populated from the contents of the /features ZK node' and "
+           "ApiVersionsResponse's FinalizedFeaturesEpoch (what a broker tells clients: a broker never announces "
+           "levels ZooKeeper never held at that epoch)", premise=cache_behind)
+def cached_features_finalized(s: Any, ctx: Ctx) -> bool:
+    if not isinstance(s, ZkState):
+        return True
+    version, cur = features_version(s.zk), enabled_levels(s.zk)
+    return all(not br.up or br.cache is None or br.cache[0] < version or (br.cache[0] == version
+                                                                           and br.cache[1] == cur)
+               for br in s.brokers)
 
 
 @action_property("UpdateCompatibleWithLiveBrokers", "an UpdateFeatures write raises a level only to one every live "
@@ -393,7 +414,8 @@ def disabled_after(s: Any, ctx: Ctx) -> bool:
 
 
 SPEC = Spec(FEATURES, [
-    levels_well_formed, cached_levels_supported, update_compatible, epochs_monotonic, downgrade_allowed,
+    levels_well_formed, cached_levels_supported, cached_features_finalized, update_compatible, epochs_monotonic,
+    downgrade_allowed,
     disabled_means_empty, no_auto_finalize, new_cluster_all, no_incompatible_registration, compatible_registers,
     mv_never_downgraded,
     quorum_supports,

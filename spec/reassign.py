@@ -150,6 +150,23 @@ def complete_when_isr(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
     return r is not None and set(r.target) <= set(part(s)[2])
 
 
+def reassignment_removed(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    """a step removes /admin/reassignments/foo/0"""
+    return zkm.exists(s.zk, CHILD) and not zkm.exists(t.zk, CHILD)
+
+
+@action_property("ReassignmentEndsAtTarget",
+                 "/admin/reassignments/foo/0 is removed only with the partition assigned exactly its target",
+                 "seed 001 'Revised protocol when a partition catches up': the controller removes the child of "
+                 "/admin/reassignments once the ISR holds the new replicas and the assignment is the target "
+                 "(KafkaController.onPartitionReassignment; KAFKA-4214 removed it with the partition half moved)",
+                 premise=reassignment_removed)
+def ends_at_target(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    if not reassignment_removed(s, step, t, ctx):
+        return True
+    return tuple(part(t)[0]) == tuple(zkm.data(s.zk, CHILD)[0])
+
+
 @action_property("CancelRestoresOriginal",
                  "a completed cancel leaves exactly the original replicas assigned and hosting the partition",
                  "seed 001 motivation 1: a cancel is 'reverted back to original replicas [1,2,3], and dropping the "
@@ -210,6 +227,19 @@ def failover_rebuilds(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
     if zkm.exists(t.zk, LEGACY) and x.ctx is None:
         return any(zkm.data(t.zk, p)[0] for p in _pending(t))  # copied into a legacy request
     return True
+
+
+def standby_after_active(s: RState, ctx: Ctx) -> bool:
+    """a controller that was active (a later session generation) is a standby"""
+    return any(not x.active and x.gen > 0 for x in s.ctls)
+
+
+@invariant("StandbyHoldsNoContext",
+           "a controller that is not active holds no reassignment context, no queued request and no held request",
+           "KafkaController.onControllerResignation: the ControllerContext is reset on resignation (KAFKA-5310: "
+           "a kept partitionsBeingReassigned was resumed on re-election)", premise=standby_after_active)
+def standby_holds_nothing(s: RState, ctx: Ctx) -> bool:
+    return all(x.active or (x.ctx is None and not x.todo and x.held is None) for x in s.ctls)
 
 
 @invariant("CzxidIdentifiesReassignment",
@@ -273,8 +303,9 @@ CONFLICT = reachable("RouteConflictIgnored", "a request by the other route was i
                      "seed 001 3.b.i")(_seen("conflict-ignored"))
 
 SPEC = Spec(REASSIGN, [
-    one_route, reassignments_match, no_request_lost, complete_when_isr, cancel_restores, drop_safe, no_intermediate,
-    failover_rebuilds, czxid_identifies, leader_in_isr, epoch_fencing,
+    one_route, reassignments_match, no_request_lost, complete_when_isr, ends_at_target, cancel_restores, drop_safe,
+    no_intermediate,
+    failover_rebuilds, czxid_identifies, leader_in_isr, epoch_fencing, standby_holds_nothing,
     ROUTE_LEGACY, ROUTE_NEW, CHANGED, DROPPED, CANCELLED, COMPLETED, FAILOVER, CONFLICT,
     *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/reassign_liveness.py
