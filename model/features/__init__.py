@@ -94,7 +94,8 @@ FEATURES.profile("unreduced", "the reduction off (every listener reads and appli
                  states=7_088, seconds=1.3)
 FEATURES.profile("ranges", "narrow, per-broker supported ranges: KRaft mode only, the last feature new (binaries "
                  "below max_level do not know it, as 3.8 brokers kraft.version)", bounds={"zk": False,
-                                                                                        "new_feature": True})
+                                                                                        "new_feature": True},
+                 states=564, seconds=0.1)
 FEATURES.main_profiles = ("default", "unreduced", "ranges")
 
 
