@@ -238,6 +238,7 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
                     ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
                     ("controller", "unreduced"), ("migration", "default"), ("migration", "unreduced"),
                     ("reassign", "default"), ("reassign", "faults"), ("reassign", "unreduced"),
+                    ("reassign", "expiries"), ("reassign", "crashes"),
                     ("features", "default"), ("features", "unreduced"), ("features", "ranges")]
 
 

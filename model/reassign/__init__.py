@@ -84,7 +84,14 @@ REASSIGN.profile("unreduced", "every reduction off (requests race the controller
                  "failover (the main job's run in which no reduction hides a bug class; racing is the same at the "
                  "default's session expiry)", bounds={"submit_when_settled": False, "max_expiries": 0},
                  states=4_156, seconds=1.3)
-REASSIGN.main_profiles = ("default", "faults", "unreduced")
+REASSIGN.profile("expiries", "narrow, controller failovers: two session expiries (a controller can lose its role "
+                 "twice and come back) around one request, three brokers", bounds={"max_expiries": 2,
+                                                                                   "max_requests": 1, "brokers": 3},
+                 states=2_841, seconds=1.3)
+REASSIGN.profile("crashes", "narrow, broker faults: two replica broker crashes around one request, three brokers, no "
+                 "controller failover", bounds={"max_broker_crashes": 2, "max_requests": 1, "max_expiries": 0,
+                                               "brokers": 3}, states=920, seconds=0.5)
+REASSIGN.main_profiles = ("default", "faults", "unreduced", "expiries", "crashes")
 
 
 @REASSIGN.init
