@@ -16,7 +16,9 @@ Bounds (``--set``): see ``state.Bounds``.  Defaults: both modes, 2 features with
 support up to 2 and 3, at most 2 UpdateFeatures, 1 failover, 1 binary upgrade, 1 late notification and 1 IBP change
 in ZooKeeper mode (no broker stop), 2 KRaft controllers (binaries 3 and 2).  The reduction ``sync_notifications``
 (on by default) applies each /features write at every listener in the step that makes it, except the one late
-notification; the ``deep`` profile turns it off and adds a broker stop and start.  No symmetry: brokers differ by
+notification; the ``deep`` profile turns it off and adds a broker stop and start.  The ``ranges`` profile (KRaft
+only) gives the last feature per-broker ranges (``new_feature``: binaries below max_level do not know it), the fault
+class of KAFKA-17305 and KAFKA-17492, whose regression variants carry those names.  No symmetry: brokers differ by
 their binaries; session generations are left out of the encoding (``state.encode``).
 """
 

@@ -17,6 +17,9 @@ Measured (one core): default 35,423 states, 8.8 CPU s, depth 19 (exit 0, every t
 ``submit_when_settled`` off, on in the others) 70,881 states, 19.1 s, ok.  The liveness property
 ReassignmentEventuallyEnds (fairness in ``fairness.py``) holds at default, ``faults`` and ``racing``; judging it takes
 0.05 s at the default, keeping the graph about 0.6 CPU s and 38 MB (11.2 against 10.5 CPU s with ``--no-liveness``).
+The narrow main-job profiles push one dimension each: ``expiries`` (two session expiries, 2,841 states) and
+``crashes`` (two broker crashes, 920 states).  Regression variants from Kafka's history: ``kafka-5310`` and
+``kafka-4214`` (FIDELITY.md R15).
 """
 
 from __future__ import annotations
