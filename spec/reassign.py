@@ -261,6 +261,35 @@ def leader_in_isr(s: RState, ctx: Ctx) -> bool:
     return leader < 0 or (leader in isr and leader in assigned)
 
 
+def broker_down(s: RState, ctx: Ctx) -> bool:
+    """a replica broker is down"""
+    return bool(s.down)
+
+
+@invariant("IsrHoldsOnlyLiveReplicas", "a crashed broker stays in the partition's ISR only as its last member",
+           "KafkaController.onReplicasBecomeOffline / removeReplicasFromIsr: an offline replica leaves the ISR, "
+           "except the last one (the partition goes offline with its ISR kept, unclean election disabled)",
+           premise=broker_down)
+def isr_live(s: RState, ctx: Ctx) -> bool:
+    isr = part(s)[2]
+    return len(isr) <= 1 or not any(r in s.down for r in isr)
+
+
+def legacy_completes(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    """a reassignment that came by /admin/reassign_partitions completes"""
+    x = s.ctls[step[1][0]] if step[0] == "complete" else None
+    return x is not None and x.ctx is not None and x.ctx.legacy and not zkm.exists(t.zk, CHILD)
+
+
+@action_property("LegacyZnodeRemovedOnCompletion", "a completed legacy reassignment leaves no "
+                 "/admin/reassign_partitions, so the legacy route is open again",
+                 "seed 001 'Revised protocol when a partition catches up' (the legacy znode is removed for a legacy "
+                 "reassignment); KafkaController.removePartitionsFromReassignedPartitions deletes the znode once it "
+                 "lists nothing", premise=legacy_completes)
+def legacy_removed(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    return not legacy_completes(s, step, t, ctx) or not zkm.exists(t.zk, LEGACY)
+
+
 @action_property("ControllerEpochFencing",
                  "every controller write to the reassignment znodes or the partition state is made by the holder of "
                  "the current /controller_epoch",
@@ -305,7 +334,8 @@ CONFLICT = reachable("RouteConflictIgnored", "a request by the other route was i
 SPEC = Spec(REASSIGN, [
     one_route, reassignments_match, no_request_lost, complete_when_isr, ends_at_target, cancel_restores, drop_safe,
     no_intermediate,
-    failover_rebuilds, czxid_identifies, leader_in_isr, epoch_fencing, standby_holds_nothing,
+    failover_rebuilds, czxid_identifies, leader_in_isr, epoch_fencing, standby_holds_nothing, isr_live,
+    legacy_removed,
     ROUTE_LEGACY, ROUTE_NEW, CHANGED, DROPPED, CANCELLED, COMPLETED, FAILOVER, CONFLICT,
     *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/reassign_liveness.py
