@@ -227,3 +227,11 @@ def test_a_broker_is_registered_in_its_current_session_only() -> None:
                                                               *s.brokers[1:])), ctx)
     # a stopped broker's znode went with its session
     assert not registered_in_session(attrs.evolve(stop_broker(s, 0), zk=s.zk), ctx)
+
+
+def test_new_feature_without_kraft_only_is_one_line_and_exit_2(capsys: Any) -> None:
+    from kraftcheck.checker.cli.main import main
+
+    assert main(["check", "features", "--set", "new_feature=true"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "new_feature needs zk=false" in err and "Traceback" not in err
