@@ -24,9 +24,12 @@ from kraftcheck.model.features.state import (
     compatible,
     empty,
     enabled_levels,
+    features_version,
+    kraft_compatible,
     kraft_levels,
     registrations,
     session,
+    supported_range,
     well_formed,
 )
 from kraftcheck.model.features.state import FEATURES as FEATURES_ZNODE
@@ -117,7 +120,7 @@ def incompatible_registers(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
     """a KRaft broker whose binary excludes a finalized level sends BrokerRegistration"""
     if step[0] != "kraft_register":
         return False
-    return not compatible(s.brokers[step[1][0]].binary, kraft_levels(s.log, ctx.b.features))
+    return not kraft_compatible(ctx.b, s.brokers[step[1][0]].binary, kraft_levels(s.log, ctx.b.features))
 
 
 def low_controller(s: Any, ctx: Ctx) -> bool:
@@ -150,6 +153,26 @@ def cached_levels_supported(s: Any, ctx: Ctx) -> bool:
     if not isinstance(s, ZkState):
         return True
     return all(not br.up or br.cache is None or compatible(br.binary, br.cache[1]) for br in s.brokers)
+
+
+def cache_behind(s: Any, ctx: Ctx) -> bool:
+    """a running ZooKeeper-mode broker's cache holds an epoch older than /features"""
+    return isinstance(s, ZkState) and any(br.up and br.cache is not None and br.cache[0] < features_version(s.zk)
+                                          for br in s.brokers)
+
+
+@invariant("CachedFeaturesWereFinalized", "every running broker's finalized-feature cache holds a /features epoch "
+           "no newer than ZooKeeper's, with ZooKeeper's levels when it is the current epoch", "KIP-584 "
+           "FinalizedFeatureCache: 'the cache ... is populated from the contents of the /features ZK node' and "
+           "ApiVersionsResponse's FinalizedFeaturesEpoch (what a broker tells clients: a broker never announces "
+           "levels ZooKeeper never held at that epoch)", premise=cache_behind)
+def cached_features_finalized(s: Any, ctx: Ctx) -> bool:
+    if not isinstance(s, ZkState):
+        return True
+    version, cur = features_version(s.zk), enabled_levels(s.zk)
+    return all(not br.up or br.cache is None or br.cache[0] < version or (br.cache[0] == version
+                                                                           and br.cache[1] == cur)
+               for br in s.brokers)
 
 
 @action_property("UpdateCompatibleWithLiveBrokers", "an UpdateFeatures write raises a level only to one every live "
@@ -230,7 +253,23 @@ def new_cluster_all(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
 def no_incompatible_registration(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
     if not isinstance(s, KState) or len(t.log) == len(s.log) or t.log[-1][0] != "reg":
         return True
-    return compatible(t.log[-1][2], kraft_levels(s.log, ctx.b.features))
+    return kraft_compatible(ctx.b, t.log[-1][2], kraft_levels(s.log, ctx.b.features))
+
+
+def registration_attempt(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    """a KRaft broker whose binary supports every finalized level sends BrokerRegistration"""
+    return step[0] == "kraft_register" and not incompatible_registers(s, step, t, ctx)
+
+
+@action_property("CompatibleBrokerRegisters", "a KRaft broker whose binary supports every finalized level (0 for a "
+                 "feature not finalized) is registered, not refused", "KIP-584 'a broker is compatible if its "
+                 "supported ranges contain the finalized levels' / ClusterControlManager.registerBroker "
+                 "(processRegistrationFeature refuses only a finalized level outside the range; KAFKA-17492)",
+                 premise=registration_attempt)
+def compatible_registers(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    if not registration_attempt(s, step, t, ctx):
+        return True
+    return not t.brokers[step[1][0]].refused and len(t.log) > len(s.log)
 
 
 def update_above_bootstrap_mv(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
@@ -265,7 +304,7 @@ def registered_support(s: Any, ctx: Ctx) -> bool:
     if not isinstance(s, KState):
         return True
     levels = kraft_levels(s.log, ctx.b.features)
-    return all(compatible(x, levels) for x in registrations(s.log).values())
+    return all(kraft_compatible(ctx.b, x, levels) for x in registrations(s.log).values())
 
 
 def session_renewed(s: Any, ctx: Ctx) -> bool:
@@ -331,6 +370,17 @@ def rejected(s: Any, ctx: Ctx) -> bool:
     return isinstance(s, KState) and any(br.refused for br in s.brokers)
 
 
+@reachable("UnknownFeatureRefused", "KRaft mode: a broker that does not know a finalized feature (it announces no "
+           "range for it) was refused", "KAFKA-17305: ClusterControlManager.registerBroker checks the finalized "
+           "features a broker does not announce")
+def unknown_feature_refused(s: Any, ctx: Ctx) -> bool:
+    if not isinstance(s, KState):
+        return False
+    levels = kraft_levels(s.log, ctx.b.features)
+    return any(br.refused and any(lv is not None and supported_range(ctx.b, br.binary, f) is None
+                                  for f, lv in enumerate(levels)) for br in s.brokers)
+
+
 @reachable("IncompatibleBrokerShutDown", "ZooKeeper mode: a broker found a finalized level it does not support and "
            "shut down", "KIP-584 'Incompatible broker'")
 def shut_down(s: Any, ctx: Ctx) -> bool:
@@ -364,11 +414,14 @@ def disabled_after(s: Any, ctx: Ctx) -> bool:
 
 
 SPEC = Spec(FEATURES, [
-    levels_well_formed, cached_levels_supported, update_compatible, epochs_monotonic, downgrade_allowed,
-    disabled_means_empty, no_auto_finalize, new_cluster_all, no_incompatible_registration, mv_never_downgraded,
+    levels_well_formed, cached_levels_supported, cached_features_finalized, update_compatible, epochs_monotonic,
+    downgrade_allowed,
+    disabled_means_empty, no_auto_finalize, new_cluster_all, no_incompatible_registration, compatible_registers,
+    mv_never_downgraded,
     quorum_supports,
     registered_support, registered_in_session,
-    zk_upgrade, zk_downgrade, kraft_upgrade, kraft_downgrade, mv_upgraded, rejected, shut_down, failover_mid_update,
+    zk_upgrade, zk_downgrade, kraft_upgrade, kraft_downgrade, mv_upgraded, rejected, unknown_feature_refused,
+    shut_down, failover_mid_update,
     new_cluster, enabled_without_levels, disabled_after,
 ], family="kraft")
 

@@ -150,6 +150,23 @@ def complete_when_isr(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
     return r is not None and set(r.target) <= set(part(s)[2])
 
 
+def reassignment_removed(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    """a step removes /admin/reassignments/foo/0"""
+    return zkm.exists(s.zk, CHILD) and not zkm.exists(t.zk, CHILD)
+
+
+@action_property("ReassignmentEndsAtTarget",
+                 "/admin/reassignments/foo/0 is removed only with the partition assigned exactly its target",
+                 "seed 001 'Revised protocol when a partition catches up': the controller removes the child of "
+                 "/admin/reassignments once the ISR holds the new replicas and the assignment is the target "
+                 "(KafkaController.onPartitionReassignment; KAFKA-4214 removed it with the partition half moved)",
+                 premise=reassignment_removed)
+def ends_at_target(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    if not reassignment_removed(s, step, t, ctx):
+        return True
+    return tuple(part(t)[0]) == tuple(zkm.data(s.zk, CHILD)[0])
+
+
 @action_property("CancelRestoresOriginal",
                  "a completed cancel leaves exactly the original replicas assigned and hosting the partition",
                  "seed 001 motivation 1: a cancel is 'reverted back to original replicas [1,2,3], and dropping the "
@@ -212,6 +229,19 @@ def failover_rebuilds(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
     return True
 
 
+def standby_after_active(s: RState, ctx: Ctx) -> bool:
+    """a controller that was active (a later session generation) is a standby"""
+    return any(not x.active and x.gen > 0 for x in s.ctls)
+
+
+@invariant("StandbyHoldsNoContext",
+           "a controller that is not active holds no reassignment context, no queued request and no held request",
+           "KafkaController.onControllerResignation: the ControllerContext is reset on resignation (KAFKA-5310: "
+           "a kept partitionsBeingReassigned was resumed on re-election)", premise=standby_after_active)
+def standby_holds_nothing(s: RState, ctx: Ctx) -> bool:
+    return all(x.active or (x.ctx is None and not x.todo and x.held is None) for x in s.ctls)
+
+
 @invariant("CzxidIdentifiesReassignment",
            "a reassignment znode whose mzxid equals its czxid still holds the target it was created with (a "
            "changed one is seen as changed)",
@@ -229,6 +259,35 @@ def czxid_identifies(s: RState, ctx: Ctx) -> bool:
 def leader_in_isr(s: RState, ctx: Ctx) -> bool:
     assigned, leader, isr = part(s)
     return leader < 0 or (leader in isr and leader in assigned)
+
+
+def broker_down(s: RState, ctx: Ctx) -> bool:
+    """a replica broker is down"""
+    return bool(s.down)
+
+
+@invariant("IsrHoldsOnlyLiveReplicas", "a crashed broker stays in the partition's ISR only as its last member",
+           "KafkaController.onReplicasBecomeOffline / removeReplicasFromIsr: an offline replica leaves the ISR, "
+           "except the last one (the partition goes offline with its ISR kept, unclean election disabled)",
+           premise=broker_down)
+def isr_live(s: RState, ctx: Ctx) -> bool:
+    isr = part(s)[2]
+    return len(isr) <= 1 or not any(r in s.down for r in isr)
+
+
+def legacy_completes(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    """a reassignment that came by /admin/reassign_partitions completes"""
+    x = s.ctls[step[1][0]] if step[0] == "complete" else None
+    return x is not None and x.ctx is not None and x.ctx.legacy and not zkm.exists(t.zk, CHILD)
+
+
+@action_property("LegacyZnodeRemovedOnCompletion", "a completed legacy reassignment leaves no "
+                 "/admin/reassign_partitions, so the legacy route is open again",
+                 "seed 001 'Revised protocol when a partition catches up' (the legacy znode is removed for a legacy "
+                 "reassignment); KafkaController.removePartitionsFromReassignedPartitions deletes the znode once it "
+                 "lists nothing", premise=legacy_completes)
+def legacy_removed(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    return not legacy_completes(s, step, t, ctx) or not zkm.exists(t.zk, LEGACY)
 
 
 @action_property("ControllerEpochFencing",
@@ -273,8 +332,10 @@ CONFLICT = reachable("RouteConflictIgnored", "a request by the other route was i
                      "seed 001 3.b.i")(_seen("conflict-ignored"))
 
 SPEC = Spec(REASSIGN, [
-    one_route, reassignments_match, no_request_lost, complete_when_isr, cancel_restores, drop_safe, no_intermediate,
-    failover_rebuilds, czxid_identifies, leader_in_isr, epoch_fencing,
+    one_route, reassignments_match, no_request_lost, complete_when_isr, ends_at_target, cancel_restores, drop_safe,
+    no_intermediate,
+    failover_rebuilds, czxid_identifies, leader_in_isr, epoch_fencing, standby_holds_nothing, isr_live,
+    legacy_removed,
     ROUTE_LEGACY, ROUTE_NEW, CHANGED, DROPPED, CANCELLED, COMPLETED, FAILOVER, CONFLICT,
     *SESSION_PROPERTIES,  # spec/zookeeper.py
     *LIVENESS,  # spec/reassign_liveness.py

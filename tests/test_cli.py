@@ -238,8 +238,8 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
                     ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
                     ("controller", "unreduced"), ("migration", "default"), ("migration", "unreduced"),
                     ("migration", "stale-reads"), ("reassign", "default"), ("reassign", "faults"),
-                    ("reassign", "unreduced"),
-                    ("features", "default"), ("features", "unreduced")]
+                    ("reassign", "unreduced"), ("reassign", "expiries"), ("reassign", "crashes"),
+                    ("features", "default"), ("features", "unreduced"), ("features", "ranges")]
 
 
 def test_a_named_model_runs_its_main_profiles_unless_a_profile_is_given(tmp_path: Path) -> None:

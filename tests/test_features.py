@@ -20,7 +20,10 @@ from kraftcheck.model.features.state import (
     ENABLED,
     KState,
     ZkState,
+    kraft_compatible,
     kraft_levels,
+    kraft_supports,
+    supported_range,
 )
 from kraftcheck.model.features.state import (
     FEATURES as FEATURES_ZNODE,
@@ -56,12 +59,18 @@ def test_spec_names_the_issue_properties_and_targets() -> None:
     assert all(p.source and p.premise is not None for p in SPEC.properties if p.kind in ("invariant", "action"))
 
 
-def test_default_check_passes_in_both_modes_with_every_target_and_premise_reached() -> None:
+def test_main_profiles_pass_in_both_modes_with_every_target_and_premise_reached() -> None:
+    from kraftcheck.checker.cli.commands import combine_profiles
+
     r = check("features")
-    assert (r.verdict, r.exit_code) == ("ok", 0), r.summary()
-    assert r.unreached_targets == [] and r.vacuous_properties == []
+    ranges = check("features", profile="ranges")
+    assert r.violated_property is None and ranges.violated_property is None, r.summary()
+    # the default names the one target it leaves to the ranges profile (per-broker ranges, FIDELITY.md F15)
+    assert (r.verdict, r.unreached_targets, r.vacuous_properties) == ("unreached", ["UnknownFeatureRefused"], [])
     # the asynchronous listener steps are left to the deep profile (reduction sync_notifications)
     assert sorted(a for a, n in r.coverage.items() if n == 0) == ["zk_notify", "zk_refresh", "zk_stop"]
+    combine_profiles([r, ranges])
+    assert (r.verdict, ranges.verdict) == ("ok", "ok")
 
 
 def test_update_item_validation() -> None:
@@ -84,7 +93,48 @@ def test_update_item_validation() -> None:
 def test_registration_check() -> None:
     assert registration_refusal(((1, 2), (1, 3)), (2, 3)) is None
     assert registration_refusal(((1, 2), (1, 3)), (3, 0)) == 0  # the first uncovered feature
-    assert registration_refusal(((1, 2),), (0,)) is None  # a feature not finalized is covered by any range
+    # a feature not finalized is level 0: a range from 0 covers it, a range from 1 does not (KAFKA-17492's refusal)
+    assert registration_refusal(((0, 2),), (0,)) is None
+    assert registration_refusal(((1, 2),), (0,)) == 0
+    # a feature the broker does not announce counts as (0, 0): refused once finalized (KAFKA-17305), unless the
+    # unannounced features go unchecked (Kafka 3.8)
+    assert registration_refusal(((1, 2), None), (2, 0)) is None
+    assert registration_refusal(((1, 2), None), (2, 1)) == 1
+    assert registration_refusal(((1, 2), None), (2, 1), check_unannounced=False) is None
+
+
+def test_per_broker_ranges_an_old_binary_does_not_know_the_new_feature() -> None:
+    """FIDELITY.md F15: with new_feature, the last feature is announced only by binaries at max_level (as
+    kraft.version by 3.9 and not 3.8); metadata.version is supported from 1, the others from 0."""
+    b = attrs.evolve(FEATURES.default_bounds(), zk=False, new_feature=True)
+    assert [supported_range(b, 2, f) for f in (0, 1)] == [(1, 2), None]
+    assert [supported_range(b, 3, f) for f in (0, 1)] == [(1, 3), (0, 3)]
+    assert not kraft_supports(b, 2, 1, 1) and kraft_supports(b, 2, 1, 0)  # unknown: QuorumFeatures.DISABLED
+    assert not kraft_compatible(b, 2, ((1, 1), (1, 1))) and kraft_compatible(b, 2, ((1, 2), None))
+    # without the bound every node knows every feature: the default's ranges
+    assert supported_range(FEATURES.default_bounds(), 2, 1) == (0, 2)
+    ctx = FEATURES.context(b, ())
+    s = next(iter(FEATURES.initial_states(ctx)))
+    assert isinstance(s, KState)
+    # controller 1 (binary 2) does not know feature 1: no upgrade of it until that controller is upgraded
+    assert not [v for v, _t in update(s, ctx) if v[0] == 1]
+    up = attrs.evolve(s, ctrls=(3, 3))
+    assert {v[1] for v, _t in update(up, ctx) if v[0] == 1} == {1, 2, 3}
+    # broker 1 (binary 3) registers while feature 1 is not finalized; broker 0 (binary 2) is refused once it is
+    fin = attrs.evolve(up, log=(("level", 1, 1),))
+    out = dict(register(fin, ctx))
+    assert out[(0,)].brokers[0].refused and not out[(1,)].brokers[1].refused
+    # KAFKA-17305: Kafka 3.8 checked only the announced features and registered broker 0
+    assert dict(register(fin, FEATURES.context(b, ("kafka-17305",))))[(0,)].log[-1] == ("reg", 0, 2)
+    # KAFKA-17492: a range from 0 sent from 1 refuses broker 1 while feature 1 is not finalized
+    assert dict(register(up, FEATURES.context(b, ("kafka-17492",))))[(1,)].brokers[1].refused
+    assert not dict(register(up, ctx))[(1,)].brokers[1].refused
+
+
+def test_the_ranges_profile_is_in_the_main_job_and_reaches_the_unknown_feature_refusal() -> None:
+    assert "ranges" in FEATURES.main_profiles
+    r = check("features", profile="ranges")
+    assert r.verdict == "unreached" and "UnknownFeatureRefused" not in r.unreached_targets, r.summary()
 
 
 def test_zk_setup_cases() -> None:
@@ -177,3 +227,11 @@ def test_a_broker_is_registered_in_its_current_session_only() -> None:
                                                               *s.brokers[1:])), ctx)
     # a stopped broker's znode went with its session
     assert not registered_in_session(attrs.evolve(stop_broker(s, 0), zk=s.zk), ctx)
+
+
+def test_new_feature_without_kraft_only_is_one_line_and_exit_2(capsys: Any) -> None:
+    from kraftcheck.checker.cli.main import main
+
+    assert main(["check", "features", "--set", "new_feature=true"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "new_feature needs zk=false" in err and "Traceback" not in err

@@ -31,6 +31,9 @@ ISSUE_MUTATIONS = {
     "rebuild-from-reassignments-only": "FailoverRebuildsReassignments",
     "no-drop": "NoIntermediateReplica",
     "isr-change-ignores-reassignment": "ReassignmentEventuallyEnds",  # liveness: a lasso, exit 13
+    # regression variants from Kafka's fixed bugs (FIDELITY.md R15)
+    "kafka-5310": "StandbyHoldsNoContext",
+    "kafka-4214": "ReassignmentEndsAtTarget",
 }
 TARGETS = {"ReassignedByLegacyRoute", "ReassignedByNewRoute", "ReassignmentChanged", "CancelCompleted",
            "ReassignmentCompleted", "FailoverMidReassignment", "IntermediateReplicaDropped", "RouteConflictIgnored"}
@@ -117,6 +120,13 @@ SHORTEST = {
     # top = 2 of them
     "skip-min-isr-check": ["submit", "deliver_requests", "process", "deliver_requests", "submit", "deliver_requests",
                            "catch_up", "process"],
+    # KAFKA-4214: [0,1] -> [0,2] applied; the controller crashes, then broker 0 (a target replica, the leader); the
+    # new controller fails the reassignment, its target not all alive, with [0,1,2] assigned
+    "kafka-4214": ["submit", "deliver_requests", "process", "controller_crash", "broker_crash", "elect"],
+    # KAFKA-5310: controller 0 applies [0,1] -> [0,2], loses its session and resigns keeping its context (without
+    # StandbyHoldsNoContext, FailoverRebuildsReassignments sees it at its re-election after another controller
+    # completed the reassignment and crashed: 10 steps at max_failovers=1)
+    "kafka-5310": ["submit", "deliver_requests", "process", "session_expire", "resign"],
 }
 
 

@@ -16,7 +16,9 @@ Bounds (``--set``): see ``state.Bounds``.  Defaults: both modes, 2 features with
 support up to 2 and 3, at most 2 UpdateFeatures, 1 failover, 1 binary upgrade, 1 late notification and 1 IBP change
 in ZooKeeper mode (no broker stop), 2 KRaft controllers (binaries 3 and 2).  The reduction ``sync_notifications``
 (on by default) applies each /features write at every listener in the step that makes it, except the one late
-notification; the ``deep`` profile turns it off and adds a broker stop and start.  No symmetry: brokers differ by
+notification; the ``deep`` profile turns it off and adds a broker stop and start.  The ``ranges`` profile (KRaft
+only) gives the last feature per-broker ranges (``new_feature``: binaries below max_level do not know it), the fault
+class of KAFKA-17305 and KAFKA-17492, whose regression variants carry those names.  No symmetry: brokers differ by
 their binaries; session generations are left out of the encoding (``state.encode``).
 """
 
@@ -72,6 +74,13 @@ for _name, _doc, _expect in (
      "QuorumSupportsFinalized"),
 ):
     FEATURES.variant(_name, _doc, kind="mutation", expect=_expect)
+# regression variants from Kafka's fixed bugs in per-broker supported ranges (FIDELITY.md F15)
+FEATURES.variant("kafka-17305", "KAFKA-17305 (fixed in 3.9): the KRaft controller checks only the features a "
+                 "registering broker announces, so a broker that does not know a finalized feature registers",
+                 kind="mutation", expect="NoIncompatibleRegistration", bounds={"new_feature": True, "zk": False})
+FEATURES.variant("kafka-17492", "KAFKA-17492 (fixed in 3.9): BrokerRegistrationRequest < 4 sends a supported range "
+                 "from 0 as from 1 (KAFKA-17011), so a broker is refused while a feature it supports is not finalized",
+                 kind="mutation", expect="CompatibleBrokerRegisters", bounds={"zk": False})
 
 FEATURES.reduction("sync_notifications", "ZooKeeper mode: a /features write is applied by every broker's listener in "
                    "the same step, except one delayed notification (max_delayed); off, each listener reads and applies "
@@ -85,7 +94,11 @@ FEATURES.profile("unreduced", "the reduction off (every listener reads and appli
                  "hides a bug class (unreached alone: the KRaft targets are the default's)",
                  bounds={"sync_notifications": False, "kraft": False, "max_updates": 1, "max_ibp_changes": 0},
                  states=7_088, seconds=1.3)
-FEATURES.main_profiles = ("default", "unreduced")
+FEATURES.profile("ranges", "narrow, per-broker supported ranges: KRaft mode only, the last feature new (binaries "
+                 "below max_level do not know it, as 3.8 brokers kraft.version)", bounds={"zk": False,
+                                                                                        "new_feature": True},
+                 states=564, seconds=0.1)
+FEATURES.main_profiles = ("default", "unreduced", "ranges")
 
 
 @FEATURES.bounds_check
@@ -96,6 +109,9 @@ def _bounds_ok(b: Bounds) -> str | None:
         return "features, brokers and controllers must be at least 1"
     if not 1 <= b.low_binary <= b.max_level:
         return "low_binary must lie in 1..max_level"
+    if b.new_feature and (b.zk or b.features < 2):
+        return ("new_feature needs zk=false and features >= 2 (per-broker ranges are modelled in KRaft mode, and "
+                "feature 0 is metadata.version)")
     return None
 
 

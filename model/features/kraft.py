@@ -9,7 +9,9 @@ registration check and the controllers' QuorumFeatures (KIP-778, Kafka 3.9).
   because it might delete metadata information'; every level step here changes metadata).  A FeatureLevelRecord with
   level 0 removes a feature (``replay``).
 - ``ClusterControlManager.registerBroker``: a broker whose supported range does not contain a finalized level is
-  refused (``processRegistrationFeature``, UNSUPPORTED_VERSION) and shuts down.
+  refused (``processRegistrationFeature``, UNSUPPORTED_VERSION) and shuts down; a finalized feature it does not
+  announce refuses it too (KAFKA-17305).  Ranges are per node and feature (``state.supported_range``); the
+  regression variants ``kafka-17305`` and ``kafka-17492`` put back the two 3.8/3.9 registration bugs.
 - Abstracted: the Raft layer (a record the active controller appends is committed), controller registration is
   assumed supported (metadata.version >= 3.7-IV0, where ``reasonNotSupported`` checks the other controllers).
 """
@@ -24,11 +26,12 @@ from kraftcheck.model.features.state import (
     MV,
     Bounds,
     KState,
-    compatible,
+    kraft_compatible,
     kraft_levels,
+    kraft_supports,
     registrations,
     set_broker,
-    supports,
+    supported_range,
 )
 from kraftcheck.model.records import replace
 
@@ -53,11 +56,13 @@ def update(s: KState, ctx: Context[Bounds]) -> Succ:
                 if f == MV and (level < 1 or (cur is not None and level < cur[1])):
                     continue  # updateMetadataVersion: below the minimum, or a downgrade that changes metadata
                 if level >= 1:
-                    if not supports(s.ctrls[s.leader], level):
+                    b = ctx.b
+                    if not kraft_supports(b, s.ctrls[s.leader], f, level):
                         continue  # QuorumFeatures.reasonNotLocallySupported
-                    if not ctx.on("kraft-skip-broker-check") and not all(supports(x, level) for x in regs.values()):
-                        continue  # 'Broker <id>' does not support it
-                    if not ctx.on("local-quorum-check") and not all(supports(x, level) for x in s.ctrls):
+                    if not ctx.on("kraft-skip-broker-check") and not all(kraft_supports(b, x, f, level)
+                                                                         for x in regs.values()):
+                        continue  # 'Broker <id>' does not support it (an unknown feature: DISABLED)
+                    if not ctx.on("local-quorum-check") and not all(kraft_supports(b, x, f, level) for x in s.ctrls):
                         continue  # 'Controller <id>' does not support it (an upgrade needs the whole quorum)
                 yield (f, level, allow), replace(s, log=s.log + (("level", f, level),), used=used)
 
@@ -70,7 +75,10 @@ def register(s: KState, ctx: Context[Bounds]) -> Succ:
     for b, br in enumerate(s.brokers):
         if br.up:
             continue
-        refused = registration_refusal(((1, br.binary),) * n, finalized)
+        announced = tuple(supported_range(ctx.b, br.binary, f) for f in range(n))
+        if ctx.on("kafka-17492"):  # BrokerRegistrationRequest < 4 (KAFKA-17011): a range from 0 is sent from 1
+            announced = tuple(None if r is None else (max(1, r[0]), r[1]) for r in announced)
+        refused = registration_refusal(announced, finalized, check_unannounced=not ctx.on("kafka-17305"))
         if refused is None or ctx.on("register-without-check"):
             nb = replace(br, up=True, refused=False)
             yield (b,), replace(s, log=s.log + (("reg", b, br.binary),), brokers=set_broker(s.brokers, b, nb))
@@ -110,4 +118,4 @@ def failover(s: KState, ctx: Context[Bounds]) -> Succ:
 def replay_fails(s: KState, ctx: Context[Bounds]) -> bool:
     """Some controller could not replay the log: FeatureControlManager.replay throws on a FeatureLevelRecord outside
     its supported range."""
-    return not all(compatible(binary, kraft_levels(s.log, ctx.b.features)) for binary in s.ctrls)
+    return not all(kraft_compatible(ctx.b, binary, kraft_levels(s.log, ctx.b.features)) for binary in s.ctrls)

@@ -51,12 +51,20 @@ def raised(before: Levels, after: Levels) -> tuple[int, ...]:
                  if y is not None and (x is None or y[1] > x[1]))
 
 
-def registration_refusal(supported: tuple[tuple[int, int], ...], finalized: tuple[int, ...]) -> int | None:
+def registration_refusal(supported: tuple[tuple[int, int] | None, ...], finalized: tuple[int, ...],
+                         check_unannounced: bool = True) -> int | None:
     """ClusterControlManager.registerBroker / processRegistrationFeature (Kafka 3.9): the first feature whose
-    finalized level (0 = not finalized, which every range covers) lies outside the broker's supported range
-    ``(min, max)``, or None when the registration is accepted ('Unable to register because the broker does not
-    support finalized version ...', UNSUPPORTED_VERSION)."""
-    for f, (level, (lo, hi)) in enumerate(zip(finalized, supported)):
-        if level != 0 and not lo <= level <= hi:
+    finalized level (0 = not finalized) lies outside the range ``(min, max)`` the broker announced for it, or None
+    when the registration is accepted ('Unable to register because the broker does not support finalized version
+    ...', UNSUPPORTED_VERSION).  A feature the broker does not announce (None) is checked as the range (0, 0): a
+    finalized one refuses it (KAFKA-17305, 3.9; ``check_unannounced`` off is 3.8, which checked only the announced
+    features).  A range from 1 does not cover 0: a broker must announce 0 to register while a feature is not
+    finalized (KAFKA-17492)."""
+    for f, (level, rng) in enumerate(zip(finalized, supported)):
+        if rng is None:
+            if check_unannounced and level != 0:
+                return f
+            continue
+        if not rng[0] <= level <= rng[1]:
             return f
     return None

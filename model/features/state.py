@@ -20,6 +20,9 @@ KRaft mode (``FeatureControlManager``, ``QuorumFeatures``, ``ClusterControlManag
 holds FeatureLevelRecords ``("level", feature, level)`` (level 0 removes the feature) and RegisterBrokerRecords
 ``("reg", broker, binary)``; feature 0 is ``metadata.version``, bootstrapped at level 1 (the bootstrap.checkpoint
 written by ``kafka-storage format``).  Each controller has a binary (its QuorumFeatures' local supported range).
+A KRaft node's supported ranges are per feature (``supported_range``): metadata.version from 1, the others from 0
+(KIP-1022), up to its binary; with the bound ``new_feature`` the last feature is unknown to binaries below
+max_level, which announce no range for it (the class of KAFKA-17305 and KAFKA-17492, FIDELITY.md F15).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class Bounds:
     max_restarts: int = 0  # ZK broker stops (each may be followed by a start).
     max_delayed: int = 1  # ZK: watch notifications whose read is applied late (the stale-notification fault).
     max_ibp_changes: int = 1  # ZK: operator changes of inter.broker.protocol.version across 2.7 (rolling restart).
+    new_feature: bool = False  # KRaft: the last feature is new (as kraft.version in 3.9): binaries below max_level
+    #                            do not know it and announce no range for it (per-broker supported ranges).
     # reduction (declared with FEATURES.reduction in __init__; on = behaviour left out; the deep profile turns it off)
     sync_notifications: bool = True  # ZK: a /features write is applied by every listener in the same step.
 
@@ -215,6 +220,31 @@ def registrations(log: tuple[tuple[Any, ...], ...]) -> dict[int, int]:
         if r[0] == "reg":
             out[r[1]] = r[2]
     return out
+
+
+# ---- KRaft mode: per-broker supported ranges (KIP-584 'supported features', KIP-1022 ranges from 0) -------------
+
+
+def supported_range(b: Bounds, binary: int, f: int) -> tuple[int, int] | None:
+    """The range of feature ``f`` a KRaft node with ``binary`` announces in its registration (BrokerFeatures,
+    QuorumFeatures.defaultFeatureMap), None when it does not know ``f``: metadata.version from level 1, every other
+    feature from level 0 ('not finalized', KIP-1022), up to the binary.  With ``new_feature`` the last feature is
+    known only to binaries at max_level (as kraft.version to 3.9 and not to 3.8)."""
+    if b.new_feature and f == b.features - 1 and f != MV and binary < b.max_level:
+        return None
+    return (1 if f == MV else 0, binary)
+
+
+def kraft_supports(b: Bounds, binary: int, f: int, level: int) -> bool:
+    """The node's range of ``f`` contains ``level``; a feature it does not know counts as QuorumFeatures.DISABLED,
+    the range (0, 0) (FeatureControlManager.reasonNotSupported: ``getOrDefault(featureName, DISABLED)``)."""
+    lo, hi = supported_range(b, binary, f) or (0, 0)
+    return lo <= level <= hi
+
+
+def kraft_compatible(b: Bounds, binary: int, levels: Levels) -> bool:
+    """Every finalized level (0 for a feature not finalized) lies in the node's range of its feature."""
+    return all(kraft_supports(b, binary, f, 0 if lv is None else lv[1]) for f, lv in enumerate(levels))
 
 
 def encode(s: Any) -> bytes:

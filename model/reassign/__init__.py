@@ -17,6 +17,9 @@ Measured (one core): default 35,423 states, 8.8 CPU s, depth 19 (exit 0, every t
 ``submit_when_settled`` off, on in the others) 70,881 states, 19.1 s, ok.  The liveness property
 ReassignmentEventuallyEnds (fairness in ``fairness.py``) holds at default, ``faults`` and ``racing``; judging it takes
 0.05 s at the default, keeping the graph about 0.6 CPU s and 38 MB (11.2 against 10.5 CPU s with ``--no-liveness``).
+The narrow main-job profiles push one dimension each: ``expiries`` (two session expiries, 2,841 states) and
+``crashes`` (two broker crashes, 920 states).  Regression variants from Kafka's history: ``kafka-5310`` and
+``kafka-4214`` (FIDELITY.md R15).
 """
 
 from __future__ import annotations
@@ -57,6 +60,15 @@ REASSIGN.variant("isr-change-ignores-reassignment", "the controller handles the 
                  "reassigned but never completes it (processPartitionReassignmentIsrChange without "
                  "maybeCompleteReassignment): a fair loop in which the reassignment never ends (liveness)",
                  kind="mutation", expect="ReassignmentEventuallyEnds")
+# regression variants from Kafka's fixed ZooKeeper-mode reassignment bugs (FIDELITY.md R15)
+REASSIGN.variant("kafka-5310", "KAFKA-5310 (fixed in 0.11.0): a resigning controller keeps its in-memory "
+                 "reassignment, and when re-elected adds ZooKeeper's to it: it resumes a reassignment another "
+                 "controller completed", kind="mutation", expect="StandbyHoldsNoContext",
+                 bounds={"max_requests": 1})
+REASSIGN.variant("kafka-4214", "KAFKA-4214 (fixed in 0.10.1): a new controller fails a reassignment whose new "
+                 "replicas are not all alive, deleting it with the partition half moved", kind="mutation",
+                 expect="ReassignmentEndsAtTarget", bounds={"max_broker_crashes": 1, "max_expiries": 0,
+                                                            "max_failovers": 1, "max_requests": 1})
 
 REASSIGN.reduction("submit_when_settled", "a client submits a request only when no request, legacy copy or watch "
                    "event waits for the controller; off, requests race the controller's processing (a change between "
@@ -75,7 +87,14 @@ REASSIGN.profile("unreduced", "every reduction off (requests race the controller
                  "failover (the main job's run in which no reduction hides a bug class; racing is the same at the "
                  "default's session expiry)", bounds={"submit_when_settled": False, "max_expiries": 0},
                  states=4_156, seconds=1.3)
-REASSIGN.main_profiles = ("default", "faults", "unreduced")
+REASSIGN.profile("expiries", "narrow, controller failovers: two session expiries (a controller can lose its role "
+                 "twice and come back) around one request, three brokers", bounds={"max_expiries": 2,
+                                                                                   "max_requests": 1, "brokers": 3},
+                 states=2_841, seconds=1.3)
+REASSIGN.profile("crashes", "narrow, broker faults: two replica broker crashes around one request, three brokers, no "
+                 "controller failover", bounds={"max_broker_crashes": 2, "max_requests": 1, "max_expiries": 0,
+                                               "brokers": 3}, states=920, seconds=0.5)
+REASSIGN.main_profiles = ("default", "faults", "unreduced", "expiries", "crashes")
 
 
 @REASSIGN.init

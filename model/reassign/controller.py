@@ -70,6 +70,16 @@ def elect(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         # 1. a context for each reassignment in /admin/reassignments
         node = zkm.get(zk, CHILD)
         rctx = None if node is None else Reassign(node.data[0], node.data[1], node.data[2], node.czxid)
+        if rctx is None and ctx.on("kafka-5310"):
+            rctx = x.ctx  # KAFKA-5310: partitionsBeingReassigned ++= what ZooKeeper holds, the stale entry kept
+        if rctx is not None and ctx.on("kafka-4214") and any(r in s.down for r in rctx.target):
+            # KAFKA-4214 (before 0.10.1): a failover fails a reassignment whose new replicas are not all alive,
+            # removing it from ZooKeeper with the partition half moved
+            ops: list[zkm.Op] = [zkm.Delete(CHILD), zkm.Delete(TOPIC_NODE)]
+            if rctx.legacy and zkm.exists(zk, LEGACY):
+                ops.append(zkm.Delete(LEGACY))
+            zk, _ = zkm.multi(zk, ops)
+            rctx = None
         zk = zkm.watch(zk, sess, zkm.DATA, LEGACY)  # exists(/admin/reassign_partitions, watch)
         todo: tuple[str, ...] = ()
         if not ctx.on("rebuild-from-reassignments-only"):
@@ -254,4 +264,7 @@ def resign(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
     for c, x in enumerate(s.ctls):
         if x.active and _watcher(c, x) not in s.zk.sessions:
             zk, _ = zkm.open_session(s.zk, session(c, x.gen + 1))
-            yield (c,), replace(s, zk=zk, ctls=set_ctl(s, c, Ctl(gen=x.gen + 1)))
+            # KafkaController.onControllerResignation resets the ControllerContext (KAFKA-5310: before 0.11.0 it
+            # kept partitionsBeingReassigned, the variant kafka-5310)
+            kept = x.ctx if ctx.on("kafka-5310") else None
+            yield (c,), replace(s, zk=zk, ctls=set_ctl(s, c, Ctl(gen=x.gen + 1, ctx=kept)))
