@@ -29,7 +29,7 @@ from kraftcheck.model.quorum.state import (
     Ctx,
     QState,
 )
-from kraftcheck.spec.core import invariant, reachable
+from kraftcheck.spec.core import action_property, invariant, reachable
 
 # ---- message accessors: a field by name (the one place that knows messages are tuples today) -----------------------
 _INDEX: dict[int, dict[str, int]] = {k: {f: i for i, f in enumerate(fs)} for k, fs in MESSAGE_FIELDS.items()}
@@ -133,6 +133,46 @@ def leader_ids_elected(s: QState, ctx: Ctx) -> bool:
     return leader_ids_error(s) is None
 
 
+_ANNOUNCEMENTS = {"receive_begin_epoch": BEGIN_EPOCH, "receive_end_epoch": END_EPOCH}
+
+
+def _announcement(s: QState, step: Any) -> tuple[int, int, int] | None:
+    """(receiver, leader, epoch) when ``step`` hands a voter a BeginQuorumEpoch or EndQuorumEpoch of an epoch at
+    least its own from another voter, else None."""
+    kind = _ANNOUNCEMENTS.get(step[0])
+    if kind is None or not step[1]:
+        return None
+    m = step[1][0]
+    if m[0] != kind:
+        return None
+    me, leader, epoch = message_field(m, "dst"), message_field(m, "src"), message_epoch(m)
+    if me >= len(s.voters) or leader == me or epoch < s.voters[me].epoch:
+        return None
+    return me, leader, epoch
+
+
+def premise_announcement_followed(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    """a voter handles a BeginQuorumEpoch or EndQuorumEpoch of an epoch at least its own"""
+    return _announcement(s, step) is not None
+
+
+@action_property(
+    "LeaderAnnouncementFollowed",
+    "a voter that handles a BeginQuorumEpoch or EndQuorumEpoch of an epoch at least its own ends in that epoch "
+    "knowing the sender as its leader",
+    "KafkaRaftClient.handleBeginQuorumEpochRequest and handleEndQuorumEpochRequest call maybeTransition(leaderId, "
+    "epoch): a higher epoch, or the current one with no leader known, becomes QuorumState.transitionToFollower",
+    premise=premise_announcement_followed,
+)
+def leader_announcement_followed(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
+    news = _announcement(s, step)
+    if news is None:
+        return True
+    me, leader, epoch = news
+    w = t.voters[me]
+    return w.epoch == epoch and w.leader == leader
+
+
 # ---- targets that the bounds may switch off: when the bound allows none, there is nothing to reach -----------------
 @reachable(
     "LeaderAfterResignation",
@@ -161,4 +201,5 @@ def observer_caught_up(s: QState, ctx: Ctx) -> bool:
     return any(v.role == FOLLOWER and v.hw > 0 for v in s.voters[n:])
 
 
-VIEWS = [network_shape, leader_ids_elected, leader_after_resignation, observer_caught_up]
+VIEWS = [network_shape, leader_ids_elected, leader_announcement_followed, leader_after_resignation,
+         observer_caught_up]

@@ -24,6 +24,7 @@ from kraftcheck.model.quorum.state import (
     RESIGNED,
     UNATTACHED,
     VOTE_REQ,
+    VOTED,
     History,
     QState,
     Voter,
@@ -147,3 +148,22 @@ def test_narrow_profiles_take_resignation_and_observers_that_the_balanced_ones_n
     r = check("quorum", profile="observer")
     assert r.violated_property is None and r.distinct_states == QUORUM.profiles["observer"].states
     assert r.coverage["observer_fetch"] > 0 and "ObserverCaughtUp" not in r.unreached_targets
+
+
+def test_a_leader_announcement_is_followed() -> None:
+    """KafkaRaftClient.handleEndQuorumEpochRequest -> maybeTransition(leaderId, epoch): a voter of the same epoch that
+    knows no leader follows the resigned sender (its election then starts at once); ignoring it is refused."""
+    from kraftcheck.model.quorum import election
+    from kraftcheck.spec.quorum_views import leader_announcement_followed, premise_announcement_followed
+
+    end = msg(END_EPOCH, src=0, dst=1, epoch=1)
+    s = state([voter(RESIGNED, 1, 0, 0), voter(VOTED, 1, 0, NONE)], [end], leaders=(0, 1, 0, 0))
+    c = ctx(voters=2)
+    (step_params, t), = election.receive_end_epoch(s, c)
+    step = ("receive_end_epoch", step_params)
+    assert premise_announcement_followed(s, step, t, c)
+    assert leader_announcement_followed.pred(s, step, t, c)  # the model follows Kafka here
+    ignored = QState(s.voters, (), s.hist)  # the receiver kept its record: what Kafka never does
+    assert not leader_announcement_followed.pred(s, step, ignored, c)
+    older = state([voter(RESIGNED, 1, 0, 0), voter(VOTED, 2, 1, NONE)], [end], leaders=(0, 1, 0, 0))
+    assert not premise_announcement_followed(older, step, older, c)  # an older epoch is dropped: nothing to follow
