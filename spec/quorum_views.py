@@ -48,6 +48,13 @@ def message_epoch(m: Any) -> int:
     return int(m[_INDEX[m[0]][_EPOCH_FIELD[m[0]]]])
 
 
+# per kind, the positions of (src, dst, the epoch it carries, the leader it names or -1), computed from the names once:
+# the invariants below run on every state, so they index by these instead of looking names up
+_POS: dict[int, tuple[int, int, int, int]] = {
+    k: (idx["src"], idx["dst"], idx[_EPOCH_FIELD[k]], idx.get("leader", idx["src"] if k in (BEGIN_EPOCH, END_EPOCH)
+                                                                else -1))
+    for k, idx in _INDEX.items()}
+
 # messages only voters exchange: elections and the leader's epoch announcements (KIP-595: observers never vote)
 _VOTER_ONLY = frozenset((VOTE_REQ, VOTE_RESP, BEGIN_EPOCH, BEGIN_EPOCH_RESP, END_EPOCH))
 # messages that name a leader of their epoch: the sender itself (BeginQuorumEpoch, EndQuorumEpoch) or a field
@@ -89,7 +96,23 @@ def premise_network_shape(s: QState, ctx: Ctx) -> bool:
     premise=premise_network_shape,
 )
 def network_shape(s: QState, ctx: Ctx) -> bool:
-    return network_shape_error(s, ctx.b.voters) is None
+    net = s.net
+    if not net:
+        return True
+    voters, n = s.voters, ctx.b.voters
+    for m in net:  # the fast form of network_shape_error (which says what is wrong): keep the two in step
+        kind = m[0]
+        si, di, ei, _ = _POS[kind]
+        src, dst = m[si], m[di]
+        if src == dst or not (0 <= src < len(voters) and 0 <= dst < len(voters)):
+            return False
+        if (src >= n or dst >= n) and (kind in _VOTER_ONLY or (kind == FETCH and dst >= n) or (
+                kind == FETCH_RESP and src >= n)):
+            return False
+        w = voters[src]
+        if m[ei] > w.epoch or (kind == END_EPOCH and w.role == LEADER and w.epoch == m[ei]):
+            return False
+    return True
 
 
 def _elected(s: QState, epoch: int, leader: int) -> bool:
@@ -130,7 +153,16 @@ def premise_leader_ids(s: QState, ctx: Ctx) -> bool:
     premise=premise_leader_ids,
 )
 def leader_ids_elected(s: QState, ctx: Ctx) -> bool:
-    return leader_ids_error(s) is None
+    leaders = s.hist.leaders  # the fast form of leader_ids_error (which says what is wrong): keep the two in step
+    for v in s.voters:
+        ldr = v.leader
+        if ldr >= 0 and not leaders[v.epoch] >> ldr & 1:
+            return False
+    for m in s.net:
+        _, _, ei, li = _POS[m[0]]
+        if li >= 0 and m[li] >= 0 and not leaders[m[ei]] >> m[li] & 1:
+            return False
+    return True
 
 
 _ANNOUNCEMENTS = {"receive_begin_epoch": BEGIN_EPOCH, "receive_end_epoch": END_EPOCH}

@@ -32,9 +32,11 @@ from kraftcheck.model.quorum.state import (
 from kraftcheck.spec.quorum import SPEC
 from kraftcheck.spec.quorum_views import (
     leader_after_resignation,
+    leader_ids_elected,
     leader_ids_error,
     message_epoch,
     message_field,
+    network_shape,
     network_shape_error,
     observer_caught_up,
 )
@@ -92,11 +94,14 @@ def test_network_shape_refuses_what_kafka_never_sends() -> None:
         "ahead of its sender": _fetch(1, 0, 2),
         "still leads": msg(END_EPOCH, src=0, dst=1, epoch=1),
     }
+    observer = ctx(voters=2, observers=1)  # node 2 is an observer
     for words, m in bad.items():
-        error = network_shape_error(state(nodes, [m], leaders=(0, 1, 0, 0)), 2)  # node 2 is an observer
+        s = state(nodes, [m], leaders=(0, 1, 0, 0))
+        error = network_shape_error(s, 2)
         assert error is not None and words in error, (words, error)
-    resigned = [voter(RESIGNED, 1, 0, 0), *nodes[1:]]
-    assert network_shape_error(state(resigned, [msg(END_EPOCH, src=0, dst=1, epoch=1)], (0, 1, 0, 0)), 3) is None
+        assert not network_shape.pred(s, observer), words  # the fast form the checker runs agrees
+    resigned = state([voter(RESIGNED, 1, 0, 0), *nodes[1:]], [msg(END_EPOCH, src=0, dst=1, epoch=1)], (0, 1, 0, 0))
+    assert network_shape_error(resigned, 3) is None and network_shape.pred(resigned, ctx())
 
 
 def test_leader_ids_name_the_elected_voter() -> None:
@@ -106,12 +111,16 @@ def test_leader_ids_name_the_elected_voter() -> None:
                       leaders=(0, 1, 0, 0))
     assert "node 2 reports leader 2 of epoch 0" in (leader_ids_error(unelected) or "")  # epoch 0 elected nobody
     good = state([voter(LEADER, 1, 0, 0), voter(FOLLOWER, 1, NONE, 0)], leaders=(0, 1, 0, 0))
-    assert leader_ids_error(good) is None
+    assert leader_ids_error(good) is None and leader_ids_elected.pred(good, ctx())
+    assert not leader_ids_elected.pred(unelected, ctx())
     wrong = state([voter(LEADER, 1, 0, 0), voter(FOLLOWER, 1, NONE, 2)], leaders=(0, 1, 0, 0))
     assert "node 1 reports leader 2 of epoch 1" in (leader_ids_error(wrong) or "")
+    assert not leader_ids_elected.pred(wrong, ctx())
     answer = msg(FETCH_RESP, src=1, dst=0, epoch=1, leader=1, error=OK, div_epoch=NONE, div_end=NONE, offset=0,
                  entries=(), hw=0)
-    assert "names leader 1 of epoch 1" in (leader_ids_error(state(list(good.voters), [answer], (0, 1, 0, 0))) or "")
+    named = state(list(good.voters), [answer], (0, 1, 0, 0))
+    assert "names leader 1 of epoch 1" in (leader_ids_error(named) or "")
+    assert not leader_ids_elected.pred(named, ctx())
 
 
 def test_resignation_and_observer_targets_need_their_bound() -> None:
