@@ -35,6 +35,7 @@ from kraftcheck.model.quorum.state import (
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 from kraftcheck.spec.quorum_liveness import LIVENESS
 from kraftcheck.spec.quorum_shape import state_shape
+from kraftcheck.spec.quorum_views import VIEWS
 
 
 # ---- premises: the situation in which each safety property could fail (spec/core.py); an exhaustive run that never
@@ -488,6 +489,7 @@ SPEC = Spec(
         value_committed,
         follower_truncated,
         second_leader,
+        *VIEWS,  # spec/quorum_views.py: every node's view, the network, resignation and observer targets
         *LIVENESS,  # spec/quorum_liveness.py
     ],
     family="kraft",

@@ -366,7 +366,7 @@ def _after_table(out: str) -> list[str]:
 
 def test_the_main_job_prints_the_table_then_few_notes_then_the_verdict(capsys: pytest.CaptureFixture[str],
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fifteen runs (every KRaft model's main-job profiles) at a small limit: the same notes came once per profile
+    """Seventeen runs (every KRaft model's main-job profiles) at a small limit: the same notes came once per profile
     (35 lines); now each distinct note once,
     at most ten lines, and the verdict last."""
     assert main(["check", "--quiet", "--max-states", "300"]) == 15

@@ -167,8 +167,8 @@ def test_an_observer_catches_up_without_ever_counting() -> None:
         o = s.voters[ctx.b.voters]
         return any(o.log[i][1] > 0 for i in range(o.hw))
 
-    spec = SPEC.derive(add=[Reachable("ObserverCaughtUp", observer_caught_up, "an observer holds a committed "
-                                      "client record below its high watermark", "test")])
+    spec = SPEC.derive(add=[Reachable("ObserverHoldsClientRecord", observer_caught_up, "an observer holds a "
+                                      "committed client record below its high watermark", "test")])
     r = check(spec, bounds={"observers": 1, "max_restarts": 0, "max_dups": 0, "loss": False})
     assert r.violated_property is None and r.unreached_targets == [], (r.verdict, r.unreached_targets)
     assert set(r.vacuous_properties) <= {"VotePersistence", "HighWatermarkMonotonic"}

@@ -98,7 +98,20 @@ QUORUM.profile("unreduced", "every reduction off (any message lost, requests too
                "hides a bug class (unreached alone: the restart premises are the default's)",
                bounds={"lose_responses_only": False, "resend_when_lost": False, "max_restarts": 0},
                states=129_014, seconds=10)
-QUORUM.main_profiles = ("default", "duplication", "faults", "unreduced")
+# narrow profiles (issue 30 item 2): one dimension past the balanced profiles, the rest at their minimum.  Two voters
+# let a broadcast (EndQuorumEpoch) fit in the one network slot: at three voters it needs max_msgs=2, which costs 20x
+QUORUM.profile("resign", "narrow: graceful resignation (EndQuorumEpoch) and a third epoch, two voters, any message "
+               "lost (requests too, so that an EndQuorumEpoch can reach a voter that missed BeginQuorumEpoch), no "
+               "restart nor check-quorum resignation: the balanced profiles never send EndQuorumEpoch (a broadcast "
+               "needs a free slot per other voter)",
+               bounds={"voters": 2, "max_epoch": 3, "max_resigns": 1, "max_restarts": 0, "max_quorum_epoch": 0,
+                       "lose_responses_only": False},
+               states=10_170, seconds=2)
+QUORUM.profile("observer", "narrow: one observer (a broker fetching the log without voting) beside two voters, no "
+               "restart nor check-quorum resignation: the balanced profiles have no observer",
+               bounds={"voters": 2, "observers": 1, "max_restarts": 0, "max_quorum_epoch": 0},
+               states=4_991, seconds=1)
+QUORUM.main_profiles = ("default", "duplication", "faults", "unreduced", "resign", "observer")
 # full, deep and observers: not re-measured since check quorum became the default (2026-11-27); their figures before
 # it are in their docs, and `list` shows none until they are measured again
 QUORUM.profile("full", "every fault kind and a client record in one run (the main job's default before 2026-11-24; "
