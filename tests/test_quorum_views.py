@@ -19,6 +19,7 @@ from kraftcheck.model.quorum.state import (
     FOLLOWER,
     LEADER,
     MESSAGE_FIELDS,
+    MESSAGE_TYPES,
     NONE,
     OK,
     RESIGNED,
@@ -55,7 +56,7 @@ def voter(role: int = UNATTACHED, epoch: int = 0, voted: int = NONE, leader: int
 def msg(kind: int, **fields: Any) -> tuple[Any, ...]:
     """A message of ``kind`` from its fields by name (``cur`` defaults to True where the kind has it)."""
     fields = {"kind": kind, "cur": True, **fields}
-    return tuple(fields[f] for f in MESSAGE_FIELDS[kind])
+    return MESSAGE_TYPES[kind](**{f: fields[f] for f in MESSAGE_FIELDS[kind]})
 
 
 def state(voters: list[Voter], net: Any = (), leaders: tuple[int, ...] = (0, 0, 0, 0), resigns: int = 0) -> QState:
