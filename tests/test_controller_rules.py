@@ -278,6 +278,25 @@ def test_deposed_controller_acts_on_its_own_uncommitted_writes_then_reverts_them
     assert not standby.pred(u, mutated)  # type: ignore[union-attr]
 
 
+def test_history_flags_turn_on_only_with_their_event() -> None:
+    """HistoryFlagsRecordTheirEvents: zombie_reverted set by a renounce that reverted nothing, or stale_rejected by
+    a request rejected for its broker epoch, would report DeposedControllerReverts or AlterPartitionRejectedStale
+    reached when no run reached them."""
+    flags = SPEC.property_named("HistoryFlagsRecordTheirEvents")
+    assert flags is not None
+    s = _registered_broker_state()
+    s = next(iter(A.commit(s, CTX)))  # controller 0's registration entry is committed: nothing of its own is left
+    s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and e == 2)
+    t = next(t for (c,), t in A.renounce(s, CTX) if c == 0)
+    assert not t.zombie_reverted and flags.pred(s, ("renounce", (0,)), t, CTX)  # type: ignore[call-arg]
+    lying = attrs.evolve(t, zombie_reverted=True)
+    assert not flags.pred(s, ("renounce", (0,)), lying, CTX)  # type: ignore[call-arg]
+    assert not flags.pred(s, ("commit", ()), attrs.evolve(s, stale_rejected=True), CTX)  # type: ignore[call-arg]
+    # an AlterPartition from broker 0 with its own (current) epochs is no stale rejection
+    step = ("alter_isr", (0, 0, (0,), -1, 1))
+    assert not flags.pred(s, step, attrs.evolve(s, stale_rejected=True), CTX)  # type: ignore[call-arg]
+
+
 def test_leader_writes_to_the_quorum_log() -> None:
     s = _registered_broker_state()
     s = next(iter(A.commit(s, CTX)))
