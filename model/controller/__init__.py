@@ -80,6 +80,12 @@ CONTROLLER.variant(A.V_NO_EPOCH_CHECK, "the quorum accepts a write tagged with a
 CONTROLLER.variant(A.V_NO_REVERT, "a deposed controller renounces without reverting what it wrote while deposed "
                    "(QuorumController.renounce without revertToSnapshot)", kind="mutation",
                    expect="StandbyHoldsOnlyCommitted")
+CONTROLLER.variant(A.V_KAFKA_13100, "Kafka 3.0 before KAFKA-13100: a controller takes no in-memory snapshot when it "
+                   "claims, so a controller deposed before any batch of its own commits finds no snapshot at its "
+                   "last committed offset; revertToSnapshot throws and renounce leaves its uncommitted records in "
+                   "memory", kind="mutation", expect="StandbyHoldsOnlyCommitted",
+                   # a claim after a committed entry (epoch 2), then a deposal (epoch 3) with a write of its own
+                   bounds={"max_epoch": 3, "brokers": 1, "max_log": 2, "max_session_expiries": 0})
 CONTROLLER.variant(A.V_READ_AT_ONCE, "a request that writes nothing is answered at once, not after the controller's "
                    "pending writes commit (QuorumController.ControllerWriteEvent.run without "
                    "deferredEventQueue.highestPendingOffset)", kind="mutation",
