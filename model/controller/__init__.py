@@ -161,7 +161,15 @@ CONTROLLER.profile("unreduced", "every reduction off, small: a broker may crash 
                    bounds={"restartable_crashes_only": False, "crash_while_fenced_only": False, "max_restarts": 1,
                            "max_epoch": 1, "max_shutdowns": 0, "max_log": 4},
                    states=31_874, seconds=6.3)
-CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced")
+CONTROLLER.profile("gone", "narrow (issue 30): a broker that crashes for good while unfenced after a live session "
+                   "expiry used the fault budget, so only maybeFenceStaleBrokers' rule for a gone process can fence "
+                   "it (GoneBrokerFenced); every reduction off, one controller and epoch, a log of five entries; "
+                   "broker 0's binary is too old to register (it keeps retrying), which keeps a second broker running "
+                   "at no log cost",
+                   bounds={"restartable_crashes_only": False, "crash_while_fenced_only": False, "controllers": 1,
+                           "max_epoch": 1, "max_log": 5, "max_restarts": 0, "old_brokers": 1},
+                   states=994, seconds=0.7)
+CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
                    "offset were added)",
