@@ -236,7 +236,8 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     # model its unreduced profile (issue 30: no reduction hides a bug class from the main job)
     assert runs == [("quorum", "default"), ("quorum", "duplication"), ("quorum", "faults"), ("quorum", "unreduced"),
                     ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
-                    ("controller", "unreduced"), ("controller", "gone"), ("migration", "default"),
+                    ("controller", "unreduced"), ("controller", "gone"), ("controller", "shutdown"),
+                    ("migration", "default"),
                     ("migration", "unreduced"),
                     ("reassign", "default"), ("reassign", "faults"), ("reassign", "unreduced"),
                     ("features", "default"), ("features", "unreduced")]

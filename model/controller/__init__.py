@@ -169,7 +169,13 @@ CONTROLLER.profile("gone", "narrow (issue 30): a broker that crashes for good wh
                    bounds={"restartable_crashes_only": False, "crash_while_fenced_only": False, "controllers": 1,
                            "max_epoch": 1, "max_log": 5, "max_restarts": 0, "old_brokers": 1},
                    states=994, seconds=0.7)
-CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone")
+CONTROLLER.profile("shutdown", "narrow (issue 30): a controlled shutdown with room left in the log after it (six "
+                   "entries: two registrations, two unfencings, the controlled shutdown and one more), so a broker "
+                   "kept in controlled shutdown is a lasso of ControlledShutdownCompletes rather than a run cut at "
+                   "max_log; one controller and epoch, no session expiry",
+                   bounds={"max_log": 6, "max_shutdowns": 1, "controllers": 1, "max_epoch": 1,
+                           "max_session_expiries": 0}, states=6_388, seconds=2.3)
+CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone", "shutdown")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
                    "offset were added)",
