@@ -30,6 +30,7 @@ from kraftcheck.spec.controller_targets import (
     alter_rejected_stale,
     failover,
     fenced_then_unfenced,
+    history_flags_true,
     shutdown_moves_leadership,
     zombie_reverted,
 )
@@ -486,6 +487,7 @@ SPEC = Spec(
         fenced_then_unfenced,
         shutdown_moves_leadership,
         alter_rejected_stale,
+        history_flags_true,
         *LIVENESS,  # spec/controller_liveness.py
         *REASSIGN_PROPERTIES,  # KIP-455 (spec/controller_reassign.py)
     ],

@@ -1,15 +1,19 @@
 """Reachability targets of the quorum controller model: the situations a check must reach so that its properties
 are not checked vacuously (failover, a deposed controller reverting, fencing and unfencing, a controlled shutdown
-moving leadership, a stale AlterPartition).  The properties themselves are in ``spec/controller.py``."""
+moving leadership, a stale AlterPartition), and the action property that keeps the history flags two of them read
+honest.  The properties themselves are in ``spec/controller.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kraftcheck.model.controller import metadata_log as mlog
+from kraftcheck.model.controller.image import image_of
 from kraftcheck.model.controller.state import CS, FENCE, K_SHUTDOWN, NO_LEADER, PART_KINDS, UNFENCE, Bounds, State
 from kraftcheck.model.core import Context
-from kraftcheck.spec.core import reachable
+from kraftcheck.spec.core import action_property, reachable
+
+Step = tuple[str, tuple[Any, ...]]
 
 # ---- reachability targets --------------------------------------------------------------------------------------------
 
@@ -76,3 +80,52 @@ def shutdown_moves_leadership(s: State, ctx: Context[Bounds]) -> bool:
 )
 def alter_rejected_stale(s: State, ctx: Context[Bounds]) -> bool:
     return s.stale_rejected
+
+
+# ---- the history flags the targets above read ------------------------------------------------------------------------
+
+
+def _held_own_writes(s: State, c: int) -> bool:
+    """Controller ``c`` holds in memory an entry it wrote that the quorum's log does not hold (at that offset)."""
+    log = s.ml.log
+    return any(e.by == c and (i >= len(log) or log[i] != e) for i, e in enumerate(mlog.own_log(s.ml, c)))
+
+
+def _alter_rejected_for_stale_epoch(s: State, params: tuple[Any, ...], b: Bounds) -> bool:
+    """The AlterPartition of step ``alter_isr(params)`` carries the leader epoch and partition epoch of the image
+    its sender applied; the handling controller's image has the sender's current registration, and a different
+    leader epoch (FENCED_LEADER_EPOCH) or, with the sender as leader, a different partition epoch
+    (INVALID_UPDATE_VERSION): ReplicationControlManager.alterPartition's order of checks (3.9)."""
+    x, p, _isr, _ep, c = params
+    br = s.brokers[x]
+    mine = image_of(mlog.own_log(s.ml, c), b.brokers, b.partitions, b.replication_factor)
+    sent = image_of(s.ml.log[: br.applied], b.brokers, b.partitions, b.replication_factor).parts[p]
+    reg, part = mine.regs[x], mine.parts[p]
+    if reg is None or reg.epoch != br.epoch:
+        return False  # STALE_BROKER_EPOCH comes first
+    return sent.le != part.le or (part.leader == x and sent.pe != part.pe)
+
+
+def flag_step(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    """a deposed controller renounces, or an AlterPartition reaches a controller"""
+    return step[0] in ("renounce", "alter_isr")
+
+
+@action_property(
+    "HistoryFlagsRecordTheirEvents",
+    "the history flags the reachability targets read turn on only on a step that does what they record: "
+    "zombie_reverted on the renouncement of a controller that held entries of its own the quorum's log lacks, "
+    "stale_rejected on an AlterPartition rejected for a stale leader or partition epoch",
+    "no Kafka rule: the evidence behind DeposedControllerReverts and AlterPartitionRejectedStale (a target reached "
+    "through a wrong flag would report a premise as covered that no run reached; QuorumController.renounce, "
+    "ReplicationControlManager.alterPartition, 3.9)",
+    premise=flag_step,
+)
+def history_flags_true(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
+    if t.zombie_reverted and not s.zombie_reverted:
+        if step[0] != "renounce" or not _held_own_writes(s, step[1][0]):
+            return False
+    if t.stale_rejected and not s.stale_rejected:
+        if step[0] != "alter_isr" or not _alter_rejected_for_stale_epoch(s, step[1], ctx.b):
+            return False
+    return True

@@ -237,9 +237,10 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     assert runs == [("quorum", "default"), ("quorum", "duplication"), ("quorum", "faults"), ("quorum", "unreduced"),
                     ("quorum", "resign"), ("quorum", "observer"),
                     ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
-                    ("controller", "unreduced"), ("migration", "default"), ("migration", "unreduced"),
-                    ("migration", "stale-reads"), ("reassign", "default"), ("reassign", "faults"),
-                    ("reassign", "unreduced"), ("reassign", "expiries"), ("reassign", "crashes"),
+                    ("controller", "unreduced"), ("controller", "gone"), ("controller", "shutdown"),
+                    ("migration", "default"), ("migration", "unreduced"), ("migration", "stale-reads"),
+                    ("reassign", "default"), ("reassign", "faults"), ("reassign", "unreduced"),
+                    ("reassign", "expiries"), ("reassign", "crashes"),
                     ("features", "default"), ("features", "unreduced"), ("features", "ranges")]
 
 

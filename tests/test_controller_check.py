@@ -33,7 +33,7 @@ def test_main_profiles_together_reach_every_target_and_premise() -> None:
 
     default, crash = check(SPEC), check(SPEC, profile="crash")
     reassign = check(SPEC, profile="reassign")
-    assert CONTROLLER.main_profiles == ("default", "crash", "reassign", "unreduced")
+    assert CONTROLLER.main_profiles == ("default", "crash", "reassign", "unreduced", "gone", "shutdown")
     assert default.violated_property is None and crash.violated_property is None
     assert reassign.violated_property is None
     # the default names what it leaves out instead of passing it as ok

@@ -278,6 +278,50 @@ def test_deposed_controller_acts_on_its_own_uncommitted_writes_then_reverts_them
     assert not standby.pred(u, mutated)  # type: ignore[union-attr]
 
 
+def test_history_flags_turn_on_only_with_their_event() -> None:
+    """HistoryFlagsRecordTheirEvents: zombie_reverted set by a renounce that reverted nothing, or stale_rejected by
+    a request rejected for its broker epoch, would report DeposedControllerReverts or AlterPartitionRejectedStale
+    reached when no run reached them."""
+    flags = SPEC.property_named("HistoryFlagsRecordTheirEvents")
+    assert flags is not None
+    s = _registered_broker_state()
+    s = next(iter(A.commit(s, CTX)))  # controller 0's registration entry is committed: nothing of its own is left
+    s = next(t for (c, e, k), t in A.elect(s, CTX) if c == 1 and e == 2)
+    t = next(t for (c,), t in A.renounce(s, CTX) if c == 0)
+    assert not t.zombie_reverted and flags.pred(s, ("renounce", (0,)), t, CTX)  # type: ignore[call-arg]
+    lying = attrs.evolve(t, zombie_reverted=True)
+    assert not flags.pred(s, ("renounce", (0,)), lying, CTX)  # type: ignore[call-arg]
+    assert not flags.pred(s, ("commit", ()), attrs.evolve(s, stale_rejected=True), CTX)  # type: ignore[call-arg]
+    # an AlterPartition from broker 0 with its own (current) epochs is no stale rejection
+    step = ("alter_isr", (0, 0, (0,), -1, 1))
+    assert not flags.pred(s, step, attrs.evolve(s, stale_rejected=True), CTX)  # type: ignore[call-arg]
+
+
+def test_kafka_13100_revert_point_without_a_snapshot_keeps_uncommitted_records() -> None:
+    """KAFKA-13100 (Kafka 3.0): a controller took no in-memory snapshot when it claimed, so one deposed before any
+    batch of its own committed found none at its last committed offset, and renounce left its records in memory.
+    Driven in the order Kafka allows: controller 1 claims epoch 2 only after the registration committed."""
+    needs = CONTROLLER.variants["KAFKA-13100"].needs
+    bugged = CONTROLLER.context(attrs.evolve(B, **needs), ["KAFKA-13100"])
+    fixed = CONTROLLER.context(attrs.evolve(B, **needs))
+    s = State(mlog.initial(2), (Broker(proc=FENCED, inc=1),))
+    s = next(t for (c, e, k), t in A.elect(s, fixed) if (c, e) == (0, 1))
+    s = next(t for (x, c), t in A.register(s, fixed) if c == 0)
+    s = next(iter(A.commit(s, fixed)))  # the registration is committed
+    s = next(t for (c, e, k), t in A.elect(s, fixed) if (c, e) == (1, 2))  # controller 1 claims at offset 1
+    s = next(t for (x,), t in A.fetch(s, fixed))
+    s = next(t for (x, c), t in A.heartbeat(s, fixed) if c == 1)  # it unfences broker 0: offset 1, uncommitted
+    s = next(t for (c, e, k), t in A.elect(s, fixed) if (c, e, k) == (0, 3, 1))  # deposed before that commits
+    assert mlog.is_zombie(s.ml, 1) and len(mlog.own_log(s.ml, 1)) == 2
+    standby = SPEC.property_named("StandbyHoldsOnlyCommitted")
+    assert standby is not None
+    reverted = next(t for (c,), t in A.renounce(s, fixed) if c == 1)
+    assert standby.pred(reverted, fixed)  # type: ignore[call-arg]
+    kept = next(t for (c,), t in A.renounce(s, bugged) if c == 1)
+    assert not kept.ml.active[1] and len(mlog.own_log(kept.ml, 1)) == 2
+    assert not standby.pred(kept, bugged)  # type: ignore[call-arg]
+
+
 def test_leader_writes_to_the_quorum_log() -> None:
     s = _registered_broker_state()
     s = next(iter(A.commit(s, CTX)))

@@ -5,20 +5,32 @@ like a stuck broker."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kraftcheck import check
-from kraftcheck.checker.api import replay_trace
+from kraftcheck.checker.api import make_context, replay_trace
 from kraftcheck.checker.traces.itf import parse_itf, to_itf, write_itf
 from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.migration import MIGRATION
 from kraftcheck.model.reassign import REASSIGN
 from kraftcheck.spec.controller import SPEC as CONTROLLER_SPEC
-from kraftcheck.spec.controller_liveness import none_registered_fenced, some_registered_fenced
+from kraftcheck.spec.controller_liveness import (
+    none_gone_unfenced,
+    none_registered_fenced,
+    none_stopping,
+    some_gone_unfenced,
+    some_registered_fenced,
+    some_stopping,
+)
 from kraftcheck.spec.core import Spec
-from kraftcheck.spec.liveness import leads_to
+from kraftcheck.spec.liveness import LivenessProperty, leads_to
+
+Pred = Callable[[Any, Any], bool]
 
 CASES = {  # model -> (mutation, property, bounds small enough for the default suite)
     "controller": ("heartbeat-stale-offset", "RegisteredBrokerUnfenced", {"max_epoch": 1}),
@@ -74,6 +86,41 @@ def test_controller_log_bound_is_a_cut_not_a_stuck_broker() -> None:
     r = check("controller", bounds=bounds)
     assert r.manifest["liveness"]["properties"]["RegisteredBrokerUnfenced"].startswith("holds")
     assert r.manifest["liveness"]["cut_states"] > 0
+
+
+def _judged(verdict: str) -> int:
+    """How many states a liveness property held on judged as its trigger's ('holds (574 bad states judged, ...)')."""
+    m = re.match(r"holds \((\d+) bad states judged", verdict)
+    assert m, verdict
+    return int(m.group(1))
+
+
+# a controlled shutdown in one controller epoch (941 states); a broker that may crash for good at any time (2,257)
+SHUTDOWN = {"max_epoch": 1, "max_shutdowns": 1, "max_log": 4, "max_session_expiries": 0}
+GONE = {"max_epoch": 1, "max_log": 4, "max_session_expiries": 0, "max_restarts": 0,
+        "restartable_crashes_only": False, "crash_while_fenced_only": False}
+
+
+@pytest.mark.parametrize(("prop", "trigger", "needed", "bounds"), [
+    (none_stopping, some_stopping, "stopping-beyond-max-log", SHUTDOWN),
+    (none_gone_unfenced, some_gone_unfenced, "fence-gone", GONE),
+])
+def test_controller_shutdown_and_gone_broker_liveness(prop: LivenessProperty, trigger: Pred, needed: str,
+                                                      bounds: dict[str, Any]) -> None:
+    """ControlledShutdownCompletes and GoneBrokerFenced hold with their premise reached, and each needs the fairness
+    family it names: without the log-bound cut a controlled shutdown whose records do not fit sits in Stopping
+    forever; without the session timeout of a gone broker being fair its registration stays unfenced forever."""
+    safety = [p for p in CONTROLLER_SPEC.properties if p.kind != "liveness"]
+    r = check(Spec(CONTROLLER, [*safety, none_registered_fenced, prop]), bounds=bounds)
+    assert r.violated_property is None, r.summary()
+    assert _judged(r.manifest["liveness"]["properties"][prop.name]) > 0  # the trigger was reached: not vacuous
+    without = [f.name for f in CONTROLLER.fairness if f.name != needed]
+    weaker = leads_to(f"{prop.name}Without", trigger, "as the property, one assumption less", "test",
+                      assumes=without)(prop.pred)
+    r = check(Spec(CONTROLLER, [*safety, none_registered_fenced, weaker]), bounds=bounds)
+    assert (r.verdict, r.violated_property) == ("liveness", f"{prop.name}Without"), r.summary()
+    assert r.trace is not None and r.trace.loop is not None
+    assert trigger(r.trace.states()[-1], make_context(CONTROLLER_SPEC, [], bounds))  # the loop is in the trigger
 
 
 @pytest.mark.slow  # about 40 s: the whole default migration graph, judged twice

@@ -80,6 +80,12 @@ CONTROLLER.variant(A.V_NO_EPOCH_CHECK, "the quorum accepts a write tagged with a
 CONTROLLER.variant(A.V_NO_REVERT, "a deposed controller renounces without reverting what it wrote while deposed "
                    "(QuorumController.renounce without revertToSnapshot)", kind="mutation",
                    expect="StandbyHoldsOnlyCommitted")
+CONTROLLER.variant(A.V_KAFKA_13100, "Kafka 3.0 before KAFKA-13100: a controller takes no in-memory snapshot when it "
+                   "claims, so a controller deposed before any batch of its own commits finds no snapshot at its "
+                   "last committed offset; revertToSnapshot throws and renounce leaves its uncommitted records in "
+                   "memory", kind="mutation", expect="StandbyHoldsOnlyCommitted",
+                   # a claim after a committed entry (epoch 2), then a deposal (epoch 3) with a write of its own
+                   bounds={"max_epoch": 3, "brokers": 1, "max_log": 2, "max_session_expiries": 0})
 CONTROLLER.variant(A.V_READ_AT_ONCE, "a request that writes nothing is answered at once, not after the controller's "
                    "pending writes commit (QuorumController.ControllerWriteEvent.run without "
                    "deferredEventQueue.highestPendingOffset)", kind="mutation",
@@ -155,7 +161,21 @@ CONTROLLER.profile("unreduced", "every reduction off, small: a broker may crash 
                    bounds={"restartable_crashes_only": False, "crash_while_fenced_only": False, "max_restarts": 1,
                            "max_epoch": 1, "max_shutdowns": 0, "max_log": 4},
                    states=31_874, seconds=6.3)
-CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced")
+CONTROLLER.profile("gone", "narrow (issue 30): a broker that crashes for good while unfenced after a live session "
+                   "expiry used the fault budget, so only maybeFenceStaleBrokers' rule for a gone process can fence "
+                   "it (GoneBrokerFenced); every reduction off, one controller and epoch, a log of five entries; "
+                   "broker 0's binary is too old to register (it keeps retrying), which keeps a second broker running "
+                   "at no log cost",
+                   bounds={"restartable_crashes_only": False, "crash_while_fenced_only": False, "controllers": 1,
+                           "max_epoch": 1, "max_log": 5, "max_restarts": 0, "old_brokers": 1},
+                   states=994, seconds=0.7)
+CONTROLLER.profile("shutdown", "narrow (issue 30): a controlled shutdown with room left in the log after it (six "
+                   "entries: two registrations, two unfencings, the controlled shutdown and one more), so a broker "
+                   "kept in controlled shutdown is a lasso of ControlledShutdownCompletes rather than a run cut at "
+                   "max_log; one controller and epoch, no session expiry",
+                   bounds={"max_log": 6, "max_shutdowns": 1, "controllers": 1, "max_epoch": 1,
+                           "max_session_expiries": 0}, states=6_388, seconds=2.3)
+CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone", "shutdown")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
                    "offset were added)",

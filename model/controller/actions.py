@@ -64,6 +64,7 @@ V_NO_EPOCH_CHECK = "quorum-skips-epoch-check"
 V_IGNORE_BROKER_EPOCH = "heartbeat-ignores-broker-epoch"
 V_STALE_OFFSET = "heartbeat-stale-offset"  # liveness mutation: the heartbeat offset never passes the registration
 V_NO_REVERT = "renounce-keeps-uncommitted"
+V_KAFKA_13100 = "KAFKA-13100"  # the claim takes no in-memory snapshot: a later revert finds none (Kafka 3.0)
 V_READ_AT_ONCE = "read-reply-at-once"
 V_IGNORE_REPLICA_EPOCH = "alter-partition-ignores-replica-epoch"
 V_IGNORE_LOWEST_ACTIVE = "shutdown-ignores-lowest-active-offset"
@@ -174,10 +175,28 @@ def renounce(s: State, ctx: Context[Bounds]) -> Succ:
     renounce): it reverts what it wrote since it was deposed, and the requests waiting on those writes fail
     (deferredEventQueue.failAll, NOT_CONTROLLER).  Under ``renounce-keeps-uncommitted`` it keeps them in memory."""
     for c in range(ctx.b.controllers):
-        ml = mlog.renounce(s.ml, c, revert=not ctx.on(V_NO_REVERT))
+        revert = not ctx.on(V_NO_REVERT) and not (ctx.on(V_KAFKA_13100) and not _snapshot_at_revert_point(s.ml, c))
+        ml = mlog.renounce(s.ml, c, revert=revert)
         if ml is not None:
             reverted = s.zombie_reverted or _wrote_uncommitted(s.ml, c)
             yield (c,), settle(with_state(s, ml=ml, zombie_reverted=reverted), ctx.b)
+
+
+def _snapshot_at_revert_point(ml: mlog.MetaLog, c: int) -> bool:
+    """Deposed controller ``c`` holds an in-memory snapshot at its last committed offset, where renounce reverts
+    (SnapshotRegistry.revertToSnapshot(lastCommittedOffset)), as Kafka 3.0 took them before KAFKA-13100: one before
+    the log's first entry (offset -1) and one at the end of each batch it wrote as leader, none at the offset it
+    claimed at.  The revert point is the committed prefix its own log shares with the quorum's; the claim point the
+    end of the log it kept when elected (Kafka claims once caught up to the epoch start offset): its first entry of
+    its own epoch, or the end of its log if it wrote none.  A revert point below the claim point is one Kafka never
+    reaches (that controller would not have claimed yet; FIDELITY C1), so only the claim point itself lacks one.
+    (Since KAFKA-13100 the claim takes a snapshot, so every revert point has one: the default needs no check.)"""
+    mine, log = mlog.own_log(ml, c), ml.log
+    point = 0
+    while point < min(ml.hw, len(mine)) and mine[point] == log[point]:
+        point += 1
+    claim = next((i for i, e in enumerate(mine) if e.epoch == ml.ctrl_epoch[c]), len(mine))
+    return point == 0 or point != claim
 
 
 def _wrote_uncommitted(ml: mlog.MetaLog, c: int) -> bool:
