@@ -44,7 +44,6 @@ KNOWN: dict[str, int] = {
     "model/migration/takeover.py": 5,
     "model/migration/zk_controller.py": 5,
     "model/reassign/__init__.py": 1,
-    "model/reassign/controller.py": 16,
     "model/zookeeper.py": 11,
 }
 

@@ -37,7 +37,7 @@ Ctx = Context[Bounds]
 
 
 def _fence(x: Ctl) -> zkm.Op:
-    return zkm.Check(CONTROLLER_EPOCH, x.epoch_version)
+    return zkm.Check(path=CONTROLLER_EPOCH, version=x.epoch_version)
 
 
 def _watcher(c: int, x: Ctl) -> Any:
@@ -61,23 +61,24 @@ def elect(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
         if x.active or sess not in s.zk.sessions:
             continue
         v = zkm.version(s.zk, CONTROLLER_EPOCH)
-        zk, code = zkm.multi(s.zk, (zkm.Check(CONTROLLER_EPOCH, v if v is not None else -1),
-                                    zkm.Create(CONTROLLER, c, sess),
-                                    zkm.SetData(CONTROLLER_EPOCH, zkm.data(s.zk, CONTROLLER_EPOCH) + 1)))
+        zk, code = zkm.multi(s.zk, (zkm.Check(path=CONTROLLER_EPOCH, version=v if v is not None else -1),
+                                    zkm.Create(path=CONTROLLER, data=c, owner=sess),
+                                    zkm.SetData(path=CONTROLLER_EPOCH, data=zkm.data(s.zk, CONTROLLER_EPOCH) + 1)))
         if code != zkm.OK:
             continue
         created = s.created
         # 1. a context for each reassignment in /admin/reassignments
         node = zkm.get(zk, CHILD)
-        rctx = None if node is None else Reassign(node.data[0], node.data[1], node.data[2], node.czxid)
+        rctx = None if node is None else Reassign(target=node.data[0], top=node.data[1], legacy=node.data[2],
+                                                  czxid=node.czxid)
         if rctx is None and ctx.on("kafka-5310"):
             rctx = x.ctx  # KAFKA-5310: partitionsBeingReassigned ++= what ZooKeeper holds, the stale entry kept
         if rctx is not None and ctx.on("kafka-4214") and any(r in s.down for r in rctx.target):
             # KAFKA-4214 (before 0.10.1): a failover fails a reassignment whose new replicas are not all alive,
             # removing it from ZooKeeper with the partition half moved
-            ops: list[zkm.Op] = [zkm.Delete(CHILD), zkm.Delete(TOPIC_NODE)]
+            ops: list[zkm.Op] = [zkm.Delete(path=CHILD), zkm.Delete(path=TOPIC_NODE)]
             if rctx.legacy and zkm.exists(zk, LEGACY):
-                ops.append(zkm.Delete(LEGACY))
+                ops.append(zkm.Delete(path=LEGACY))
             zk, _ = zkm.multi(zk, ops)
             rctx = None
         zk = zkm.watch(zk, sess, zkm.DATA, LEGACY)  # exists(/admin/reassign_partitions, watch)
@@ -142,7 +143,7 @@ def _apply_request(s: RState, c: int, x: Ctl, name: str, req: Any, ctx: Ctx, del
     assigned, leader, isr = part(s)
     ops: list[zkm.Op] = [_fence(x)]
     if delete:
-        ops.append(zkm.Delete(name))
+        ops.append(zkm.Delete(path=name))
     rctx = x.ctx
     done = s.handled | {name}
     ignore_flag = ctx.on("ignore-legacy-flag")
@@ -155,12 +156,12 @@ def _apply_request(s: RState, c: int, x: Ctl, name: str, req: Any, ctx: Ctx, del
             zk, code = zkm.multi(s.zk, ops)  # 1.a: a warning, the reassignment is ignored
             return None if code != zkm.OK else replace(s, zk=zk, handled=done)
         if not zkm.exists(s.zk, TOPIC_NODE):
-            ops.append(zkm.Create(TOPIC_NODE, None))
-        ops.append(zkm.Create(CHILD, (target, top, legacy)))
+            ops.append(zkm.Create(path=TOPIC_NODE, data=None))
+        ops.append(zkm.Create(path=CHILD, data=(target, top, legacy)))
     else:
         top = rctx.top
         if target != rctx.target:
-            ops.append(zkm.SetData(CHILD, (target, top, rctx.legacy)))
+            ops.append(zkm.SetData(path=CHILD, data=(target, top, rctx.legacy)))
     dropped = dropm.drop(assigned, leader, isr, top, target, off_by_one=ctx.on("slice-off-by-one"),
                          keep_nothing=ctx.on("drop-leader"))
     if ctx.on("no-drop"):
@@ -168,14 +169,14 @@ def _apply_request(s: RState, c: int, x: Ctl, name: str, req: Any, ctx: Ctx, del
     new_assigned = dropm.apply(assigned, dropped, target)
     new_isr = tuple(r for r in isr if r not in dropped)
     new_leader = leader if leader not in dropped else -1
-    ops.append(zkm.SetData(PART, (new_assigned, new_leader, new_isr)))
+    ops.append(zkm.SetData(path=PART, data=(new_assigned, new_leader, new_isr)))
     zk, code = zkm.multi(s.zk, ops)
     if code != zkm.OK:
         return None
     node = zkm.get(zk, CHILD)
     assert node is not None
     legacy_ctx = rctx.legacy if rctx is not None else legacy
-    new_ctx = Reassign(target, top, legacy_ctx, node.czxid)
+    new_ctx = Reassign(target=target, top=top, legacy=legacy_ctx, czxid=node.czxid)
     seen = s.seen | {"legacy" if legacy else "new"} | ({"change"} if rctx is not None and target != rctx.target
                                                         else set())
     if dropped:
@@ -212,7 +213,7 @@ def process(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
             yield (c,), replace(s, ctls=set_ctl(s, c, replace(x, todo=x.todo[1:])))
             continue
         if ctx.on("delete-request-first"):
-            zk, code = zkm.multi(s.zk, (_fence(x), zkm.Delete(name)))
+            zk, code = zkm.multi(s.zk, (_fence(x), zkm.Delete(path=name)))
             if code == zkm.OK:
                 yield (c,), replace(s, zk=zk, ctls=set_ctl(s, c, replace(x, todo=x.todo[1:],
                                                                                       held=(name, req))))
@@ -245,10 +246,10 @@ def complete(s: RState, ctx: Ctx) -> Iterator[tuple[tuple[int], RState]]:
             continue
         new_isr = tuple(i for i in isr if i in r.target)
         new_leader = leader if leader in r.target else next((i for i in r.target if i in new_isr), -1)
-        ops: list[zkm.Op] = [_fence(x), zkm.SetData(PART, (r.target, new_leader, new_isr)), zkm.Delete(CHILD),
-                             zkm.Delete(TOPIC_NODE)]
+        ops: list[zkm.Op] = [_fence(x), zkm.SetData(path=PART, data=(r.target, new_leader, new_isr)),
+                             zkm.Delete(path=CHILD), zkm.Delete(path=TOPIC_NODE)]
         if r.legacy and zkm.exists(s.zk, LEGACY):
-            ops.append(zkm.Delete(LEGACY))
+            ops.append(zkm.Delete(path=LEGACY))
         zk, code = zkm.multi(s.zk, ops)
         if code != zkm.OK:
             continue
