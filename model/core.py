@@ -179,7 +179,8 @@ class Model(Generic[S, B]):
             action_name = name or f.__name__
             if any(a.name == action_name for a in self.actions):
                 raise ValueError(f"model {self.name} has two actions named {action_name}")
-            self.actions.append(Action(action_name, f, tuple(params), (f.__doc__ or "").strip().split("\n")[0]))
+            self.actions.append(Action(name=action_name, fn=f, params=tuple(params),
+                                       doc=(f.__doc__ or "").strip().split("\n")[0]))
             return f
 
         return register(fn) if fn is not None else register
@@ -208,7 +209,8 @@ class Model(Generic[S, B]):
         unknown = [r for r in requires if r not in self.variants]
         if unknown:
             raise ValueError(f"variant {name} requires undeclared variants {unknown} (declare them first)")
-        v = Variant(name, kind, doc, expect, tuple((bounds or {}).items()), equivalent, tuple(requires))
+        v = Variant(name=name, kind=kind, doc=doc, expect=expect, bounds=tuple((bounds or {}).items()),
+                    equivalent=equivalent, requires=tuple(requires))
         self.variants[name] = v
         return v
 
@@ -222,7 +224,7 @@ class Model(Generic[S, B]):
     ) -> Profile:
         """Declare a bounds profile (``--profile NAME``); ``states``/``seconds`` record what it was measured to take."""
         self._check_bound_names(f"profile {name}", bounds or {})
-        p = Profile(name, doc, tuple((bounds or {}).items()), states, seconds)
+        p = Profile(name=name, doc=doc, bounds=tuple((bounds or {}).items()), states=states, seconds=seconds)
         self.profiles[name] = p
         return p
 
@@ -231,7 +233,7 @@ class Model(Generic[S, B]):
         fields = self.bound_fields()
         if not isinstance(fields.get(bound), bool):
             raise ValueError(f"reduction {bound}: the model's bounds need a boolean field {bound!r}")
-        r = Reduction(bound, doc)
+        r = Reduction(bound=bound, doc=doc)
         self.reductions[bound] = r
         return r
 
@@ -266,7 +268,7 @@ class Model(Generic[S, B]):
         self._check_bound_names(f"symmetric ids {kind}", {bound: 0, **({switch: 0} if switch else {})})
         if indexed and any(d.indexed for d in self.id_symmetries):
             raise ValueError(f"model {self.name}: only one kind of id can index the whole state")
-        self.id_symmetries.append(IdSymmetry(kind, bound, switch, indexed))
+        self.id_symmetries.append(IdSymmetry(kind=kind, bound=bound, switch=switch, indexed=indexed))
         decls, cache = self.id_symmetries, {}  # type: ignore[var-annotated]
         encode = self.encode
 
@@ -343,7 +345,8 @@ class Model(Generic[S, B]):
         def register(f: ActionFn) -> ActionFn:
             old = self.actions[index]
             doc = (f.__doc__ or "").strip().split("\n")[0] or old.doc
-            self.actions[index] = Action(name, f, old.params if params is None else tuple(params), doc)
+            self.actions[index] = Action(name=name, fn=f, params=old.params if params is None else tuple(params),
+                                         doc=doc)
             return f
 
         return register(fn) if fn is not None else register
@@ -406,7 +409,7 @@ class Model(Generic[S, B]):
         if unknown:
             accepted = ", ".join(self.variants) or "none"
             raise KeyError(f"model {self.name} has no variant {unknown[0]!r} (variants: {accepted})")
-        return Context(bounds if bounds is not None else self.default_bounds(), names)
+        return Context(b=bounds if bounds is not None else self.default_bounds(), variants=names)
 
     def initial_states(self, ctx: Context[B]) -> list[S]:
         if self._init is None:

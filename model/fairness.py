@@ -80,7 +80,7 @@ def weak(
     ``doc``: one line saying what the assumption means (for readers of the model: no report prints it yet).
 
     Pass the result to ``Model.declare_fairness``."""
-    return Fairness("weak", name, tuple(actions), tuple(per), when, cut, doc)
+    return Fairness(kind="weak", name=name, actions=tuple(actions), per=tuple(per), when=when, cut=cut, doc=doc)
 
 
 def strong(
@@ -100,7 +100,7 @@ def strong(
     belong to the family), ``cut(state, ctx)`` (enabled in the protocol, disabled by a bound here) and ``doc``.
 
     Pass the result to ``Model.declare_fairness``."""
-    return Fairness("strong", name, tuple(actions), tuple(per), when, cut, doc)
+    return Fairness(kind="strong", name=name, actions=tuple(actions), per=tuple(per), when=when, cut=cut, doc=doc)
 
 
 def finite(name: str, actions: tuple[str, ...] | list[str], *,
@@ -111,4 +111,4 @@ def finite(name: str, actions: tuple[str, ...] | list[str], *,
     ``name``: what ``assumes=`` names; ``actions``: the fault's action names; ``when(state, params, ctx) -> bool``:
     the steps that count as the fault (None: every step of the actions); ``doc``: one line of meaning.  Pass the
     result to ``Model.declare_fairness``."""
-    return Fairness("finite", name, tuple(actions), (), when, None, doc)
+    return Fairness(kind="finite", name=name, actions=tuple(actions), per=(), when=when, cut=None, doc=doc)

@@ -214,7 +214,7 @@ def _apply(nodes: dict[str, Znode], sessions: frozenset[Any], op: Op, zxid: int,
         if (tree or op.sequential) and up in nodes and nodes[up].owner is not None:
             return NO_CHILDREN_FOR_EPHEMERALS, path
         _bump_cversion(nodes, path, created=True)
-        nodes[path] = Znode(op.data, 0, op.owner, zxid, zxid, 0)
+        nodes[path] = Znode(data=op.data, version=0, owner=op.owner, czxid=zxid, mzxid=zxid, cversion=0)
         changes.append((path, NODE_CREATED))
         return OK, path
     cur = nodes.get(op.path)
@@ -251,7 +251,7 @@ def _fire(zk: Zk, changes: list[tuple[str, str]]) -> tuple[frozenset[Watch], tup
                 hits.append((w, NODE_CHILDREN_CHANGED))
         for w, typ in hits:
             armed.discard(w)
-            events.append(Event(w.watcher, w.kind, w.path, typ))
+            events.append(Event(watcher=w.watcher, kind=w.kind, path=w.path, type=typ))
     return frozenset(armed), tuple(events)
 
 
@@ -281,26 +281,26 @@ def multi(zk: Zk, ops: Iterable[Op]) -> tuple[Zk, str]:
 
 
 def create(zk: Zk, path: str, value: Any, owner: Any = None) -> tuple[Zk, str]:
-    return multi(zk, (Create(path, value, owner),))
+    return multi(zk, (Create(path=path, data=value, owner=owner),))
 
 
 def create_sequential(zk: Zk, prefix: str, value: Any) -> tuple[Zk, str, str | None]:
     """Create a persistent sequential znode ``prefix + NNNNNNNNNN``: ``(ensemble, code, full path or None)``."""
-    z, code, paths = multi_created(zk, (Create(prefix, value, None, True),))
+    z, code, paths = multi_created(zk, (Create(path=prefix, data=value, owner=None, sequential=True),))
     return z, code, (paths[0] if code == OK else None)
 
 
 def set_data(zk: Zk, path: str, value: Any, expected_version: int = ANY_VERSION) -> tuple[Zk, str]:
-    return multi(zk, (SetData(path, value, expected_version),))
+    return multi(zk, (SetData(path=path, data=value, version=expected_version),))
 
 
 def delete(zk: Zk, path: str, expected_version: int = ANY_VERSION) -> tuple[Zk, str]:
-    return multi(zk, (Delete(path, expected_version),))
+    return multi(zk, (Delete(path=path, version=expected_version),))
 
 
 def check(zk: Zk, path: str, expected_version: int) -> str:
     """A lone version check (reads never change the ensemble)."""
-    return multi(zk, (Check(path, expected_version),))[1]
+    return multi(zk, (Check(path=path, version=expected_version),))[1]
 
 
 # ---- sessions and faults ---------------------------------------------------------------------------------------------
@@ -338,7 +338,7 @@ def watch(zk: Zk, watcher: Any, kind: str, path: str) -> Zk:
     ``childWatches.addWatch``), whereas exists arms a data watch on an absent path (it fires on NodeCreated)."""
     if not zk.available or (kind == CHILD and not exists(zk, path)):
         return zk
-    return replace(zk, watches=zk.watches | {Watch(watcher, kind, path)})
+    return replace(zk, watches=zk.watches | {Watch(watcher=watcher, kind=kind, path=path)})
 
 
 def get_children(zk: Zk, path: str, watcher: Any = None) -> tuple[Zk, tuple[str, ...]]:
@@ -375,11 +375,11 @@ def initial(persistent: Iterable[tuple[str, Any]] = (), sessions: Iterable[Any] 
     (all at version 0, zxid 0), with the given live sessions.  ``tree`` makes it hierarchical: every znode's parent
     must be among them, and each parent's cversion counts its children."""
     live = frozenset(sessions)
-    nodes = {p: Znode(d) for p, d in persistent}
+    nodes = {p: Znode(data=d) for p, d in persistent}
     for p, d, owner in ephemeral:
         if owner not in live:
             raise ValueError(f"ephemeral znode {p} needs a live session, {owner!r} is not one")
-        nodes[p] = Znode(d, 0, owner)
+        nodes[p] = Znode(data=d, version=0, owner=owner)
     if tree:
         for p in list(nodes):
             if parent(p) != "/" and parent(p) not in nodes:
@@ -387,4 +387,4 @@ def initial(persistent: Iterable[tuple[str, Any]] = (), sessions: Iterable[Any] 
         for p in list(nodes):
             if parent(p) in nodes:
                 _bump_cversion(nodes, p, created=True)
-    return Zk(tuple(sorted(nodes.items())), live, True, tree=tree)
+    return Zk(nodes=tuple(sorted(nodes.items())), sessions=live, available=True, tree=tree)

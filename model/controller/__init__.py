@@ -214,7 +214,7 @@ CONTROLLER.symmetric(cast(Any, symmetry.canonical))
 def _start(b: Bounds) -> Iterator[State]:
     # every broker process is up from the start, fenced and about to register: a broker that starts later is, to
     # the controller, the same as one that registers later, which the model allows at any time
-    yield State(mlog.initial(b.controllers), (Broker(proc=FENCED, inc=1),) * b.brokers)
+    yield State(ml=mlog.initial(b.controllers), brokers=(Broker(proc=FENCED, inc=1),) * b.brokers)
 
 
 for _fn, _params in (

@@ -107,7 +107,7 @@ def propose(s: State, c: int, kind: str, records: list[Record], ctx: Context[Bou
     prepareAppend, replay, schedulePreparedAppend; 3.9); the entry never reaches the quorum.  Under the mutation
     ``quorum-skips-epoch-check`` it goes into the quorum's log instead.  Returns (next state, written)."""
     ml = s.ml
-    entry = Entry(mlog.proposal_epoch(ml, c), c, kind, tuple(records))
+    entry = Entry(epoch=mlog.proposal_epoch(ml, c), by=c, kind=kind, records=tuple(records))
     if mlog.is_zombie(ml, c) and not ctx.on(V_NO_EPOCH_CHECK):
         if deposed_writes(ml, c) >= ctx.b.max_deposed_writes:
             return s, False  # (bound max_deposed_writes) the run is cut off there
@@ -281,16 +281,18 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     log = mlog.own_log(t.ml, c)
     br = t.brokers[x]
     if records is not None:
-        p = Pending(req.kind, len(log) - 1, log[-1].epoch, req.broker_epoch, reply)
+        p = Pending(kind=req.kind, offset=len(log) - 1, epoch=log[-1].epoch, broker_epoch=req.broker_epoch, reply=reply)
         return _with(t, x, with_broker(br, pending=p))
     if not ctx.on(V_READ_AT_ONCE):
         # QuorumController.ControllerWriteEvent.run (3.9): an operation that wrote nothing "was actually just a
         # read", done on uncommitted state; it completes when the highest offset pending in the purgatory commits
         w = highest_pending(t.ml, c)
         if w >= 0:
-            return _with(t, x, with_broker(br, pending=Pending(req.kind, w, log[w].epoch, req.broker_epoch, reply)))
+            return _with(t, x, with_broker(br, pending=Pending(kind=req.kind, offset=w, epoch=log[w].epoch,
+                                                               broker_epoch=req.broker_epoch, reply=reply)))
     # nothing written and nothing of this controller's pending (or the mutation): answered at once
-    return _with(t, x, apply_reply(br, Pending(req.kind, -1, 0, req.broker_epoch, reply), b.max_starts))
+    return _with(t, x, apply_reply(br, Pending(kind=req.kind, offset=-1, epoch=0, broker_epoch=req.broker_epoch,
+                                               reply=reply), b.max_starts))
 
 
 def highest_pending(ml: mlog.MetaLog, c: int) -> int:
@@ -362,7 +364,7 @@ def crash(s: State, ctx: Context[Bounds]) -> Succ:
                            prev_epoch=br.epoch if br.epoch >= 0 else br.prev_epoch)
         yield (x, False), _with(s, x, dead)
         if br.epoch >= 0:
-            hb = Request(RQ_HEARTBEAT, -1, broker_epoch=br.epoch, offset=br.applied,
+            hb = Request(kind=RQ_HEARTBEAT, to=-1, broker_epoch=br.epoch, offset=br.applied,
                          want_shutdown=br.proc == STOPPING)
             yield (x, True), _with(s, x, with_broker(dead, stray=hb))
 
@@ -395,7 +397,7 @@ def register(s: State, ctx: Context[Bounds]) -> Succ:
     for x, br in enumerate(s.brokers):
         if br.proc == FENCED and br.epoch < 0 and _idle_broker(br):
             for c in _controllers(s, br):
-                t = handle(s, x, Request(RQ_REGISTER, c, inc=br.inc), ctx)
+                t = handle(s, x, Request(kind=RQ_REGISTER, to=c, inc=br.inc), ctx)
                 if t is not s:
                     yield (x, c), _sent(t, x, c)
 
@@ -408,7 +410,7 @@ def heartbeat(s: State, ctx: Context[Bounds]) -> Succ:
                 # mutation heartbeat-stale-offset: currentMetadataOffset frozen at registration (BrokerLifecycleManager
                 # sends the loader's latest offset, BrokerHeartbeatRequestData.currentMetadataOffset, Kafka 3.9)
                 offset = min(br.applied, br.epoch) if ctx.on(V_STALE_OFFSET) else br.applied
-                req = Request(RQ_HEARTBEAT, c, broker_epoch=br.epoch, offset=offset,
+                req = Request(kind=RQ_HEARTBEAT, to=c, broker_epoch=br.epoch, offset=offset,
                               want_shutdown=br.proc == STOPPING)
                 t = handle(s, x, req, ctx)
                 if t is not s:
@@ -443,7 +445,7 @@ def alter_isr(s: State, ctx: Context[Bounds]) -> Succ:
                 for ep in choices:
                     epochs = tuple(br.epoch if m == x else ep if m == r else -1 for m in isr)
                     for c in _controllers(s, br):
-                        req = Request(RQ_ALTER, c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
+                        req = Request(kind=RQ_ALTER, to=c, broker_epoch=br.epoch, partition=p, leader_epoch=part.le,
                                       partition_epoch=part.pe, isr=isr, isr_epochs=epochs)
                         t = handle(s, x, req, ctx)
                         if t is not s:

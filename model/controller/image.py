@@ -53,7 +53,8 @@ def bootstrap(brokers: int, partitions: int, replication_factor: int = 0) -> Ima
     ``replicas_of``), with every replica in its ISR, at leader epoch 0 and partition epoch 0."""
     replicas = tuple(range(replication_factor)) if 0 < replication_factor < brokers else ()
     isr = replicas or tuple(range(brokers))
-    return Image((None,) * brokers, tuple(Partition(NO_LEADER, isr, 0, 0, replicas) for _ in range(partitions)))
+    return Image(regs=(None,) * brokers, parts=tuple(Partition(leader=NO_LEADER, isr=isr, le=0, pe=0,
+                                                               replicas=replicas) for _ in range(partitions)))
 
 
 def replicas_of(part: Partition, brokers: int) -> tuple[int, ...]:
@@ -69,16 +70,18 @@ def apply_record(img: Image, rec: Record, offset: int) -> Image:
     if kind == PART:
         _, p, leader, isr, le, pe = rec
         o = img.parts[p]
-        parts = img.parts[:p] + (Partition(leader, isr, le, pe, o.replicas, o.adding, o.removing),) + img.parts[p + 1:]
-        return Image(img.regs, parts)
+        parts = img.parts[:p] + (Partition(leader=leader, isr=isr, le=le, pe=pe, replicas=o.replicas, adding=o.adding,
+                                           removing=o.removing),) + img.parts[p + 1:]
+        return Image(regs=img.regs, parts=parts)
     if kind == ASSIGN:  # PartitionRegistration.merge(PartitionChangeRecord) with Replicas/Adding/RemovingReplicas set
         _, p, leader, isr, le, pe, replicas, adding, removing = rec
-        parts = img.parts[:p] + (Partition(leader, isr, le, pe, replicas, adding, removing),) + img.parts[p + 1:]
-        return Image(img.regs, parts)
+        parts = img.parts[:p] + (Partition(leader=leader, isr=isr, le=le, pe=pe, replicas=replicas, adding=adding,
+                                           removing=removing),) + img.parts[p + 1:]
+        return Image(regs=img.regs, parts=parts)
     b = rec[1]
     if kind == REG:
         # ClusterControlManager.replay(RegisterBrokerRecord, offset): the broker epoch is the record's offset
-        reg: Registration | None = Registration(offset, rec[2])
+        reg: Registration | None = Registration(epoch=offset, inc=rec[2])
     else:
         cur = img.regs[b]
         if cur is None or cur.epoch != rec[2]:
@@ -91,7 +94,7 @@ def apply_record(img: Image, rec: Record, offset: int) -> Image:
             reg = replace(cur, in_cs=True)
         else:
             raise ValueError(f"unknown metadata record {rec!r}")
-    return Image(img.regs[:b] + (reg,) + img.regs[b + 1:], img.parts)
+    return Image(regs=img.regs[:b] + (reg,) + img.regs[b + 1:], parts=img.parts)
 
 
 @lru_cache(maxsize=1 << 17)

@@ -60,7 +60,7 @@ def intern(value: Any) -> Any:
 
 
 def initial(nodes: int) -> MetaLog:
-    return MetaLog(0, -1, (), 0, (0,) * nodes, (False,) * nodes)
+    return MetaLog(epoch=0, leader=-1, log=(), hw=0, ctrl_epoch=(0,) * nodes, active=(False,) * nodes)
 
 
 def entry_epoch(entry: Any) -> int:
@@ -109,8 +109,9 @@ def elections(ml: MetaLog, max_epoch: int, reuse_epoch: bool = False,
                 if keep_local and (old >= 0 or (local and local[c] is not None)):
                     local = _set_local(ml, c, None)
                     if old >= 0 and old != c:
-                        local = _set_local(MetaLog(e, c, log, ml.hw, ce, act, local), old, ml.log)
-                yield c, e, k, MetaLog(e, c, log, ml.hw, ce, act, local)
+                        local = _set_local(MetaLog(epoch=e, leader=c, log=log, hw=ml.hw, ctrl_epoch=ce, active=act,
+                                                   local=local), old, ml.log)
+                yield c, e, k, MetaLog(epoch=e, leader=c, log=log, hw=ml.hw, ctrl_epoch=ce, active=act, local=local)
 
 
 def _set_local(ml: MetaLog, c: int, log: tuple[Any, ...] | None) -> tuple[Any, ...]:
@@ -140,7 +141,7 @@ def renounce(ml: MetaLog, c: int, revert: bool = True) -> MetaLog | None:
     ce = ml.ctrl_epoch[:c] + (ml.epoch,) + ml.ctrl_epoch[c + 1:]
     act = ml.active[:c] + (False,) + ml.active[c + 1:]
     local = ml.local if not revert or not ml.local else _set_local(ml, c, None)
-    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw, ce, act, local)
+    return MetaLog(epoch=ml.epoch, leader=ml.leader, log=ml.log, hw=ml.hw, ctrl_epoch=ce, active=act, local=local)
 
 
 def proposal_epoch(ml: MetaLog, c: int) -> int:
@@ -157,7 +158,8 @@ def append(ml: MetaLog, entry: Any, max_log: int, check_epoch: bool = True) -> t
     if len(ml.log) >= max_log:
         return None, False
     log = intern(ml.log + (intern(entry),))
-    return MetaLog(ml.epoch, ml.leader, log, ml.hw, ml.ctrl_epoch, ml.active, ml.local), False
+    return MetaLog(epoch=ml.epoch, leader=ml.leader, log=log, hw=ml.hw, ctrl_epoch=ml.ctrl_epoch, active=ml.active,
+                   local=ml.local), False
 
 
 def append_local(ml: MetaLog, c: int, entry: Any, max_log: int) -> MetaLog | None:
@@ -169,14 +171,16 @@ def append_local(ml: MetaLog, c: int, entry: Any, max_log: int) -> MetaLog | Non
     if len(mine) >= max_log:
         return None
     log = intern(mine + (intern(entry),))
-    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw, ml.ctrl_epoch, ml.active, _set_local(ml, c, log))
+    return MetaLog(epoch=ml.epoch, leader=ml.leader, log=ml.log, hw=ml.hw, ctrl_epoch=ml.ctrl_epoch, active=ml.active,
+                   local=_set_local(ml, c, log))
 
 
 def commit(ml: MetaLog) -> MetaLog | None:
     """The high watermark moves over the next entry of the leader's log (KIP-595: replicated on a majority)."""
     if ml.hw >= len(ml.log) or ml.leader < 0:
         return None
-    return MetaLog(ml.epoch, ml.leader, ml.log, ml.hw + 1, ml.ctrl_epoch, ml.active, ml.local)
+    return MetaLog(epoch=ml.epoch, leader=ml.leader, log=ml.log, hw=ml.hw + 1, ctrl_epoch=ml.ctrl_epoch,
+                   active=ml.active, local=ml.local)
 
 
 # ---- the stand-alone abstraction (what model/quorum must refine) -----------------------------------------------------

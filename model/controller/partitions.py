@@ -43,7 +43,7 @@ def without(img: Image, b: int) -> Image:
     reg = img.regs[b]
     if reg is None:
         return img
-    return Image(img.regs[:b] + (replace(reg, fenced=True),) + img.regs[b + 1:], img.parts)
+    return Image(regs=img.regs[:b] + (replace(reg, fenced=True),) + img.regs[b + 1:], parts=img.parts)
 
 
 def elect_leader(img: Image, part: Partition, isr: tuple[int, ...]) -> int:

@@ -39,7 +39,8 @@ def change_reassignment(img: Image, p: int, part: Partition, target: Ids, broker
         return None  # validateManualPartitionAssignment: InvalidReplicaAssignmentException, nothing written
     part = replace(part, replicas=replicas_of(part, brokers))  # "every broker" made explicit
     replicas, adding, removing = requested(part.replicas, target)
-    isr, done = complete(Partition(part.leader, part.isr, part.le, part.pe, replicas, adding, removing), part.isr,
+    isr, done = complete(Partition(leader=part.leader, isr=part.isr, le=part.le, pe=part.pe, replicas=replicas,
+                                   adding=adding, removing=removing), part.isr,
                          rules)
     asg = done or (replicas, adding, removing)
     return change(p, part, elect_leader(img, part, isr), isr, asg)

@@ -198,14 +198,14 @@ def with_broker(br: Broker, proc: str | None = None, inc: int | None = None, epo
                 prev_epoch: int | None = None) -> Broker:
     """``attrs.evolve`` for brokers, without its introspection (it is on the model's hot path)."""
     return Broker(
-        br.proc if proc is None else proc,
-        br.inc if inc is None else inc,
-        br.epoch if epoch is None else epoch,
-        br.applied if applied is None else applied,
-        br.pending if pending is KEEP else pending,
-        br.stray if stray is KEEP else stray,
-        br.known if known is None else known,
-        br.prev_epoch if prev_epoch is None else prev_epoch,
+        proc=br.proc if proc is None else proc,
+        inc=br.inc if inc is None else inc,
+        epoch=br.epoch if epoch is None else epoch,
+        applied=br.applied if applied is None else applied,
+        pending=br.pending if pending is KEEP else pending,
+        stray=br.stray if stray is KEEP else stray,
+        known=br.known if known is None else known,
+        prev_epoch=br.prev_epoch if prev_epoch is None else prev_epoch,
     )
 
 
@@ -213,10 +213,10 @@ def with_state(s: State, ml: Any = None, brokers: tuple[Broker, ...] | None = No
                stale_rejected: bool | None = None, zombie_reverted: bool | None = None) -> State:
     """``attrs.evolve`` for states, without its introspection."""
     return State(
-        s.ml if ml is None else ml,
-        s.brokers if brokers is None else brokers,
-        s.stale_rejected if stale_rejected is None else stale_rejected,
-        s.zombie_reverted if zombie_reverted is None else zombie_reverted,
+        ml=s.ml if ml is None else ml,
+        brokers=s.brokers if brokers is None else brokers,
+        stale_rejected=s.stale_rejected if stale_rejected is None else stale_rejected,
+        zombie_reverted=s.zombie_reverted if zombie_reverted is None else zombie_reverted,
     )
 
 

@@ -125,11 +125,11 @@ def _start(b: Bounds) -> Iterator[Any]:
                          ephemeral=[(broker_path(i), broker_binary(b, i), session(i, 0)) for i in range(b.brokers)])
         brokers = tuple(ZBroker(up=True, binary=broker_binary(b, i)) for i in range(b.brokers))
         for ibp in (True, False):
-            yield ZkState(zk, brokers, ibp, ZUsed())
+            yield ZkState(zk=zk, brokers=brokers, ibp=ibp, used=ZUsed())
     if b.kraft:
         # a KRaft cluster formatted at metadata.version 1 (bootstrap.checkpoint); brokers not yet started
-        yield KState((), tuple(ctrl_binary(b, c) for c in range(b.controllers)), 0,
-                     tuple(KBroker(binary=broker_binary(b, i)) for i in range(b.brokers)), KUsed())
+        yield KState(log=(), ctrls=tuple(ctrl_binary(b, c) for c in range(b.controllers)), leader=0,
+                     brokers=tuple(KBroker(binary=broker_binary(b, i)) for i in range(b.brokers)), used=KUsed())
 
 
 def _only(cls: type, fn: Callable[[Any, Context[Bounds]], Iterable[Any]]) -> Callable[..., Iterator[Any]]:

@@ -70,10 +70,10 @@ def migration_multi(zk: Zk, c: int, epoch: int, lead: ZkLead, path: str, value: 
     ops: list[zkm.Op] = []
     if epoch_checked(ctx):
         # 3.9: CheckOp(ControllerEpochZNode.path, migrationState.zkControllerEpochZkVersion())
-        ops.append(zkm.Check(CONTROLLER_EPOCH, lead.epoch_version))
+        ops.append(zkm.Check(path=CONTROLLER_EPOCH, version=lead.epoch_version))
     # the last request of a batch sets /migration to the driver's state, conditional on the cached version
-    ops.append(zkm.SetData(MIGRATION_ZNODE, (c, epoch, lead.written), migration_version(ctx, lead)))
-    ops.append(zkm.SetData(path, value))
+    ops.append(zkm.SetData(path=MIGRATION_ZNODE, data=(c, epoch, lead.written), version=migration_version(ctx, lead)))
+    ops.append(zkm.SetData(path=path, data=value))
     return zkm.multi(zk, ops)
 
 

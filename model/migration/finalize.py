@@ -57,7 +57,7 @@ def reconfigure(s: MigState, ctx: Context[Bounds]) -> Succ:
             continue
         # KIP-866 "Finalizing the migration" / "Misconfigurations": the config changes by a restart, which loses the
         # volatile state (the epoch in the quorum-state file survives) and a leader's leadership
-        ctrls = set_ctrl(s, c, Ctrl(True, not x.mig, s.kepoch))
+        ctrls = set_ctrl(s, c, Ctrl(up=True, mig=not x.mig, epoch=s.kepoch))
         all_off = s.all_off or not any(y.mig for y in ctrls)
         yield (c,), replace(s, ctrls=ctrls, used=used, leader=-1 if s.leader == c else s.leader,
                                  all_off=all_off)

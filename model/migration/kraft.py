@@ -47,7 +47,8 @@ def kraft_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
             continue
         # KRaftMigrationDriver.KRaftLeaderEvent: an active controller with migration enabled starts its driver in
         # WAIT_FOR_CONTROLLER_QUORUM; one without the config runs no driver
-        ctrls = set_ctrl(s, c, Ctrl(True, x.mig, e, WAIT_FOR_CONTROLLER_QUORUM if x.mig else INACTIVE, lag=x.lag))
+        ctrls = set_ctrl(s, c, Ctrl(up=True, mig=x.mig, epoch=e,
+                                    driver=WAIT_FOR_CONTROLLER_QUORUM if x.mig else INACTIVE, lag=x.lag))
         if ctx.b.learn_at_once:
             ctrls = inert_learn(ctrls, c, e)
         yield (c,), replace(s, ctrls=ctrls, leader=c, kepoch=e, log=log)
@@ -69,7 +70,8 @@ def inert_learn(ctrls: tuple[Ctrl, ...], leader: int, e: int) -> tuple[Ctrl, ...
     reduction off every controller learns through ``learn_leader`` (KRaftMigrationDriver.KRaftLeaderEvent as the
     Raft listener delivers handleLeaderChange, 3.9)."""
     return tuple(
-        Ctrl(x.up, x.mig, e, INACTIVE, lag=x.lag) if i != leader and x.epoch < e and (not x.up or inert(x)) else x
+        Ctrl(up=x.up, mig=x.mig, epoch=e, driver=INACTIVE, lag=x.lag)
+        if i != leader and x.epoch < e and (not x.up or inert(x)) else x
         for i, x in enumerate(ctrls))
 
 
@@ -78,7 +80,8 @@ def learn_leader(s: MigState, ctx: Context[Bounds]) -> Succ:
     for c, x in enumerate(s.ctrls):
         # KRaftMigrationDriver.KRaftLeaderEvent (not the leader): transition to INACTIVE
         if x.up and x.epoch < s.kepoch:
-            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch, INACTIVE, lag=x.lag)))
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(up=True, mig=x.mig, epoch=s.kepoch, driver=INACTIVE,
+                                                             lag=x.lag)))
 
 
 def crash(s: MigState, ctx: Context[Bounds]) -> Succ:
@@ -93,7 +96,7 @@ def crash(s: MigState, ctx: Context[Bounds]) -> Succ:
         if ctx.b.crash_in_copy_only and not (x.driver == ZK_MIGRATION and is_active(s, c)):
             continue
         # KIP-595: the quorum-state file (epoch) and the config survive a crash
-        yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(False, x.mig, x.epoch)), used=used,
+        yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(up=False, mig=x.mig, epoch=x.epoch)), used=used,
                                  leader=-1 if s.leader == c else s.leader)
 
 
@@ -104,4 +107,4 @@ def recover(s: MigState, ctx: Context[Bounds]) -> Succ:
     for c, x in enumerate(s.ctrls):
         if not x.up:
             # a restarted controller catches up with the quorum's epoch before its driver can act
-            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(True, x.mig, s.kepoch)))
+            yield (c,), replace(s, ctrls=set_ctrl(s, c, Ctrl(up=True, mig=x.mig, epoch=s.kepoch)))

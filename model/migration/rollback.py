@@ -106,7 +106,7 @@ def quorum_shutdown(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
                 return
     # the quorum is decommissioned: its controllers, its log and their budgets play no further part (the next
     # migration would start from a new quorum), so they are reset; RollbackSafe is judged on this step
-    ctrls = tuple(Ctrl(False, True, 0) for _ in s.ctrls)
+    ctrls = tuple(Ctrl(up=False, mig=True, epoch=0) for _ in s.ctrls)
     used = replace(s.used, crashes=0, reconfigs=0, client_writes=0)
     yield replace(s, zk=zk, ctrls=ctrls, leader=-1, kepoch=0, log=(), used=used, dw_epochs=frozenset(),
                        op=OP_QUORUM_DOWN)
@@ -117,9 +117,9 @@ def rollback_finish(s: MigState, ctx: Context[Bounds]) -> Iterator[MigState]:
     if s.op != OP_QUORUM_DOWN or not s.zk.available:
         return
     # KIP-866 "Reversal to ZK": the operator removes the persistent /controller so a ZK controller election can run
-    ops: list[zkm.Op] = [zkm.Delete(CONTROLLER)]
+    ops: list[zkm.Op] = [zkm.Delete(path=CONTROLLER)]
     if ctx.on("kip-rollback-deletes-epoch"):
-        ops.append(zkm.Delete(CONTROLLER_EPOCH))  # KIP-866 "Reversal to ZK", taken literally
+        ops.append(zkm.Delete(path=CONTROLLER_EPOCH))  # KIP-866 "Reversal to ZK", taken literally
     zk, code = zkm.multi(s.zk, ops)
     if code == zkm.OK:
         yield replace(s, zk=zk, op=OP_ROLLED_BACK)

@@ -302,7 +302,8 @@ def image(log: tuple[tuple[Any, ...], ...], upto: int | None = None) -> Image:
             txn.append(r)
         else:
             apply(r)
-    return Image(tuple(sorted(data.items())), mig, frozenset(registered), copied, txn is not None)
+    return Image(data=tuple(sorted(data.items())), mig=mig, registered=frozenset(registered), copied=copied,
+                 open_txn=txn is not None)
 
 
 def finalized_mv(b: Bounds, log: tuple[tuple[Any, ...], ...], upto: int | None = None) -> int:
@@ -369,11 +370,12 @@ def initial_state(b: Bounds) -> MigState:
         ephemeral=[(broker_path(i), BRIDGE_MV, broker_session(i, 0)) for i in range(b.brokers)],
     )
     # KafkaController.elect at cluster start: broker 0 created /controller and bumped /controller_epoch to 1
-    zk, code = zkm.multi(zk, (zkm.Check(CONTROLLER_EPOCH, 0),
-                              zkm.Create(CONTROLLER, ("zk", 0), broker_session(0, 0)),
-                              zkm.SetData(CONTROLLER_EPOCH, 1, 0)))
+    zk, code = zkm.multi(zk, (zkm.Check(path=CONTROLLER_EPOCH, version=0),
+                              zkm.Create(path=CONTROLLER, data=("zk", 0), owner=broker_session(0, 0)),
+                              zkm.SetData(path=CONTROLLER_EPOCH, data=1, version=0)))
     assert code == zkm.OK
-    brokers = tuple(Broker(ZK_MODE if i < b.brokers else ABSENT, 0, (1, 1) if i == 0 else None) for i in range(n))
+    brokers = tuple(Broker(mode=ZK_MODE if i < b.brokers else ABSENT, gen=0, ctrl=(1, 1) if i == 0 else None)
+                    for i in range(n))
     return MigState(
         zk=zk,
         ctrls=tuple(Ctrl() for _ in range(b.controllers)),

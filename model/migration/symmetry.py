@@ -69,8 +69,8 @@ def rename_controllers(s: MigState, perm: list[int]) -> MigState:
             d = ("kraft", perm[d[1]], d[2])
         elif p == MIGRATION_ZNODE and d[0] >= 0:
             d = (perm[d[0]],) + d[1:]
-        nodes.append((p, zkm.Znode(d, n.version, owner(n.owner))))
-    zk = Zk(tuple(nodes), frozenset(owner(o) for o in s.zk.sessions), s.zk.available)
+        nodes.append((p, zkm.Znode(data=d, version=n.version, owner=owner(n.owner))))
+    zk = Zk(nodes=tuple(nodes), sessions=frozenset(owner(o) for o in s.zk.sessions), available=s.zk.available)
     holder = ("kraft", perm[s.holder[1]], s.holder[2]) if s.holder[0] == "kraft" else s.holder
     return replace(s, zk=zk, ctrls=tuple(ctrls), leader=perm[s.leader] if s.leader >= 0 else -1, holder=holder)
 

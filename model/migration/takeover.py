@@ -66,16 +66,16 @@ def claim(s: MigState, ctx: Context[Bounds]) -> Succ:
         bump = not ctx.on("no-epoch-bump")
         if bump:
             # KIP-866: the KRaft leader bumps /controller_epoch, so in-flight ZK-controller writes fail their check
-            ops.append(zkm.SetData(CONTROLLER_EPOCH, epoch + 1, ev))
+            ops.append(zkm.SetData(path=CONTROLLER_EPOCH, data=epoch + 1, version=ev))
         if current is not None:
-            ops.append(zkm.Delete(CONTROLLER))
+            ops.append(zkm.Delete(path=CONTROLLER))
         owner = None
         if ctx.on("ephemeral-claim"):
             owner = controller_session(c)
             if owner not in zk.sessions:
                 zk, _ = zkm.open_session(zk, owner)
         # KIP-866: /controller becomes persistent, naming the KRaft controller (JSON version 2, isKRaft)
-        ops.append(zkm.Create(CONTROLLER, ("kraft", c, x.epoch), owner))
+        ops.append(zkm.Create(path=CONTROLLER, data=("kraft", c, x.epoch), owner=owner))
         mig_version, offset = x.read
         if kip:
             # KIP-866 "/migration znode" (the KIP's text): the claim writes the leader's id and epoch there with a
@@ -84,12 +84,13 @@ def claim(s: MigState, ctx: Context[Bounds]) -> Succ:
             if mnode is None:
                 continue
             offset = mnode.data[2]
-            ops.append(zkm.SetData(MIGRATION_ZNODE, (c, x.epoch, offset), mnode.version))
+            ops.append(zkm.SetData(path=MIGRATION_ZNODE, data=(c, x.epoch, offset), version=mnode.version))
         zk, code = zkm.multi(zk, ops)
         if code != zkm.OK:
             continue
-        lead = ZkLead(epoch + 1 if bump else epoch, znode_version(zk, CONTROLLER_EPOCH),
-                      znode_version(zk, MIGRATION_ZNODE) if kip else mig_version, offset, offset)
+        lead = ZkLead(zk_epoch=epoch + 1 if bump else epoch, epoch_version=znode_version(zk, CONTROLLER_EPOCH),
+                      mig_version=znode_version(zk, MIGRATION_ZNODE) if kip else mig_version, written=offset,
+                      applied=offset)
         # 3.9: the driver stays in BECOME_CONTROLLER until claim_migration; the KIP moves on at once
         ctrl = replace(x, driver=_next(offset) if kip else BECOME_CONTROLLER, zk=lead, copy=0, read=None)
         brokers = fenced_zk_controllers_resign(s.brokers, zk, ctx.b)

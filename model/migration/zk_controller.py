@@ -48,9 +48,9 @@ def zk_elect(s: MigState, ctx: Context[Bounds]) -> Succ:
         # KafkaZkClient.registerControllerAndIncrementControllerEpoch: check /controller_epoch's version while
         # creating the ephemeral /controller, then set /controller_epoch conditionally (one step here)
         zk, code = zkm.multi(zk, (
-            zkm.Check(CONTROLLER_EPOCH, version),
-            zkm.Create(CONTROLLER, ("zk", b), broker_session(b, br.gen)),
-            zkm.SetData(CONTROLLER_EPOCH, epoch + 1, version),
+            zkm.Check(path=CONTROLLER_EPOCH, version=version),
+            zkm.Create(path=CONTROLLER, data=("zk", b), owner=broker_session(b, br.gen)),
+            zkm.SetData(path=CONTROLLER_EPOCH, data=epoch + 1, version=version),
         ))
         if code != zkm.OK:
             continue
@@ -73,8 +73,8 @@ def zk_write(s: MigState, ctx: Context[Bounds]) -> Succ:
             continue
         # KafkaZkClient: every controller write is a multi guarded by a check of the /controller_epoch version
         # (mutation zk-write-no-epoch-check: Kafka before 2.2, KAFKA-6082, wrote without it)
-        fence = () if ctx.on("zk-write-no-epoch-check") else (zkm.Check(CONTROLLER_EPOCH, br.ctrl[1]),)
-        zk, code = zkm.multi(s.zk, (*fence, zkm.SetData(TOPIC, s.values + 1)))
+        fence = () if ctx.on("zk-write-no-epoch-check") else (zkm.Check(path=CONTROLLER_EPOCH, version=br.ctrl[1]),)
+        zk, code = zkm.multi(s.zk, (*fence, zkm.SetData(path=TOPIC, data=s.values + 1)))
         if code == zkm.BAD_VERSION:
             # KafkaController.process: ControllerMovedException (the epoch check failed) -> maybeResign (3.9); only
             # reachable with zk_resign_at_once off, where a fenced controller is still around to try

@@ -101,7 +101,7 @@ REASSIGN.main_profiles = ("default", "faults", "unreduced", "expiries", "crashes
 def _start(b: Bounds) -> Any:
     """A running cluster: controller 0 already elected (its watches armed), nothing being reassigned."""
     s0 = initial_state(b)
-    yield next(t for who, t in controller.elect(s0, Context(b)) if who == (0,))
+    yield next(t for who, t in controller.elect(s0, Context(b=b)) if who == (0,))
 
 
 @REASSIGN.bounds_check
