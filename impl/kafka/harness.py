@@ -26,6 +26,7 @@ Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -80,6 +81,14 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
         if shutil.which(tool) is None:
             raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka harness needs it; {HOW}")
     out = cache_dir(version)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # one build at a time per version: parallel test workers (pytest-xdist) and runs share the cache
+    with open(out.parent / f"{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return _build_locked(version, out)
+
+
+def _build_locked(version: str, out: Path) -> list[str]:
     stamp = out / "built.txt"
     digest = _source_digest()
     cp_file = out / "target" / "classpath.txt"
