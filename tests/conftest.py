@@ -79,7 +79,7 @@ class GroupSuffixOnStructuredIds:
 
     @pytest.hookimpl(trylast=True)  # after pytest-xdist's worker hook
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        if not os.environ.get("PYTEST_XDIST_WORKER") or not config.getoption("loadgroup", default=False):
+        if not hasattr(config, "workerinput") or not config.getoption("loadgroup", default=False):  # not a worker
             return
         for item in items:
             names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))

@@ -78,7 +78,9 @@ def _pytest(project: Path, *args: str) -> tuple[subprocess.CompletedProcess[str]
     log = project / "ran.log"
     log.unlink(missing_ok=True)
     env = dict(os.environ, TIERS_LOG=str(log), PYTHONPATH=str(REPO))
-    env.pop("PYTEST_XDIST_AUTO_NUM_WORKERS", None)
+    for name in ("PYTEST_XDIST_AUTO_NUM_WORKERS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+                 "PYTEST_XDIST_TESTRUNUID"):
+        env.pop(name, None)  # this run may itself be a worker's: its project run is not
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", *args], cwd=project, env=env, capture_output=True,
                        text=True, timeout=600)
     ran: dict[str, list[str]] = defaultdict(list)
