@@ -84,10 +84,10 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
             raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka harness needs it; {HOW}")
     out = cache_dir(version)
     out.parent.mkdir(parents=True, exist_ok=True)
-    # one build at a time per version: a second process (a parallel test, another conform) waits for the first
-    # instead of deleting the directory under its JVM
-    with open(out.parent / f".{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # one build at a time per version: a second process (a parallel test worker, another conform) waits for the
+    # first instead of deleting the directory under its JVM
+    with open(out.parent / f"{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         return _build_locked(version, out)
 
 
