@@ -312,7 +312,7 @@ def test_a_quorum_survivor_is_killed_by_the_property_added_for_it() -> None:
     assert len(hit) == 1 and (hit[0].outcome, hit[0].killed_by) == ("killed", "HigherEpochAdopted")
 
 
-@pytest.mark.parametrize("model, marked", [("quorum", 2), ("features", 19), ("controller", 15), ("migration", 3),
+@pytest.mark.parametrize("model, marked", [("quorum", 2), ("features", 19), ("controller", 16), ("migration", 3),
                                             ("reassign", 13)])
 def test_checked_in_equivalents_name_existing_mutants(model: str, marked: int) -> None:
     """spec/mutants/<model>.toml (issue 14's review): every entry names a mutant the model has, none is stale."""
@@ -469,3 +469,26 @@ def test_a_canonicaliser_mutant_is_judged_by_check_symmetry(tmp_path: Path) -> N
     assert result.profiles[0].symmetry is not None  # the original passed its own symmetry check first
     left = analyse(prepare(str(_pair_model(tmp_path)), operators=ops), jobs=2, symmetry_samples=0)
     assert not any(r.outcome in DETECTED for r in left.results if r.mutant.reduction)
+
+
+def test_skip_update_keeps_the_old_value_of_one_field_by_keyword_or_position() -> None:
+    """A record rebuilt from an old one (``Rec(a=x, b=old.b)`` or ``Rec(x, old.b)``) gets one skip-update mutant per
+    field that changes, keeping ``old``'s value; the keyword form must give the same mutants as the positional one
+    (the models build records by keyword since issue 34)."""
+    import ast
+
+    from kraftcheck.checker.mutate.generate import apply
+    from kraftcheck.checker.mutate.operators import Walker
+
+    def sites(src: str) -> list[tuple[str, str]]:
+        walker = Walker(lambda name, lines: "action", lambda f: ("a", "b", "c") if ast.unparse(f) == "Rec" else None)
+        return [(s.original, s.mutated) for s in walker.sites(ast.parse(src)) if s.operator == "skip-update"]
+
+    by_key = sites("def step(old, ctx):\n    return [Rec(a=old.a + 1, b=old.b, c=ctx)]\n")
+    by_pos = sites("def step(old, ctx):\n    return [Rec(old.a + 1, old.b, ctx)]\n")
+    assert by_key == by_pos == [("a=old.a + 1", "a=old.a"), ("c=ctx", "c=old.c")]
+    tree = ast.parse("def step(old, ctx):\n    return [Rec(a=old.a + 1, b=old.b, c=ctx)]\n")
+    site = next(s for s in Walker(lambda n, ls: "action", lambda f: ("a", "b", "c")).sites(tree)
+                if s.operator == "skip-update")
+    apply(tree, site.path, site.replacement)
+    assert "Rec(a=old.a, b=old.b, c=ctx)" in ast.unparse(tree)

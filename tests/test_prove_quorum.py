@@ -15,7 +15,18 @@ from kraftcheck.checker.cli.main import main
 from kraftcheck.checker.cli.prove import _write_trace, render_table
 from kraftcheck.checker.prove.engine import prove, prove_system
 from kraftcheck.checker.prove.results import ProveResult
-from kraftcheck.model.quorum.state import NONE, OK, UNATTACHED, VOTE_REQ, VOTE_RESP, VOTED, History, QState, Voter
+from kraftcheck.model.quorum.state import (
+    NONE,
+    OK,
+    UNATTACHED,
+    VOTE_REQ,
+    VOTE_RESP,
+    VOTED,
+    History,
+    QState,
+    Voter,
+    as_message,
+)
 from kraftcheck.spec.registry import load
 from kraftcheck.spec.symbolic.agreement import check_step, initial_agrees, lemma_values
 from kraftcheck.spec.symbolic.quorum import ENCODING, SYSTEM
@@ -160,7 +171,7 @@ def test_agreement_check_rejects_a_step_the_encoding_does_not_allow() -> None:
     # voter 0 voted for 1 in epoch 1; a Vote request of candidate 2 for epoch 1 arrives
     v0 = Voter(VOTED, 1, 1, NONE, (), 0, (), (), 0)
     others = tuple(Voter(UNATTACHED, 1, NONE, NONE, (), 0, (), (), 0) for _ in range(2))
-    req = (VOTE_REQ, 2, 0, 1, 0, 0, False, True)
+    req = as_message((VOTE_REQ, 2, 0, 1, 0, 0, False, True))
     s = QState((v0,) + others, (req,), History((0, 0, 0, 0), (), 0, 0, 0, 0, False))
     for variants, expect_ok in (((), True), (("double-vote",), False)):
         ctx = MODEL.context(MODEL.make_bounds(WALK_BOUNDS), variants)

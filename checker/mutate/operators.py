@@ -24,7 +24,7 @@ OPERATORS: dict[str, str] = {
     "shift-constant": "an integer constant n becomes n+1, and n-1",
     "shift-index": "a subscript index or slice bound i becomes i+1, and i-1",
     "skip-update": "drop one keyword of an evolve/_replace/replace/with_* update, or keep the old record's value for "
-    "one positional field of a record construction",
+    "one field of a record construction",
     "return-early": "an action (or a handler with an explicit empty result) returns that result at the start of one "
     "if-branch",
     "drop-successor": "drop one yield, or one append of a successor in an action",
@@ -332,10 +332,21 @@ class Walker:
                 new = _loc(ast.Call(node.func, node.args, kws[:k] + kws[k + 1:]), node)
                 yield self._site("skip-update", fn, path, node, new)
             return
-        # positional record construction: Record(a, b, ...) or new(Record, (a, b, ...))
+        # record construction: Record(f=a, g=b, ...), Record(a, b, ...) or new(Record, (a, b, ...))
         elts: list[ast.expr] = []
         base: Path = path
         fields = self.fields_of(node.func)
+        if fields is not None and kws and not node.args and all(k.arg for k in kws):
+            names = tuple(str(kw.arg) for kw in kws)
+            was = _old_record([kw.value for kw in kws], names)
+            if was is None:
+                return
+            for i, kw in enumerate(kws):
+                kept = _loc(ast.Attribute(ast.Name(was, ast.Load()), names[i], ast.Load()), kw.value)
+                if text(kept) != text(kw.value):
+                    yield self._site("skip-update", fn, (*path, ("keywords", i), ("value", None)), kw.value, kept,
+                                     original=f"{names[i]}={text(kw.value)}", mutated=f"{names[i]}={text(kept)}")
+            return
         if fields is not None and not kws and len(node.args) <= len(fields):
             elts, base = list(node.args), (*path, ("args", None))
         elif len(node.args) == 2 and isinstance(node.args[1], ast.Tuple) and not kws:

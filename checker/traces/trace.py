@@ -96,7 +96,8 @@ def execute(
         if action is not None:
             for values, candidate in action.successors(state, ctx):
                 if action.named_params(values) == params:
-                    nxt = candidate
+                    # the model's own values (a named message), not the caller's equal plain tuple
+                    nxt, params = candidate, action.named_params(values)
                     break
         if nxt is None:
             if lenient:
