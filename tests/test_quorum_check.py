@@ -160,6 +160,9 @@ def test_feature_variants_keep_every_property_on_random_runs(variant: str) -> No
     assert r.violated_property is None
 
 
+# slow: the main job's `observer` profile (issue 30) reaches ObserverCaughtUp on every run; this one pins it at three
+# voters, 54k states
+@pytest.mark.slow
 def test_an_observer_catches_up_without_ever_counting() -> None:
     """One observer, no restart, duplication nor loss (54k states, a few seconds): every property holds (but the
     two whose premise needs a restart), the observer asks voters for the leader, and it comes to hold a committed
