@@ -12,7 +12,7 @@ so that these properties survive the messages becoming named records.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from kraftcheck.model.quorum.state import (
     BEGIN_EPOCH,
@@ -100,7 +100,9 @@ def network_shape(s: QState, ctx: Ctx) -> bool:
     if not net:
         return True
     voters, n = s.voters, ctx.b.voters
-    for m in net:  # the fast form of network_shape_error (which says what is wrong): keep the two in step
+    # the fast form of network_shape_error (which says what is wrong): keep the two in step; a message's fields are
+    # read in order, by the positions _POS names
+    for m in cast(tuple[tuple[Any, ...], ...], net):
         kind = m[0]
         si, di, ei, _ = _POS[kind]
         src, dst = m[si], m[di]
@@ -158,7 +160,7 @@ def leader_ids_elected(s: QState, ctx: Ctx) -> bool:
         ldr = v.leader
         if ldr >= 0 and not leaders[v.epoch] >> ldr & 1:
             return False
-    for m in s.net:
+    for m in cast(tuple[tuple[Any, ...], ...], s.net):  # fields in order, read by the positions _POS names
         _, _, ei, li = _POS[m[0]]
         if li >= 0 and m[li] >= 0 and not leaders[m[ei]] >> m[li] & 1:
             return False
