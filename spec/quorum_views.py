@@ -31,7 +31,7 @@ from kraftcheck.model.quorum.state import (
 )
 from kraftcheck.spec.core import action_property, invariant, reachable
 
-# ---- message accessors: a field by name (the one place that knows messages are tuples today) -----------------------
+# ---- message accessors: a field by name; the positions the per-state invariants index by ------------------------
 _INDEX: dict[int, dict[str, int]] = {k: {f: i for i, f in enumerate(fs)} for k, fs in MESSAGE_FIELDS.items()}
 _EPOCH_FIELD = {k: ("candidate_epoch" if k == VOTE_REQ else "epoch") for k in MESSAGE_FIELDS}
 
@@ -39,13 +39,12 @@ _EPOCH_FIELD = {k: ("candidate_epoch" if k == VOTE_REQ else "epoch") for k in ME
 def message_field(m: Any, name: str) -> Any:
     """Field ``name`` of message ``m`` (``kind``, ``src``, ``dst``, ``epoch``, ``leader``, ...); None when its kind
     has no such field."""
-    i = _INDEX[m[0]].get(name)
-    return None if i is None else m[i]
+    return getattr(m, name, None)
 
 
 def message_epoch(m: Any) -> int:
     """The epoch a message carries: a Vote's candidate epoch, every other message's sender epoch."""
-    return int(m[_INDEX[m[0]][_EPOCH_FIELD[m[0]]]])
+    return int(getattr(m, _EPOCH_FIELD[m.kind]))
 
 
 # per kind, the positions of (src, dst, the epoch it carries, the leader it names or -1), computed from the names once:
