@@ -163,6 +163,30 @@ class Spec:
     def name(self) -> str:
         return self.model.name
 
+    def add(self, prop: Property) -> Property:
+        """Add ``prop`` to this spec (a name already used is an error, as in the constructor) and return it."""
+        if self.property_named(prop.name) is not None:
+            raise ValueError(f"spec for {self.name} names a property twice: [{prop.name!r}]")
+        self.properties.append(prop)
+        return prop
+
+    def invariant(self, name: str, meaning: str = "", source: str = "",
+                  premise: Callable[..., bool] | None = None) -> Callable[[Callable[..., bool]], Property]:
+        """``@SPEC.invariant("Name", ...)``: the decorated ``pred(state, ctx)`` becomes an invariant of this spec, so a
+        new invariant is one decorated function (arguments as for the module-level :func:`invariant`)."""
+        return lambda fn: self.add(invariant(name, meaning, source, premise)(fn))
+
+    def action_property(self, name: str, meaning: str = "", source: str = "",
+                        premise: Callable[..., bool] | None = None) -> Callable[[Callable[..., bool]], Property]:
+        """``@SPEC.action_property("Name", ...)``: the decorated ``pred(state, step, next_state, ctx)`` becomes an
+        action property of this spec (arguments as for :func:`action_property`)."""
+        return lambda fn: self.add(action_property(name, meaning, source, premise)(fn))
+
+    def reachable(self, name: str, meaning: str = "", source: str = "") -> Callable[[Callable[..., bool]], Property]:
+        """``@SPEC.reachable("Name", ...)``: the decorated ``pred(state, ctx)`` becomes a reachability target of this
+        spec (arguments as for :func:`reachable`)."""
+        return lambda fn: self.add(reachable(name, meaning, source)(fn))
+
     def of_kind(self, kind: str) -> list[Property]:
         return [p for p in self.properties if p.kind == kind]
 

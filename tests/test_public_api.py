@@ -6,6 +6,7 @@ import inspect
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,28 @@ def test_the_liveness_example_runs_from_the_command_line() -> None:
     r = subprocess.run([sys.executable, "-m", "kraftcheck", "check", str(FAIR_LOCK), "--quiet"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_property_decorated_on_a_spec_is_registered_and_checked() -> None:
+    """Issue 34 item 3: ``@SPEC.invariant(...)`` adds the property to that spec (a new invariant is one decorated
+    function), a second use of a name is refused, and the spec it was derived from is left as it was."""
+    from kraftcheck.checker.api import check
+    from kraftcheck.spec.registry import load
+
+    base = load("counter-grid")
+    spec = base.derive()
+
+    @spec.invariant("NeverMoves", "the counters stay at their initial values")
+    def never_moves(s: Any, ctx: Any) -> bool:
+        return s == next(iter(spec.model.initial_states(ctx)))
+
+    @spec.reachable("SomeMove", "a counter moves")
+    def some_move(s: Any, ctx: Any) -> bool:
+        return not never_moves.pred(s, ctx)
+
+    assert spec.property_named("NeverMoves") is never_moves and spec.property_named("SomeMove") is some_move
+    assert base.property_named("NeverMoves") is None
+    r = check(spec)
+    assert r.verdict == "violation" and r.violated_property == "NeverMoves"
+    with pytest.raises(ValueError, match="names a property twice"):
+        spec.invariant("NeverMoves")(lambda s, ctx: True)
