@@ -179,6 +179,16 @@ def test_list_prints_mutants_without_running(capsys: pytest.CaptureFixture[str])
     assert "mutants of mutex" in out.splitlines()[-1]
 
 
+def test_id_keeps_only_the_named_mutants(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutate", "mutex", "--list"]) == 0
+    ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()[:-1]]
+    assert len(ids) >= 3
+    assert main(["mutate", "mutex", "--list", "--id", ids[2], "--id", ids[0]]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[:-1]] == [ids[0], ids[2]]  # in the fixed order, not the argv order
+    assert out[-1].startswith("2 of ")
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["mutate", "no-such-model"], "unknown model"),
     (["mutate", "mutex", "--operator", "swap-everything"], "unknown mutation operator"),
@@ -187,6 +197,7 @@ def test_list_prints_mutants_without_running(capsys: pytest.CaptureFixture[str])
     (["mutate", "mutex", "--module", "nowhere"], "has no module"),
     (["mutate", "mutex", "--set", "nope=1"], "no bound"),
     (["mutate", "mutex", "--profile", "huge"], "no profile"),
+    (["mutate", "mutex", "--id", "0000000000"], "has no mutant '0000000000'"),
 ])
 def test_bad_input_is_one_line_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == errors.USAGE

@@ -60,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help=f"only this operator (repeatable): {', '.join(OPERATORS)}")
     p.add_argument("--module", action="append", default=[], metavar="M",
                    help="only this module (repeatable): file (model/quorum/fetch.py), import name or stem (fetch)")
+    p.add_argument("--id", action="append", default=[], metavar="ID", dest="ids",
+                   help="only the mutant with this id (repeatable; ids as --list and the report print them)")
     p.add_argument("--max-mutants", type=_count, metavar="N", help="at most N mutants, sampled with --seed")
     p.add_argument("--seed", type=int, default=0, help="seed of the --max-mutants sample (default 0)")
     p.add_argument("--timeout", type=_seconds, metavar="SECONDS",
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_paths(args)  # before the mutants run: a bad --json path never loses the analysis
     plan = prepare(args.model, args.variant, _bounds(args.bounds), args.profile, args.operator, args.module,
-                   args.max_mutants, args.seed, args.equivalents, deadlock=not args.no_deadlock)
+                   args.max_mutants, args.seed, args.equivalents, deadlock=not args.no_deadlock, ids=args.ids)
     for e in plan.stale:
         print(f"kraftcheck: warning: equivalents entry matches no mutant (stale): {e.describe()}")
     if args.list:
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             write_file(args.json, json.dumps(doc, indent=1) + "\n")
         return errors.OK
     if not plan.mutants:
-        raise UsageError(f"no mutant of {plan.model} matches --operator/--module")
+        raise UsageError(f"no mutant of {plan.model} matches --operator/--module/--id")
     jobs = args.jobs or os.cpu_count() or 1
     samples = SYMMETRY_SAMPLES if args.symmetry_samples is None else args.symmetry_samples
     try:

@@ -131,11 +131,13 @@ def prepare(
     seed: int = 0,
     equivalents_file: str | None = None,
     deadlock: bool = True,
+    ids: Sequence[str] = (),
 ) -> Plan:
     """Load the model, read the snapshot, enumerate and select the mutants, match the equivalents file.
 
     The profiles: the model's main-job profiles when no ``profile``, ``bounds`` or ``variants`` are given (as
-    ``kraftcheck check`` chooses), else ``profile`` (``default`` when None) with the bounds and variants."""
+    ``kraftcheck check`` chooses), else ``profile`` (``default`` when None) with the bounds and variants.  ``ids``
+    keeps only the mutants with those ids (after the other filters): re-running the survivors of a report."""
     from kraftcheck.checker.api import prepare as prepare_context
     from kraftcheck.checker.api import resolve
 
@@ -160,6 +162,12 @@ def prepare(
             raise UsageError(f"model {spec.model.name} has no module {unknown[0]!r} with mutants "
                              f"(modules: {', '.join(files)})")
     chosen = select(everything, list(operators), list(modules), max_mutants, seed)
+    if ids:
+        unknown_ids = sorted(set(ids) - {m.id for m in everything})
+        if unknown_ids:
+            raise UsageError(f"model {spec.model.name} has no mutant {unknown_ids[0]!r} (the code changed since the "
+                             "report? list the ids with --list)")
+        chosen = [m for m in chosen if m.id in set(ids)]
     path = Path(equivalents_file) if equivalents_file else eqv.default_file(spec.model.name)
     entries = eqv.load(path, required=equivalents_file is not None)
     marked, stale = eqv.match(entries, everything)
