@@ -119,6 +119,11 @@ CONTROLLER.variant(A.V_REGISTER_UNCHECKED, "the controller registers a broker wh
                    "excludes the finalized one (ClusterControlManager.registerBroker without the feature check)",
                    kind="mutation", expect="RegisteredBrokersSupportMetadataVersion", bounds={"old_brokers": 1})
 
+CONTROLLER.variant(A.V_UNCLEAN_REGISTER, "what Kafka 3.9 and 4.x do and the default model does not (found by "
+                   "conform controller, FIDELITY C40): a registration with a new incarnation id runs the unclean-"
+                   "shutdown handler (ClusterControlManager.registerBroker -> BrokerUncleanShutdownHandler), dropping "
+                   "the broker from every non-singleton ISR in the batch of its RegisterBrokerRecord")
+
 # KIP-455 reassignment mutations: each needs a partition with a broker outside its replicas and one reassignment;
 # the completion and its leader move are the sixth entry (two registrations, two unfencings, the request, the
 # AlterPartition that completes it).  A variant's needs only raise bounds: on top of the default cluster

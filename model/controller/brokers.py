@@ -45,7 +45,7 @@ Outcome = tuple[list[Record] | None, str]
 
 
 def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, int] = (FINALIZED_MV, FINALIZED_MV),
-                        check_features: bool = True) -> Outcome:
+                        check_features: bool = True, unclean_shutdown: bool = False) -> Outcome:
     """ClusterControlManager.registerBroker: a new incarnation may not take over a registration that is still live
     (approximated as: still unfenced); a broker whose supported metadata.version range does not contain the
     finalized one is refused (processRegistrationFeature, shared with the features model; ``check_features`` off is
@@ -56,6 +56,11 @@ def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, i
         return None, DUPLICATE_BROKER_REGISTRATION
     if check_features and registration_refusal((supported_mv,), (FINALIZED_MV,)) is not None:
         return None, UNSUPPORTED_VERSION
+    if unclean_shutdown and (cur is None or cur.inc != inc):
+        # variant register-unclean-shutdown: a new incarnation id runs BrokerUncleanShutdownHandler
+        # (ClusterControlManager.registerBroker, 3.9 and 4.x): generateLeaderAndIsrUpdates drops the broker from
+        # every non-singleton ISR before its RegisterBrokerRecord, in the same batch (found by conform controller)
+        return remove_broker(img, b) + [reg_record(b, inc)], K_REGISTER
     return [reg_record(b, inc)], K_REGISTER
 
 

@@ -1,0 +1,45 @@
+"""``kraftcheck conform controller [--kafka VERSION] [--runs N] [--seed S] [--steps N] [--json FILE]``: the controller
+model against the released QuorumController (``impl/kafka/controller_conform.py``).
+
+Seeded walks of the controller model (one controller, two brokers, one partition) imposed step by step on the real
+controller through ``impl/kafka/controller_harness/``; after every step the abstracted real metadata log, high
+watermark and replies must equal the model's, and the model's invariants are judged on the real log.  Exit 0 when
+every walk was followed to its end, 23 (``errors.KAFKA_DISCREPANCY``) when one diverged or an invariant broke (seed,
+step, model action and both sides in the JSON report), 2 when Java, Maven or the jars are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kraftcheck.checker import errors
+from kraftcheck.checker.errors import UsageError
+
+
+def cmd_conform_controller(args: argparse.Namespace) -> int:
+    from kraftcheck.checker.cli.conform import write_report
+    from kraftcheck.impl.kafka.controller_conform import conform
+    from kraftcheck.impl.kafka.harness import HarnessUnavailable
+
+    if args.walks:
+        raise UsageError("--walks is for conform quorum; conform controller takes --kafka, --runs, --seed, --steps "
+                         "and --json (every run is a model-guided walk)")
+    try:
+        report = conform(args.kafka, args.runs, args.seed, args.steps)
+    except HarnessUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    j = report.to_json()
+    diverged = report.diverged()
+    verdict = "violation" if report.violations else "diverged" if diverged else "ok"
+    print(f"conform controller on Kafka {report.version}: {verdict}: {len(report.walks)} walks (seeds {args.seed}.."
+          f"{args.seed + len(report.walks) - 1}), {len(report.walks) - len(diverged)} followed to the end, "
+          f"{report.steps} model steps, {j['steps_per_second']} steps/s; model actions carried out on Kafka: "
+          f"{dict(sorted(report.actions.items()))}")
+    for name, why in j["model_actions_not_exercised"].items():
+        print(f"  not exercised: {name}: {why}")
+    for w in diverged[:5]:
+        print(f"  walk seed {w.seed} diverged at step {w.diverged_at}: {w.action}: {w.reason}")
+    for v in report.violations[:5]:
+        print(f"  walk seed {v['seed']} step {v['step']}: {v['property']}")
+    code = errors.KAFKA_DISCREPANCY if report.violations or diverged else errors.OK
+    return write_report(args.json, j, code)

@@ -1,0 +1,258 @@
+"""Model-guided conformance of the real QuorumController: seeded random walks of the controller model imposed on
+Kafka step by step (``kraftcheck conform controller``, issue 31 item 5).
+
+A walk starts the controller model at the conformance bounds (``BOUNDS``: one controller in one epoch, two brokers,
+one partition, a controlled shutdown and a session expiry allowed) and, at every step, draws one of the model's
+successors with its own ``random.Random`` (seeded by the walk's seed) and carries it out on the real controller
+through the harness (``impl/kafka/controller_harness.py``): the model's brokers are the driver's, so a broker step
+(``fetch``, ``begin_shutdown``) changes only what the broker will send next, a broker RPC (``register``,
+``heartbeat``, ``alter_isr``) is the same request to the real controller, ``commit`` commits the next batch, and
+``session_timeout`` expires that broker's session on the controller's clock.  After every step the real state goes
+through the abstraction function (``impl/kafka/controller_abstraction.py``) and must equal the model's: the metadata
+log batch by batch (records, leader epoch), the high watermark, which brokers wait for an answer, the broker epoch a
+registration answered and the broker state a heartbeat answered.  The model's safety invariants (``spec/controller``)
+are judged on the abstracted real log with the driver's brokers.  The first difference ends the walk and is reported
+with its step, the model action, and both sides.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from typing import Any
+
+import attrs
+
+from kraftcheck.impl.kafka.controller_abstraction import (
+    entries,
+    kafka_epoch,
+    kafka_offset,
+    model_entries,
+    reply_kind,
+)
+from kraftcheck.impl.kafka.controller_harness import ControllerJVM
+from kraftcheck.model.controller import CONTROLLER
+from kraftcheck.model.controller import actions as A
+from kraftcheck.model.controller.metadata_log import MetaLog
+from kraftcheck.model.controller.state import STOPPING, Bounds, Entry, State
+from kraftcheck.model.core import Context
+
+# the conformance bounds: what one controller in one epoch can show (failover needs a second voter: not yet)
+BOUNDS = Bounds(controllers=1, brokers=2, partitions=1, max_epoch=1, max_log=8, max_shutdowns=1,
+                max_session_expiries=1)
+# Kafka 3.9 and 4.x register a new incarnation through the unclean-shutdown handler (FIDELITY C40)
+VARIANTS = frozenset({A.V_UNCLEAN_REGISTER})
+SESSION_MS = 9000
+STEPS = 40
+
+# model actions the walks do not carry out, and why
+UNMAPPED = {
+    "renounce": "needs a second controller (failover): the harness runs a single voter",
+    "start": "a broker restart needs max_restarts > 0: not in the conformance bounds yet",
+    "crash": "a broker crash needs a restart budget (reduction restartable_crashes_only): not in the bounds yet",
+    "deliver_stray": "needs a crashed broker's heartbeat in flight: not in the bounds yet",
+    "reassign": "KIP-455 reassignment (alterPartitionReassignments) is not driven yet",
+    "cancel": "KIP-455 reassignment (alterPartitionReassignments) is not driven yet",
+}
+
+
+@attrs.define
+class Walk:
+    seed: int
+    steps: int = 0
+    trace: list[str] = attrs.field(factory=list)
+    diverged_at: int | None = None
+    action: str = ""
+    reason: str = ""
+    model: Any = None
+    kafka: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seed": self.seed, "steps": self.steps, "trace": self.trace, "diverged_at": self.diverged_at,
+                "action": self.action, "reason": self.reason, "model": self.model, "kafka": self.kafka}
+
+
+@attrs.define
+class Report:
+    version: str
+    walks: list[Walk] = attrs.field(factory=list)
+    steps: int = 0
+    seconds: float = 0.0
+    actions: Counter[str] = attrs.field(factory=Counter)
+    violations: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def diverged(self) -> list[Walk]:
+        return [w for w in self.walks if w.diverged_at is not None]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kafka": self.version, "model": "controller", "bounds": attrs.asdict(BOUNDS),
+                "variants": sorted(VARIANTS), "runs": len(self.walks),
+                "runs_followed": len(self.walks) - len(self.diverged()), "steps": self.steps,
+                "seconds": round(self.seconds, 3),
+                "steps_per_second": round(self.steps / self.seconds, 1) if self.seconds else None,
+                "model_actions_on_kafka": dict(sorted(self.actions.items())),
+                "model_actions_not_exercised": not_exercised(self.actions),
+                "properties_checked": INVARIANTS, "diverged": [w.to_json() for w in self.diverged()],
+                "violations": self.violations}
+
+
+def not_exercised(actions: Counter[str]) -> dict[str, str]:
+    return {a.name: UNMAPPED.get(a.name, "not drawn in these walks: run more (--runs)")
+            for a in CONTROLLER.actions if not actions[a.name] and a.name != "idle"}
+
+
+def _invariants() -> list[Any]:
+    from kraftcheck.spec.controller import SPEC
+
+    return [p for p in SPEC.properties if p.kind == "invariant"]
+
+
+INVARIANTS = [p.name for p in _invariants()]
+
+
+def abstract_state(s: State, kafka: dict[str, Any]) -> State:
+    """The model state Kafka's controller stands for: its log and high watermark, the driver's brokers (the model's:
+    the brokers are played by the walk), each batch's kind taken from the model's entry at the same index."""
+    log = []
+    for i, (epoch, recs) in enumerate(entries(kafka)):
+        kind = s.ml.log[i].kind if i < len(s.ml.log) else "?"
+        log.append(Entry(epoch=epoch, by=0, kind=kind, records=recs))
+    ml = MetaLog(epoch=s.ml.epoch, leader=s.ml.leader, log=tuple(log), hw=int(kafka["hw"]),
+                 ctrl_epoch=s.ml.ctrl_epoch, active=(bool(kafka["active"]),), local=s.ml.local)
+    return State(ml=ml, brokers=s.brokers, stale_rejected=s.stale_rejected, zombie_reverted=s.zombie_reverted)
+
+
+def _summary(s: State) -> dict[str, Any]:
+    return {"log": [list(map(list, recs)) for _, recs in model_entries(s.ml.log)], "hw": s.ml.hw,
+            "brokers": [{"proc": b.proc, "epoch": b.epoch, "applied": b.applied,
+                         "waiting": None if b.pending is None else b.pending.kind} for b in s.brokers]}
+
+
+def _kafka_summary(kafka: dict[str, Any], replies: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"log": [list(map(list, recs)) for _, recs in entries(kafka)], "hw": kafka.get("hw"),
+            "registrations": kafka.get("brokers"), "partitions": kafka.get("partitions"),
+            "pending": kafka.get("pending"), "replies": replies, "faults": kafka.get("faults")}
+
+
+class _Driver:
+    """Carries model steps out on the real controller and compares the two sides."""
+
+    def __init__(self, h: ControllerJVM) -> None:
+        self.h = h
+        _, self.state = h.command({"cmd": "start", "brokers": BOUNDS.brokers, "partitions": BOUNDS.partitions,
+                                   "session_ms": SESSION_MS})
+        self.waiting: dict[int, str] = {}  # request id -> the broker it is for ("b")
+        self.broker_of: dict[int, int] = {}
+        self.expect: dict[int, str] = {}   # broker -> the heartbeat reply the model's pending request carries
+        self.replies: list[dict[str, Any]] = []
+
+    def run(self, cmd: dict[str, Any]) -> None:
+        events, self.state = self.h.command(cmd)
+        self.replies = [ev for ev in events if ev["ev"] == "reply"]
+        for ev in events:
+            if ev["ev"] == "sent":
+                self.broker_of[int(ev["id"])] = int(cmd["broker"])
+
+    def step(self, action: str, params: tuple[Any, ...], s: State, t: State) -> None:
+        k = self.state
+        if action in ("register", "heartbeat", "alter_isr"):
+            x = params[0]
+            br = s.brokers[x]
+            if action == "register":
+                self.run({"cmd": "register", "broker": x, "inc": br.inc})
+            elif action == "heartbeat":
+                self.run({"cmd": "heartbeat", "broker": x, "epoch": kafka_epoch(k, br.epoch),
+                          "offset": kafka_offset(k, br.applied), "shutdown": br.proc == STOPPING})
+            else:
+                _, p, isr, ep, _c = params
+                part = A.applied_image(s, br, BOUNDS).parts[p]
+                changed = set(isr) ^ set(part.isr)
+                epochs = [br.epoch if m == x else ep if m in changed else -1 for m in isr]
+                self.run({"cmd": "alter", "broker": x, "epoch": kafka_epoch(k, br.epoch), "partition": p,
+                          "le": part.le, "pe": part.pe, "isr": list(isr),
+                          "isr_epochs": [kafka_epoch(k, e) for e in epochs]})
+            pend = t.brokers[x].pending
+            if pend is not None and pend.reply:
+                self.expect[x] = pend.reply
+        elif action == "commit":
+            self.run({"cmd": "commit"})
+        elif action == "session_timeout":
+            self.run({"cmd": "expire", "broker": params[1]})
+        else:
+            self.replies = []  # elect (the harness's voter leads epoch 1 from the start), fetch, begin_shutdown, idle
+
+    def differences(self, s: State, t: State) -> str | None:
+        """Why Kafka's state after the step is not the model's ``t`` (``s``: the model's state before it)."""
+        k = self.state
+        if k.get("faults"):
+            return f"the controller reported a fault: {k['faults'][0]}"
+        mine, theirs = model_entries(t.ml.log), entries(k)
+        if mine != theirs:
+            for i, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+                if a != b:
+                    return f"log entry {i} differs: model {a}, Kafka {b}"
+            return f"the logs differ in length: model {len(mine)} entries, Kafka {len(theirs)}"
+        if int(k["hw"]) != t.ml.hw:
+            return f"high watermark: model {t.ml.hw}, Kafka {k['hw']}"
+        kafka_waiting = sorted({self.broker_of[int(i)] for i in k.get("pending", [])})
+        model_waiting = sorted(x for x, b in enumerate(t.brokers) if b.pending is not None)
+        if kafka_waiting != model_waiting:
+            return f"brokers waiting for an answer: model {model_waiting}, Kafka {kafka_waiting}"
+        for ev in self.replies:
+            x = int(ev["broker"])
+            if ev["kind"] == "register" and "epoch" in ev:
+                got = kafka_epoch(k, t.brokers[x].epoch) if t.brokers[x].epoch >= 0 else -1
+                if got != int(ev["epoch"]):
+                    return f"broker {x}'s registration reply: model epoch {got}, Kafka {ev['epoch']}"
+            if ev["kind"] == "heartbeat" and "fenced" in ev and x in self.expect:
+                want = self.expect.pop(x)
+                if want != reply_kind(ev):
+                    return f"broker {x}'s heartbeat reply: model {want}, Kafka {reply_kind(ev)}"
+        return None
+
+
+def walk(h: ControllerJVM, seed: int, steps: int, report: Report) -> Walk:
+    rng = random.Random(seed)
+    ctx: Context[Bounds] = Context(BOUNDS, VARIANTS)
+    out = Walk(seed)
+    invariants = _invariants()
+    s = CONTROLLER.initial_states(ctx)[0]
+    drv = _Driver(h)
+    for i in range(steps):
+        succ = [(a.name, p, t) for a, p, t in CONTROLLER.successors(s, ctx)
+                if a.name not in UNMAPPED and t != s]
+        if not succ:
+            break
+        action, params, t = rng.choice(succ)
+        out.trace.append(f"{action}{params}")
+        drv.step(action, params, s, t)
+        reason = drv.differences(s, t)
+        if reason is not None:
+            out.diverged_at, out.action, out.reason = i, f"{action}{params}", reason
+            out.model, out.kafka = _summary(t), _kafka_summary(drv.state, drv.replies)
+            return out
+        real = abstract_state(t, drv.state)
+        for p in invariants:
+            if not p.pred(real, ctx):
+                report.violations.append({"seed": seed, "step": i, "property": p.name, "trace": list(out.trace)})
+        out.steps += 1
+        report.actions[action] += 1
+        s = t
+    return out
+
+
+def conform(version: str, runs: int, seed: int, steps: int = STEPS) -> Report:
+    """``runs`` seeded walks (seeds ``seed``, ``seed+1``, ...) of the controller model on real Kafka ``version``."""
+    with ControllerJVM(version) as h:
+        report = Report(h.kafka_version())
+        t0 = time.perf_counter()
+        for r in range(runs):
+            w = walk(h, seed + r, steps, report)
+            report.walks.append(w)
+            report.steps += w.steps
+        report.seconds = time.perf_counter() - t0
+    return report
+
+
+__all__ = ["BOUNDS", "Report", "Walk", "conform", "walk"]
