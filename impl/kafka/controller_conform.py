@@ -35,14 +35,15 @@ from kraftcheck.impl.kafka.controller_harness import ControllerJVM
 from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.controller import actions as A
 from kraftcheck.model.controller.metadata_log import MetaLog
-from kraftcheck.model.controller.state import STOPPING, Bounds, Entry, State
+from kraftcheck.model.controller.state import OFFLINE, STOPPING, Bounds, Entry, State
 from kraftcheck.model.core import Context
 
 # the conformance bounds: what one controller in one epoch can show (failover needs a second voter: not yet)
 BOUNDS = Bounds(controllers=1, brokers=2, partitions=1, max_epoch=1, max_log=8, max_shutdowns=1,
                 max_session_expiries=1)
-# Kafka 3.9 and 4.x register a new incarnation through the unclean-shutdown handler (FIDELITY C40)
-VARIANTS = frozenset({A.V_UNCLEAN_REGISTER})
+# what Kafka does and the default model does not (FIDELITY C40, C41): a new incarnation registers through the
+# unclean-shutdown handler; a fenced broker's shutdown request writes the fencing records again
+VARIANTS = frozenset({A.V_UNCLEAN_REGISTER, A.V_REFENCE_ON_SHUTDOWN})
 SESSION_MS = 9000
 STEPS = 40
 
@@ -162,8 +163,13 @@ class _Driver:
             if action == "register":
                 self.run({"cmd": "register", "broker": x, "inc": br.inc})
             elif action == "heartbeat":
+                # the other running brokers' background heartbeats report what they applied (the model's reading of
+                # lowestActiveOffset, model/controller/heartbeats.py)
+                active = [[y, kafka_offset(k, b.applied)] for y, b in enumerate(s.brokers)
+                          if y != x and b.proc != OFFLINE and b.epoch >= 0]
                 self.run({"cmd": "heartbeat", "broker": x, "epoch": kafka_epoch(k, br.epoch),
-                          "offset": kafka_offset(k, br.applied), "shutdown": br.proc == STOPPING})
+                          "offset": kafka_offset(k, br.applied), "shutdown": br.proc == STOPPING,
+                          "active_offsets": active})
             else:
                 _, p, isr, ep, _c = params
                 part = A.applied_image(s, br, BOUNDS).parts[p]

@@ -72,7 +72,8 @@ def fence_batch(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Re
 
 
 def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool = False,
-                     ignore_broker_epoch: bool = False, caught_up: bool = True) -> tuple[list[Record] | None, str, str]:
+                     ignore_broker_epoch: bool = False, caught_up: bool = True,
+                     refence_on_shutdown: bool = False) -> tuple[list[Record] | None, str, str]:
     """ReplicationControlManager.processBrokerHeartbeat: (records or None, batch kind or outcome, the broker state
     the reply carries).  ``ignore_broker_epoch`` is the mutation that skips checkBrokerEpoch."""
     reg = img.regs[b]
@@ -84,6 +85,10 @@ def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool 
         return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
     if reg.fenced:  # FENCED
         if req.want_shutdown:
+            if refence_on_shutdown:
+                # variant fenced-shutdown-refences: FENCED -> SHUTDOWN_NOW is a state change, so
+                # processBrokerHeartbeat writes handleBrokerFenced's records again (found by conform controller)
+                return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
             return None, "SHUTDOWN_NOW", R_SHUTDOWN_NOW
         if req.offset > reg.epoch:  # currentMetadataOffset >= registerBrokerRecordOffset
             unfence = unfence_record(b, reg.epoch)

@@ -220,8 +220,12 @@ public final class ControllerHarness {
         return id;
     }
 
-    long heartbeat(JsonNode cmd) {
+    long heartbeat(JsonNode cmd) throws Exception {
         int broker = cmd.get("broker").asInt();
+        JsonNode others = cmd.path("active_offsets");
+        if (others.size() > 0) {
+            backgroundHeartbeats(others);
+        }
         BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker)
             .setBrokerEpoch(cmd.get("epoch").asLong()).setCurrentMetadataOffset(cmd.get("offset").asLong())
             .setWantFence(false).setWantShutDown(cmd.path("shutdown").asBoolean(false));
@@ -250,6 +254,26 @@ public final class ControllerHarness {
         pending.put(id, new Pending("alter", broker,
             controller.alterPartition(context(ApiKeys.ALTER_PARTITION, ApiKeys.ALTER_PARTITION.latestVersion()), req)));
         return id;
+    }
+
+    /** The other running brokers' periodic heartbeats, which change nothing but the metadata offset the controller
+     *  holds for them: on the controller's thread, each active broker (unfenced, not shutting down) in
+     *  {@code [[id, offset], ...]} is touched with that offset (BrokerHeartbeatManager.touch, as
+     *  ReplicationControlManager.processBrokerHeartbeat does for an UNFENCED -> UNFENCED heartbeat). The controller
+     *  model reads a running broker's current offset in lowestActiveOffset (model/controller/heartbeats.py): this
+     *  makes that true before a heartbeat that may read it. */
+    void backgroundHeartbeats(JsonNode others) throws Exception {
+        controller.appendReadEvent("kraftcheck-background-heartbeats", OptionalLong.empty(), () -> {
+            BrokerHeartbeatManager hm = controller.clusterControl().heartbeatManager();
+            for (BrokerHeartbeatManager.BrokerHeartbeatState st : new ArrayList<>(hm.brokers())) {
+                for (JsonNode o : others) {
+                    if (o.get(0).asInt() == st.id() && !st.fenced() && !st.shuttingDown()) {
+                        hm.touch(st.id(), false, o.get(1).asLong());
+                    }
+                }
+            }
+            return null;
+        }).get(10, TimeUnit.SECONDS);
     }
 
     /** Broker {@code broker}'s session expires and no other's does: on the controller's thread, the clock moves past
