@@ -218,9 +218,12 @@ class _Driver:
         return None
 
 
-def walk(h: ControllerJVM, seed: int, steps: int, report: Report) -> Walk:
+def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
+         variants: frozenset[str] = VARIANTS) -> Walk:
+    """One seeded walk of at most ``steps`` model steps (the model at ``BOUNDS`` with ``variants``) on a fresh
+    controller; its first difference from Kafka, if any, ends it."""
     rng = random.Random(seed)
-    ctx: Context[Bounds] = Context(BOUNDS, VARIANTS)
+    ctx: Context[Bounds] = Context(BOUNDS, variants)
     out = Walk(seed)
     invariants = _invariants()
     s = CONTROLLER.initial_states(ctx)[0]
