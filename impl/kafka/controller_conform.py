@@ -50,9 +50,9 @@ STEPS = 40
 # model actions the walks do not carry out, and why
 UNMAPPED = {
     "renounce": "needs a second controller (failover): the harness runs a single voter",
-    "start": "a broker restart needs max_restarts > 0: not in the conformance bounds yet",
-    "crash": "a broker crash needs a restart budget (reduction restartable_crashes_only): not in the bounds yet",
-    "deliver_stray": "needs a crashed broker's heartbeat in flight: not in the bounds yet",
+    "start": "broker restarts are left out (max_restarts=0): a new incarnation diverges from Kafka (FIDELITY C42)",
+    "crash": "broker restarts are left out (max_restarts=0; reduction restartable_crashes_only): FIDELITY C42",
+    "deliver_stray": "needs a crashed broker (restarts are left out, FIDELITY C42)",
     "reassign": "KIP-455 reassignment (alterPartitionReassignments) is not driven yet",
     "cancel": "KIP-455 reassignment (alterPartitionReassignments) is not driven yet",
 }
@@ -147,8 +147,11 @@ class _Driver:
         self.broker_of: dict[int, int] = {}
         self.expect: dict[int, str] = {}   # broker -> the heartbeat reply the model's pending request carries
         self.replies: list[dict[str, Any]] = []
+        self.stray: set[int] = set()  # requests of a crashed incarnation: their answers reach nobody
+        self.seen_ids: set[int] = set()
 
     def run(self, cmd: dict[str, Any]) -> None:
+        self.seen_ids = set(self.broker_of)
         events, self.state = self.h.command(cmd)
         self.replies = [ev for ev in events if ev["ev"] == "reply"]
         for ev in events:
@@ -161,6 +164,13 @@ class _Driver:
             x = params[0]
             br = s.brokers[x]
             if action == "register":
+                reg = A.controller_image(s, BOUNDS, 0).regs[x]
+                if reg is not None and reg.inc != br.inc:
+                    # Kafka refuses a new incarnation while the old one's session is valid, fenced or not
+                    # (ClusterControlManager.registerBroker: DUPLICATE_BROKER_REGISTRATION); the model, with time
+                    # abstract, lets it in once the old registration is fenced: the restart took a session timeout.
+                    # The old session expires first (a fenced registration: no record, maybeFenceOneStaleBroker)
+                    self.run({"cmd": "expire", "broker": x})
                 self.run({"cmd": "register", "broker": x, "inc": br.inc})
             elif action == "heartbeat":
                 # the other running brokers' background heartbeats report what they applied (the model's reading of
@@ -181,12 +191,25 @@ class _Driver:
             pend = t.brokers[x].pending
             if pend is not None and pend.reply:
                 self.expect[x] = pend.reply
+        elif action == "deliver_stray" and params[1] >= 0:
+            # a crashed incarnation's last heartbeat reaches the controller; nobody waits for its answer
+            x, req = params[0], s.brokers[params[0]].stray
+            assert req is not None
+            self.run({"cmd": "heartbeat", "broker": x, "epoch": kafka_epoch(k, req.broker_epoch),
+                      "offset": kafka_offset(k, req.offset), "shutdown": req.want_shutdown})
+            self.stray.update(i for i, b in self.broker_of.items() if b == x and i not in self.seen_ids)
+        elif action == "crash":
+            # the process dies with its request unanswered: the controller still answers it, to nobody
+            self.stray.update(int(i) for i in k.get("pending", []) if self.broker_of[int(i)] == params[0])
+            self.replies = []
         elif action == "commit":
             self.run({"cmd": "commit"})
         elif action == "session_timeout":
             self.run({"cmd": "expire", "broker": params[1]})
         else:
-            self.replies = []  # elect (the harness's voter leads epoch 1 from the start), fetch, begin_shutdown, idle
+            # elect (the harness's voter leads epoch 1 from the start); broker-side steps: fetch, begin_shutdown,
+            # crash, start (a new incarnation registers later), a stray heartbeat lost with no controller; idle
+            self.replies = []
 
     def differences(self, s: State, t: State) -> str | None:
         """Why Kafka's state after the step is not the model's ``t`` (``s``: the model's state before it)."""
@@ -201,12 +224,14 @@ class _Driver:
             return f"the logs differ in length: model {len(mine)} entries, Kafka {len(theirs)}"
         if int(k["hw"]) != t.ml.hw:
             return f"high watermark: model {t.ml.hw}, Kafka {k['hw']}"
-        kafka_waiting = sorted({self.broker_of[int(i)] for i in k.get("pending", [])})
+        kafka_waiting = sorted({self.broker_of[int(i)] for i in k.get("pending", []) if int(i) not in self.stray})
         model_waiting = sorted(x for x, b in enumerate(t.brokers) if b.pending is not None)
         if kafka_waiting != model_waiting:
             return f"brokers waiting for an answer: model {model_waiting}, Kafka {kafka_waiting}"
         for ev in self.replies:
             x = int(ev["broker"])
+            if int(ev["id"]) in self.stray:
+                continue
             if ev["kind"] == "register" and "epoch" in ev:
                 got = kafka_epoch(k, t.brokers[x].epoch) if t.brokers[x].epoch >= 0 else -1
                 if got != int(ev["epoch"]):
