@@ -41,7 +41,7 @@ from kraftcheck.model.core import Context
 # the conformance bounds: what one controller in one epoch can show (failover needs a second voter: not yet)
 BOUNDS = Bounds(controllers=1, brokers=2, partitions=1, max_epoch=1, max_log=8, max_shutdowns=1,
                 max_session_expiries=1)
-# what Kafka does and the default model does not (FIDELITY C40, C41): a new incarnation registers through the
+# what Kafka 4.2.2 does and the default model does not (FIDELITY C40, C41): a new incarnation registers through the
 # unclean-shutdown handler; a fenced broker's shutdown request writes the fencing records again
 VARIANTS = frozenset({A.V_UNCLEAN_REGISTER, A.V_REFENCE_ON_SHUTDOWN})
 SESSION_MS = 9000

@@ -57,9 +57,9 @@ def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, i
     if check_features and registration_refusal((supported_mv,), (FINALIZED_MV,)) is not None:
         return None, UNSUPPORTED_VERSION
     if unclean_shutdown and (cur is None or cur.inc != inc):
-        # variant register-unclean-shutdown: a new incarnation id runs BrokerUncleanShutdownHandler
-        # (ClusterControlManager.registerBroker, 3.9 and 4.x): generateLeaderAndIsrUpdates drops the broker from
-        # every non-singleton ISR before its RegisterBrokerRecord, in the same batch (found by conform controller)
+        # variant register-unclean-shutdown (4.x; 3.9 returns at once with ELR off, FIDELITY C7, C40): a new
+        # incarnation id runs BrokerUncleanShutdownHandler (ClusterControlManager.registerBroker), whose
+        # generateLeaderAndIsrUpdates drops the broker from every non-singleton ISR before its RegisterBrokerRecord
         return remove_broker(img, b) + [reg_record(b, inc)], K_REGISTER
     return [reg_record(b, inc)], K_REGISTER
 
