@@ -127,3 +127,21 @@ def test_cli_conform_controller_writes_its_report(tmp_path: Path, capsys: pytest
     assert j["runs"] == j["runs_followed"] == 2 and j["steps"] > 0 and j["diverged"] == []
     assert j["model_actions_not_exercised"]["renounce"].startswith("needs a second controller")
     assert "LeaderInIsr" in j["properties_checked"]
+
+
+def test_the_properties_are_judged_on_kafkas_log_not_the_models() -> None:
+    from kraftcheck.impl.kafka.controller_conform import BOUNDS, abstract_state
+    from kraftcheck.model.controller import CONTROLLER
+    from kraftcheck.model.core import Context
+    from kraftcheck.spec.controller import SPEC
+
+    ctx = Context(BOUNDS, VARIANTS)
+    s = CONTROLLER.initial_states(ctx)[0]
+    by_name = {p.name: p for p in SPEC.properties}
+    # a log in which broker 1 leads partition 0 without being in its ISR: the model never writes it
+    kafka = {"hw": 1, "active": True, "log": [
+        {"base": 5, "last": 5, "epoch": 1, "abstract": [["part", 0, 1, [0], 1, 1]]}]}
+    real = abstract_state(s, kafka)
+    assert real.ml.log[0].records == (("part", 0, 1, (0,), 1, 1),) and real.ml.hw == 1
+    assert not by_name["LeaderInIsr"].pred(real, ctx)
+    assert by_name["LeaderInIsr"].pred(s, ctx)

@@ -10,9 +10,9 @@ through the harness (``impl/kafka/controller_harness.py``): the model's brokers 
 ``session_timeout`` expires that broker's session on the controller's clock.  After every step the real state goes
 through the abstraction function (``impl/kafka/controller_abstraction.py``) and must equal the model's: the metadata
 log batch by batch (records, leader epoch), the high watermark, which brokers wait for an answer, the broker epoch a
-registration answered and the broker state a heartbeat answered.  The model's safety invariants (``spec/controller``)
-are judged on the abstracted real log with the driver's brokers.  The first difference ends the walk and is reported
-with its step, the model action, and both sides.
+registration answered and the broker state a heartbeat answered.  The model's safety invariants and action
+properties (``spec/controller``) are judged on the abstracted real log with the driver's brokers.  The first
+difference ends the walk and is reported with its step, the model action, and both sides.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ class Report:
                 "steps_per_second": round(self.steps / self.seconds, 1) if self.seconds else None,
                 "model_actions_on_kafka": dict(sorted(self.actions.items())),
                 "model_actions_not_exercised": not_exercised(self.actions),
-                "properties_checked": INVARIANTS, "diverged": [w.to_json() for w in self.diverged()],
+                "properties_checked": INVARIANTS + ACTION_PROPERTIES,
+                "diverged": [w.to_json() for w in self.diverged()],
                 "violations": self.violations}
 
 
@@ -103,13 +104,14 @@ def not_exercised(actions: Counter[str]) -> dict[str, str]:
             for a in CONTROLLER.actions if not actions[a.name] and a.name != "idle"}
 
 
-def _invariants() -> list[Any]:
+def _properties(kind: str) -> list[Any]:
     from kraftcheck.spec.controller import SPEC
 
-    return [p for p in SPEC.properties if p.kind == "invariant"]
+    return [p for p in SPEC.properties if p.kind == kind]
 
 
-INVARIANTS = [p.name for p in _invariants()]
+INVARIANTS = [p.name for p in _properties("invariant")]
+ACTION_PROPERTIES = [p.name for p in _properties("action")]
 
 
 def abstract_state(s: State, kafka: dict[str, Any]) -> State:
@@ -250,9 +252,10 @@ def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
     rng = random.Random(seed)
     ctx: Context[Bounds] = Context(BOUNDS, variants)
     out = Walk(seed)
-    invariants = _invariants()
+    invariants, steps_props = _properties("invariant"), _properties("action")
     s = CONTROLLER.initial_states(ctx)[0]
     drv = _Driver(h)
+    real_before = abstract_state(s, drv.state)
     for i in range(steps):
         succ = [(a.name, p, t) for a, p, t in CONTROLLER.successors(s, ctx)
                 if a.name not in UNMAPPED and t != s]
@@ -267,9 +270,11 @@ def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
             out.model, out.kafka = _summary(t), _kafka_summary(drv.state, drv.replies)
             return out
         real = abstract_state(t, drv.state)
-        for p in invariants:
-            if not p.pred(real, ctx):
-                report.violations.append({"seed": seed, "step": i, "property": p.name, "trace": list(out.trace)})
+        broken = [p.name for p in invariants if not p.pred(real, ctx)]
+        broken += [p.name for p in steps_props if not p.pred(real_before, (action, params), real, ctx)]
+        for name in broken:
+            report.violations.append({"seed": seed, "step": i, "property": name, "trace": list(out.trace)})
+        real_before = real
         out.steps += 1
         report.actions[action] += 1
         s = t
