@@ -17,7 +17,7 @@ import pytest
 
 from kraftcheck.checker.cli.main import main
 from kraftcheck.impl.kafka.controller_abstraction import entries, kafka_offset, reply_kind
-from kraftcheck.impl.kafka.controller_conform import VARIANTS, Report, walk
+from kraftcheck.impl.kafka.controller_conform import REASSIGN_BOUNDS, VARIANTS, Report, walk
 from kraftcheck.impl.kafka.controller_harness import DEFAULT_VERSION, ControllerJVM
 from kraftcheck.model.controller import actions as A
 
@@ -79,6 +79,21 @@ def test_a_session_expiry_fences_only_the_expired_broker(kafka: ControllerJVM) -
 
 
 @needs_java
+def test_a_reassignment_and_its_cancel_are_assign_records(kafka: ControllerJVM) -> None:
+    st = kafka.command({"cmd": "start", "brokers": 2, "partitions": 1, "session_ms": 9000, "replicas": [0]})[1]
+    assert st["partitions"][0]["replicas"] == [0]
+    for b in (0, 1):
+        kafka.command({"cmd": "register", "broker": b, "inc": 1})
+    kafka.command({"cmd": "reassign", "partition": 0, "target": [1, 0]})
+    _, st = kafka.command({"cmd": "reassign", "partition": 0, "target": None})
+    # KIP-455 (PartitionReassignmentReplicas): replicas = target + removing, adding = target - current; the cancel
+    # reverts them; dropping replica 1 bumps the leader epoch (FIDELITY C29,
+    # triggerLeaderEpochBumpForReplicaReassignmentIfNeeded)
+    assert entries(st)[2:] == [(1, (("assign", 0, -1, (0,), 0, 1, (0, 1), (1,), ()),)),
+                               (1, (("assign", 0, -1, (0,), 1, 2, (0,), (), ()),))]
+
+
+@needs_java
 def test_model_walks_are_followed_by_kafka(kafka: ControllerJVM) -> None:
     report = Report(DEFAULT_VERSION)
     walks = [walk(kafka, seed, 40, report) for seed in range(3)]
@@ -87,6 +102,14 @@ def test_model_walks_are_followed_by_kafka(kafka: ControllerJVM) -> None:
     assert sum(w.steps for w in walks) >= 60
     for action in ("register", "heartbeat", "commit", "session_timeout", "begin_shutdown"):
         assert report.actions[action] > 0, report.actions
+
+
+@needs_java
+def test_reassignment_walks_are_followed_by_kafka(kafka: ControllerJVM) -> None:
+    report = Report(DEFAULT_VERSION)
+    walks = [walk(kafka, seed, 40, report, bounds=REASSIGN_BOUNDS) for seed in (3, 4)]
+    assert [w.diverged_at for w in walks] == [None, None], [w.to_json() for w in walks]
+    assert report.actions["reassign"] == 2 and report.actions["cancel"] > 0, report.actions
 
 
 @needs_java

@@ -9,7 +9,9 @@ Two steps, as for the quorum (``impl/kafka/abstraction.py``):
    ``Fence``/``UnfenceBrokerRecord``) -> ``["fence" | "unfence" | "cs", broker, kafka broker epoch]``;
    ``PartitionChangeRecord`` -> ``["part", p, leader, isr, leader epoch, partition epoch]`` with the registration
    *after* the change (``PartitionRegistration.merge`` replayed from the bootstrap ``PartitionRecord``), which is
-   what the model's ``part`` record carries; any other record by its class name;
+   what the model's ``part`` record carries; a change that sets replicas, adding or removing replicas (KIP-455) ->
+   ``["assign", ..., replicas, adding, removing]``, the lists sorted here (the model keeps replicas in id order,
+   Kafka the target's order); any other record by its class name;
 2. :func:`entries` (here): batches to the model's ``Entry`` records, with Kafka's broker epochs (the offset of the
    batch holding the RegisterBrokerRecord: QuorumController passes the next write offset) renumbered as the model
    numbers them (the index of that batch among the model's entries, the activation batch left out); the high
@@ -43,6 +45,9 @@ def entries(state: dict[str, Any]) -> list[tuple[int, tuple[Rec, ...]]]:
             kind = a[0]
             if kind == "part":
                 recs.append(("part", a[1], a[2], tuple(a[3]), a[4], a[5]))
+            elif kind == "assign":  # replicas in id order, as the model keeps them (FIDELITY C29)
+                recs.append(("assign", a[1], a[2], tuple(a[3]), a[4], a[5], tuple(sorted(a[6])),
+                             tuple(sorted(a[7])), tuple(sorted(a[8]))))
             elif kind == "reg":
                 recs.append(("reg", a[1], a[2]))
             elif kind in ("fence", "unfence", "cs"):

@@ -44,6 +44,9 @@ BOUNDS = Bounds(controllers=1, brokers=2, partitions=1, max_epoch=1, max_log=8, 
 # what Kafka 4.2.2 does and the default model does not (FIDELITY C40, C41): a new incarnation registers through the
 # unclean-shutdown handler; a fenced broker's shutdown request writes the fencing records again
 VARIANTS = frozenset({A.V_UNCLEAN_REGISTER, A.V_REFENCE_ON_SHUTDOWN})
+# every second walk: KIP-455 reassignment (the controller model's reassign profile on one controller): the
+# partition replicated on broker 0 only, one AlterPartitionReassignments (a move, a change or a cancel)
+REASSIGN_BOUNDS = attrs.evolve(BOUNDS, replication_factor=1, max_reassignments=1, max_log=8)
 SESSION_MS = 9000
 STEPS = 40
 
@@ -53,8 +56,6 @@ UNMAPPED = {
     "start": "broker restarts are left out (max_restarts=0): a new incarnation diverges from Kafka (FIDELITY C42)",
     "crash": "broker restarts are left out (max_restarts=0; reduction restartable_crashes_only): FIDELITY C42",
     "deliver_stray": "needs a crashed broker (restarts are left out, FIDELITY C42)",
-    "reassign": "KIP-455 reassignment (alterPartitionReassignments) is not driven yet",
-    "cancel": "KIP-455 reassignment (alterPartitionReassignments) is not driven yet",
 }
 
 
@@ -88,6 +89,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {"kafka": self.version, "model": "controller", "bounds": attrs.asdict(BOUNDS),
+                "reassign_bounds": attrs.asdict(REASSIGN_BOUNDS),
                 "variants": sorted(VARIANTS), "runs": len(self.walks),
                 "runs_followed": len(self.walks) - len(self.diverged()), "steps": self.steps,
                 "seconds": round(self.seconds, 3),
@@ -141,10 +143,14 @@ def _kafka_summary(kafka: dict[str, Any], replies: list[dict[str, Any]]) -> dict
 class _Driver:
     """Carries model steps out on the real controller and compares the two sides."""
 
-    def __init__(self, h: ControllerJVM) -> None:
+    def __init__(self, h: ControllerJVM, b: Bounds) -> None:
         self.h = h
-        _, self.state = h.command({"cmd": "start", "brokers": BOUNDS.brokers, "partitions": BOUNDS.partitions,
-                                   "session_ms": SESSION_MS})
+        self.b = b
+        start: dict[str, Any] = {"cmd": "start", "brokers": b.brokers, "partitions": b.partitions,
+                                 "session_ms": SESSION_MS}
+        if 0 < b.replication_factor < b.brokers:  # the model's bootstrap replicas (image.bootstrap)
+            start["replicas"] = list(range(b.replication_factor))
+        _, self.state = h.command(start)
         self.waiting: dict[int, str] = {}  # request id -> the broker it is for ("b")
         self.broker_of: dict[int, int] = {}
         self.expect: dict[int, str] = {}   # broker -> the heartbeat reply the model's pending request carries
@@ -158,7 +164,9 @@ class _Driver:
         self.replies = [ev for ev in events if ev["ev"] == "reply"]
         for ev in events:
             if ev["ev"] == "sent":
-                self.broker_of[int(ev["id"])] = int(cmd["broker"])
+                self.broker_of[int(ev["id"])] = int(cmd.get("broker", -1))
+                if "broker" not in cmd:
+                    self.stray.add(int(ev["id"]))  # an operator's request: the model tracks no one waiting
 
     def step(self, action: str, params: tuple[Any, ...], s: State, t: State) -> None:
         k = self.state
@@ -166,7 +174,7 @@ class _Driver:
             x = params[0]
             br = s.brokers[x]
             if action == "register":
-                reg = A.controller_image(s, BOUNDS, 0).regs[x]
+                reg = A.controller_image(s, self.b, 0).regs[x]
                 if reg is not None and reg.inc != br.inc:
                     # Kafka refuses a new incarnation while the old one's session is valid, fenced or not
                     # (ClusterControlManager.registerBroker: DUPLICATE_BROKER_REGISTRATION); the model, with time
@@ -184,7 +192,7 @@ class _Driver:
                           "active_offsets": active})
             else:
                 _, p, isr, ep, _c = params
-                part = A.applied_image(s, br, BOUNDS).parts[p]
+                part = A.applied_image(s, br, self.b).parts[p]
                 changed = set(isr) ^ set(part.isr)
                 epochs = [br.epoch if m == x else ep if m in changed else -1 for m in isr]
                 self.run({"cmd": "alter", "broker": x, "epoch": kafka_epoch(k, br.epoch), "partition": p,
@@ -204,6 +212,10 @@ class _Driver:
             # the process dies with its request unanswered: the controller still answers it, to nobody
             self.stray.update(int(i) for i in k.get("pending", []) if self.broker_of[int(i)] == params[0])
             self.replies = []
+        elif action == "reassign":
+            self.run({"cmd": "reassign", "partition": params[1], "target": list(params[2])})
+        elif action == "cancel":
+            self.run({"cmd": "reassign", "partition": params[1], "target": None})
         elif action == "commit":
             self.run({"cmd": "commit"})
         elif action == "session_timeout":
@@ -246,15 +258,15 @@ class _Driver:
 
 
 def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
-         variants: frozenset[str] = VARIANTS) -> Walk:
-    """One seeded walk of at most ``steps`` model steps (the model at ``BOUNDS`` with ``variants``) on a fresh
+         variants: frozenset[str] = VARIANTS, bounds: Bounds = BOUNDS) -> Walk:
+    """One seeded walk of at most ``steps`` model steps (the model at ``bounds`` with ``variants``) on a fresh
     controller; its first difference from Kafka, if any, ends it."""
     rng = random.Random(seed)
-    ctx: Context[Bounds] = Context(BOUNDS, variants)
+    ctx: Context[Bounds] = Context(bounds, variants)
     out = Walk(seed)
     invariants, steps_props = _properties("invariant"), _properties("action")
     s = CONTROLLER.initial_states(ctx)[0]
-    drv = _Driver(h)
+    drv = _Driver(h, bounds)
     real_before = abstract_state(s, drv.state)
     for i in range(steps):
         succ = [(a.name, p, t) for a, p, t in CONTROLLER.successors(s, ctx)
@@ -282,12 +294,13 @@ def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
 
 
 def conform(version: str, runs: int, seed: int, steps: int = STEPS) -> Report:
-    """``runs`` seeded walks (seeds ``seed``, ``seed+1``, ...) of the controller model on real Kafka ``version``."""
+    """``runs`` seeded walks (seeds ``seed``, ``seed+1``, ...) of the controller model on real Kafka ``version``,
+    every second one at ``REASSIGN_BOUNDS``."""
     with ControllerJVM(version) as h:
         report = Report(h.kafka_version())
         t0 = time.perf_counter()
         for r in range(runs):
-            w = walk(h, seed + r, steps, report)
+            w = walk(h, seed + r, steps, report, bounds=REASSIGN_BOUNDS if r % 2 else BOUNDS)
             report.walks.append(w)
             report.steps += w.steps
         report.seconds = time.perf_counter() - t0

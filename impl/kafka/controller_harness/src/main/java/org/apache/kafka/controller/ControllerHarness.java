@@ -20,6 +20,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
@@ -131,13 +133,17 @@ public final class ControllerHarness {
         List<ApiMessageAndVersion> boot = new ArrayList<>(
             BootstrapMetadata.fromVersion(MetadataVersion.LATEST_PRODUCTION, "kraftcheck").records());
         boot.add(new ApiMessageAndVersion(new TopicRecord().setName(TOPIC).setTopicId(TOPIC_ID), (short) 0));
-        List<Integer> all = new ArrayList<>();
-        for (int b = 0; b < brokers; b++) {
-            all.add(b);
+        List<Integer> all = new ArrayList<>();  // the bootstrap replicas: "replicas", or every broker
+        if (cmd.has("replicas")) {
+            cmd.get("replicas").forEach(r -> all.add(r.asInt()));
+        } else {
+            for (int b = 0; b < brokers; b++) {
+                all.add(b);
+            }
         }
         for (int p = 0; p < partitions; p++) {
             List<Uuid> dirs = new ArrayList<>();
-            for (int b = 0; b < brokers; b++) {
+            for (int b = 0; b < all.size(); b++) {
                 dirs.add(Uuid.fromString("AAAAAAAAAAAAAAAAAAAAAA"));  // DirectoryId.UNASSIGNED
             }
             boot.add(new ApiMessageAndVersion(new PartitionRecord().setTopicId(TOPIC_ID).setPartitionId(p)
@@ -256,6 +262,29 @@ public final class ControllerHarness {
         return id;
     }
 
+    /** An operator's AlterPartitionReassignments for one partition: {@code target} replicas, or null (a cancel). */
+    long reassign(JsonNode cmd) {
+        AlterPartitionReassignmentsRequestData.ReassignablePartition part =
+            new AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                .setPartitionIndex(cmd.get("partition").asInt());
+        JsonNode target = cmd.get("target");
+        if (target == null || target.isNull()) {
+            part.setReplicas(null);
+        } else {
+            List<Integer> replicas = new ArrayList<>();
+            target.forEach(r -> replicas.add(r.asInt()));
+            part.setReplicas(replicas);
+        }
+        AlterPartitionReassignmentsRequestData req = new AlterPartitionReassignmentsRequestData();
+        req.topics().add(new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(TOPIC)
+            .setPartitions(List.of(part)));
+        long id = nextRequest++;
+        pending.put(id, new Pending("reassign", -1, controller.alterPartitionReassignments(
+            context(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS.latestVersion()),
+            req)));
+        return id;
+    }
+
     /** The other running brokers' periodic heartbeats, which change nothing but the metadata offset the controller
      *  holds for them: on the controller's thread, each active broker (unfenced, not shutting down) in
      *  {@code [[id, offset], ...]} is touched with that offset (BrokerHeartbeatManager.touch, as
@@ -334,6 +363,13 @@ public final class ControllerHarness {
                     ev.put("caught_up", hb.isCaughtUp());
                     ev.put("in_controlled_shutdown", hb.inControlledShutdown());
                     ev.put("shutdown", hb.shouldShutDown());
+                } else if (r instanceof AlterPartitionReassignmentsResponseData ar) {
+                    ev.put("error", Errors.forCode(ar.errorCode()).name());
+                    for (AlterPartitionReassignmentsResponseData.ReassignableTopicResponse t : ar.responses()) {
+                        for (AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse p : t.partitions()) {
+                            ev.put("partition_error", Errors.forCode(p.errorCode()).name());
+                        }
+                    }
                 } else if (r instanceof AlterPartitionResponseData ap) {
                     ev.put("error", Errors.forCode(ap.errorCode()).name());
                     for (AlterPartitionResponseData.TopicData t : ap.topics()) {
@@ -355,6 +391,12 @@ public final class ControllerHarness {
             emit(ev);
         }
         done.forEach(pending::remove);
+    }
+
+    static void ints(ArrayNode out, int[] values) {
+        for (int v : values) {
+            out.add(v);
+        }
     }
 
     // ---- state ------------------------------------------------------------------------------------------------
@@ -420,12 +462,16 @@ public final class ControllerHarness {
                 } else if (m instanceof PartitionChangeRecord pc) {
                     PartitionRegistration next = parts.get(pc.partitionId()).merge(pc);
                     parts.put(pc.partitionId(), next);
-                    a.add("part").add(pc.partitionId()).add(next.leader);
-                    ArrayNode isr = a.addArray();
-                    for (int m2 : next.isr) {
-                        isr.add(m2);
-                    }
+                    boolean assign = pc.replicas() != null || pc.addingReplicas() != null
+                        || pc.removingReplicas() != null;
+                    a.add(assign ? "assign" : "part").add(pc.partitionId()).add(next.leader);
+                    ints(a.addArray(), next.isr);
                     a.add(next.leaderEpoch).add(next.partitionEpoch);
+                    if (assign) {  // KIP-455: the registration's replicas, adding and removing after the change
+                        ints(a.addArray(), next.replicas);
+                        ints(a.addArray(), next.addingReplicas);
+                        ints(a.addArray(), next.removingReplicas);
+                    }
                 } else if (m instanceof RegisterBrokerRecord rb) {
                     a.add("reg").add(rb.brokerId()).add(rb.incarnationId().getLeastSignificantBits());
                 } else if (m instanceof BrokerRegistrationChangeRecord ch) {
@@ -479,8 +525,13 @@ public final class ControllerHarness {
         String name = cmd.get("cmd").asText();
         switch (name) {
             case "start" -> start(cmd);
-            case "register", "heartbeat", "alter" -> {
-                long id = name.equals("register") ? register(cmd) : name.equals("heartbeat") ? heartbeat(cmd) : alter(cmd);
+            case "register", "heartbeat", "alter", "reassign" -> {
+                long id = switch (name) {
+                    case "register" -> register(cmd);
+                    case "heartbeat" -> heartbeat(cmd);
+                    case "alter" -> alter(cmd);
+                    default -> reassign(cmd);
+                };
                 ObjectNode ev = event("sent");
                 ev.put("id", id);
                 emit(ev);
