@@ -38,7 +38,8 @@ from kraftcheck.impl.kafka.harness import HOW, HarnessError, HarnessUnavailable
 
 DEFAULT_VERSION = "4.2.2"
 SOURCE = Path(__file__).resolve().parent / "controller_harness"
-# lines whose controller API the harness is written for (BrokerHeartbeatTracker, RaftClient.prepareAppend)
+# lines whose controller and raft APIs the harness is written for (BrokerHeartbeatTracker, RaftClient.prepareAppend,
+# OffsetAndEpoch in server-common); 4.0 and 3.9 differ
 SUPPORTED_LINES = ("4.1.", "4.2.")
 
 
@@ -60,7 +61,7 @@ def check_version(version: str) -> None:
     if not version.startswith(SUPPORTED_LINES):
         raise HarnessUnavailable(
             f"Kafka {version} is not supported by the controller harness (supported lines: "
-            f"{', '.join(s + 'x' for s in SUPPORTED_LINES)}; 3.9's controller API differs); "
+            f"{', '.join(s + 'x' for s in SUPPORTED_LINES)}; 4.0's and 3.9's raft and controller APIs differ); "
             f"try --kafka {DEFAULT_VERSION}")
 
 

@@ -98,7 +98,7 @@ final class HarnessRaft implements RaftClient<ApiMessageAndVersion> {
         return OptionalInt.of(nodeId);
     }
 
-    @Override
+    // RaftClient.voterNode from 4.2 on (no @Override: the same source builds against 4.1)
     public Optional<Node> voterNode(int id, ListenerName listenerName) {
         return Optional.empty();
     }
