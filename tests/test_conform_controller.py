@@ -17,7 +17,7 @@ import pytest
 
 from kraftcheck.checker.cli.main import main
 from kraftcheck.impl.kafka.controller_abstraction import entries, kafka_offset, reply_kind
-from kraftcheck.impl.kafka.controller_conform import REASSIGN_BOUNDS, VARIANTS, Report, walk
+from kraftcheck.impl.kafka.controller_conform import BOUNDS, REASSIGN_BOUNDS, VARIANTS, Report, walk
 from kraftcheck.impl.kafka.controller_harness import DEFAULT_VERSION, ControllerJVM
 from kraftcheck.model.controller import actions as A
 
@@ -153,7 +153,7 @@ def test_cli_conform_controller_writes_its_report(tmp_path: Path, capsys: pytest
 
 
 def test_the_properties_are_judged_on_kafkas_log_not_the_models() -> None:
-    from kraftcheck.impl.kafka.controller_conform import BOUNDS, abstract_state
+    from kraftcheck.impl.kafka.controller_conform import abstract_state
     from kraftcheck.model.controller import CONTROLLER
     from kraftcheck.model.core import Context
     from kraftcheck.spec.controller import SPEC
@@ -168,3 +168,13 @@ def test_the_properties_are_judged_on_kafkas_log_not_the_models() -> None:
     assert real.ml.log[0].records == (("part", 0, 1, (0,), 1, 1),) and real.ml.hw == 1
     assert not by_name["LeaderInIsr"].pred(real, ctx)
     assert by_name["LeaderInIsr"].pred(s, ctx)
+
+
+@pytest.mark.slow
+@needs_java
+def test_two_hundred_walks_are_followed_by_kafka(kafka: ControllerJVM) -> None:
+    report = Report(DEFAULT_VERSION)
+    walks = [walk(kafka, 10_000 + i, 40, report, bounds=REASSIGN_BOUNDS if i % 2 else BOUNDS) for i in range(200)]
+    assert [w.to_json() for w in walks if w.diverged_at is not None] == []
+    assert report.violations == []
+    assert report.actions["alter_isr"] > 0 and report.actions["cancel"] > 0
