@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -257,23 +258,24 @@ class _Driver:
         return None
 
 
-def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
-         variants: frozenset[str] = VARIANTS, bounds: Bounds = BOUNDS) -> Walk:
-    """One seeded walk of at most ``steps`` model steps (the model at ``bounds`` with ``variants``) on a fresh
-    controller; its first difference from Kafka, if any, ends it."""
-    rng = random.Random(seed)
-    ctx: Context[Bounds] = Context(bounds, variants)
-    out = Walk(seed)
+Choice = tuple[str, tuple[Any, ...], State]
+Chooser = Callable[[int, list[Choice]], "Choice | None"]
+
+
+def follow(h: ControllerJVM, ctx: Context[Bounds], choose: Chooser, steps: int, report: Report,
+           out: Walk) -> Walk:
+    """Model steps chosen by ``choose`` (the step index and the model's successors that change the state: the one
+    to take, or None to stop) carried out on a fresh controller; the first difference from Kafka ends the run."""
     invariants, steps_props = _properties("invariant"), _properties("action")
     s = CONTROLLER.initial_states(ctx)[0]
-    drv = _Driver(h, bounds)
+    drv = _Driver(h, ctx.b)
     real_before = abstract_state(s, drv.state)
     for i in range(steps):
-        succ = [(a.name, p, t) for a, p, t in CONTROLLER.successors(s, ctx)
-                if a.name not in UNMAPPED and t != s]
-        if not succ:
+        succ = [(a.name, p, t) for a, p, t in CONTROLLER.successors(s, ctx) if t != s]
+        picked = choose(i, succ)
+        if picked is None:
             break
-        action, params, t = rng.choice(succ)
+        action, params, t = picked
         out.trace.append(f"{action}{params}")
         drv.step(action, params, s, t)
         reason = drv.differences(s, t)
@@ -285,12 +287,25 @@ def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
         broken = [p.name for p in invariants if not p.pred(real, ctx)]
         broken += [p.name for p in steps_props if not p.pred(real_before, (action, params), real, ctx)]
         for name in broken:
-            report.violations.append({"seed": seed, "step": i, "property": name, "trace": list(out.trace)})
+            report.violations.append({"seed": out.seed, "step": i, "property": name, "trace": list(out.trace)})
         real_before = real
         out.steps += 1
         report.actions[action] += 1
         s = t
     return out
+
+
+def walk(h: ControllerJVM, seed: int, steps: int, report: Report,
+         variants: frozenset[str] = VARIANTS, bounds: Bounds = BOUNDS) -> Walk:
+    """One seeded walk of at most ``steps`` model steps (the model at ``bounds`` with ``variants``) on a fresh
+    controller; its first difference from Kafka, if any, ends it."""
+    rng = random.Random(seed)
+
+    def choose(_i: int, succ: list[Choice]) -> Choice | None:
+        mapped = [c for c in succ if c[0] not in UNMAPPED]
+        return rng.choice(mapped) if mapped else None
+
+    return follow(h, Context(bounds, variants), choose, steps, report, Walk(seed))
 
 
 def conform(version: str, runs: int, seed: int, steps: int = STEPS) -> Report:
