@@ -119,6 +119,14 @@ def test_the_default_model_differs_from_kafka_at_the_first_registration(kafka: C
     w = walk(kafka, 0, 40, Report(DEFAULT_VERSION), VARIANTS - {A.V_UNCLEAN_REGISTER})
     assert w.diverged_at is not None and w.action.startswith("register")
     assert "log entry 0 differs" in w.reason and "'part', 0, -1" in w.reason
+    # the report's ITF trace of the walk re-executes on Kafka and parts at the same step, for the same reason
+    from kraftcheck.checker.cli.conform_controller import walk_itf
+    from kraftcheck.impl.kafka.controller_replay import replay
+
+    itf = json.loads(json.dumps(walk_itf(w)))
+    assert itf["#meta"]["variant"] == sorted(VARIANTS - {A.V_UNCLEAN_REGISTER})
+    again = replay(kafka, itf)
+    assert (again.diverged_at, again.reason) == (w.diverged_at, w.reason)
 
 
 def test_the_abstraction_renumbers_broker_epochs_as_entries() -> None:

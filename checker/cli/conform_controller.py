@@ -5,15 +5,34 @@ Seeded walks of the controller model (one controller, two brokers, one partition
 controller through ``impl/kafka/controller_harness/``; after every step the abstracted real metadata log, high
 watermark and replies must equal the model's, and the model's invariants are judged on the real log.  Exit 0 when
 every walk was followed to its end, 23 (``errors.KAFKA_DISCREPANCY``) when one diverged or an invariant broke (seed,
-step, model action and both sides in the JSON report), 2 when Java, Maven or the jars are missing.
+step, model action and both sides in the JSON report, with the model's run as an ITF trace under ``itf`` that
+``impl/kafka/controller_replay.py`` re-executes), 2 when Java, Maven or the jars are missing.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
+
+
+def walk_itf(w: Any) -> dict[str, Any]:
+    """A walk's model run up to the step Kafka did not take, as an ITF trace (``impl/kafka/controller_replay.py``
+    re-executes it on Kafka)."""
+    import attrs
+
+    from kraftcheck.checker.traces.itf import to_itf
+    from kraftcheck.checker.traces.trace import Step, Trace
+    from kraftcheck.model.controller import CONTROLLER
+
+    names = {a.name: a.params for a in CONTROLLER.actions}
+    steps = [Step(action=a, params=dict(zip(names[a], p, strict=True)), state=t) for a, p, t in w.path]
+    trace = Trace(initial=w.initial, steps=steps, model="controller", variant=tuple(sorted(w.variants)),
+                  bounds=attrs.asdict(w.bounds),
+                  note=f"walk seed {w.seed}: Kafka parted from the model at step {w.diverged_at} ({w.reason})")
+    return to_itf(trace, CONTROLLER)
 
 
 def cmd_conform_controller(args: argparse.Namespace) -> int:
@@ -30,6 +49,8 @@ def cmd_conform_controller(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     j = report.to_json()
     diverged = report.diverged()
+    for doc, w in zip(j["diverged"], diverged, strict=True):
+        doc["itf"] = walk_itf(w)
     verdict = "violation" if report.violations else "diverged" if diverged else "ok"
     print(f"conform controller on Kafka {report.version}: {verdict}: {len(report.walks)} walks (seeds {args.seed}.."
           f"{args.seed + len(report.walks) - 1}), {len(report.walks) - len(diverged)} followed to the end, "

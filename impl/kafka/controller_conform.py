@@ -70,6 +70,11 @@ class Walk:
     reason: str = ""
     model: Any = None
     kafka: Any = None
+    # the model run as data, for an ITF trace of it (checker/cli/conform_controller.py): not in to_json
+    bounds: Bounds | None = None
+    variants: frozenset[str] = frozenset()
+    initial: State | None = None
+    path: list[tuple[str, tuple[Any, ...], State]] = attrs.field(factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"seed": self.seed, "steps": self.steps, "trace": self.trace, "diverged_at": self.diverged_at,
@@ -268,6 +273,7 @@ def follow(h: ControllerJVM, ctx: Context[Bounds], choose: Chooser, steps: int, 
     to take, or None to stop) carried out on a fresh controller; the first difference from Kafka ends the run."""
     invariants, steps_props = _properties("invariant"), _properties("action")
     s = CONTROLLER.initial_states(ctx)[0]
+    out.bounds, out.variants, out.initial = ctx.b, ctx.variants, s
     drv = _Driver(h, ctx.b)
     real_before = abstract_state(s, drv.state)
     for i in range(steps):
@@ -277,6 +283,7 @@ def follow(h: ControllerJVM, ctx: Context[Bounds], choose: Chooser, steps: int, 
             break
         action, params, t = picked
         out.trace.append(f"{action}{params}")
+        out.path.append((action, params, t))
         drv.step(action, params, s, t)
         reason = drv.differences(s, t)
         if reason is not None:
