@@ -19,8 +19,9 @@ each answer ending with a ``state`` event and a ``done`` line.  Commands:
 A request's answer comes back as a ``reply`` event once its future completes (after the commit of what it wrote);
 every event of a command is in its answer, since the controller's event queue is run to quiescence after each.
 
-Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka-controller-harness/<version>``
-(default ``~/.cache``); Maven keeps the jars in ``~/.m2``.
+Built once per machine, Kafka version and source digest into
+``$XDG_CACHE_HOME/kraftcheck/kafka-controller-harness/<version>/<digest>`` (default ``~/.cache``); Maven keeps the
+jars in ``~/.m2``.
 """
 
 from __future__ import annotations
@@ -71,12 +72,14 @@ def build(version: str = DEFAULT_VERSION) -> list[str]:
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None:
             raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka controller harness needs it; {HOW}")
-    out = cache_dir(version)
+    digest = _source_digest()
+    # one directory per source digest: worktrees with different harness sources (parallel sessions) then never
+    # rebuild under each other's running JVM, as they do when they share one directory per version
+    out = cache_dir(version) / digest
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f"{version}.lock", "w") as lock:
+    with open(out.parent / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per version; released when the file closes
         stamp = out / "built.txt"
-        digest = _source_digest()
         cp_file = out / "target" / "classpath.txt"
         if not (stamp.is_file() and stamp.read_text().strip() == digest and cp_file.is_file()):
             if out.exists():
