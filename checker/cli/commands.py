@@ -20,7 +20,7 @@ from kraftcheck.checker import errors
 from kraftcheck.checker.cli.notes import verdict_line
 from kraftcheck.checker.cli.report import check_output_paths, console, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
-from kraftcheck.checker.search.strategies import STRATEGIES, names
+from kraftcheck.checker.search.strategies import DEFAULT_ENGINE, ENGINES, STRATEGIES, names
 
 _NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)")  # the comma before the next NAME= in one --set
 
@@ -168,20 +168,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if (args.variant or args.bounds) and len(names) > 1:
         raise UsageError("--variant and --set apply to one model: name exactly one")
     bounds = _bounds(args.bounds)
-    if args.engine != "spark":
-        spark_only = [opt for opt, given in (("--master", args.master is not None),
-                                             ("--partitions", args.partitions is not None),
-                                             ("--checkpoint-dir", args.checkpoint_dir is not None),
-                                             ("--resume", args.resume),
-                                             ("--local-below", args.local_below is not None),
-                                             ("--driver-memory", args.driver_memory is not None),
-                                             ("--executor-memory", args.executor_memory is not None)) if given]
-        if spark_only:
-            raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
+    _engine_options(args)
     check_output_paths(args)
     specs = [resolve(n) for n in names]
     if args.check_symmetry is None:
-        _spark_liveness(args, specs)  # before any model is searched
+        _engine_liveness(args, specs)  # before any model is searched
     if args.check_symmetry is not None:
         return _check_symmetry(args, specs, bounds)
     # without --profile, --set or --variant a model is checked at its main-job profiles, named or not
@@ -192,8 +183,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         _print_notes(spec, args.variant, bounds, profile)
     results = []
     for spec, profile in runs:
-        if args.engine == "spark":
-            results.append(_check_spark(args, spec, bounds, profile))
+        if ENGINES[args.engine].distributed:
+            results.append(_check_distributed(args, spec, bounds, profile))
             continue
         results.append(
             check(
@@ -256,24 +247,35 @@ def combine_profiles(results: list[Any]) -> None:
                 r.unreached_targets, r.vacuous_properties = [], []
 
 
-def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
-    if importlib.util.find_spec("kraftcheck.checker.spark.driver") is None:
-        raise UsageError("the Spark engine is not installed in this checkout (use --engine inprocess)")
-    if importlib.util.find_spec("pyspark") is None:
-        raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
+def _engine_options(args: argparse.Namespace) -> None:
+    """An option of another engine (``ENGINES[...].options``) given to this one: the one-line usage error."""
+    for engine in ENGINES.values():
+        if engine.name == args.engine:
+            continue
+        for option in engine.options:
+            value = getattr(args, option[2:].replace("-", "_"))
+            if value is not None and value is not False:
+                raise UsageError(f"{option} applies to the {engine.title} engine only: add --engine {engine.name} "
+                                 "or drop it")
+
+
+def _check_distributed(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
+    engine = ENGINES[args.engine]
+    missing = engine.missing()
+    if missing is not None:
+        raise UsageError(f"{missing} (or use --engine {DEFAULT_ENGINE})")
     if not STRATEGIES[args.strategy].on_spark:
-        raise UsageError(f"--engine spark runs --strategy {' or '.join(names(STRATEGIES, on_spark=True))} only "
-                         f"(drop --strategy {args.strategy})")
-    _spark_liveness(args, [spec])
+        raise UsageError(f"--engine {engine.name} runs --strategy {' or '.join(names(STRATEGIES, on_spark=True))} "
+                         f"only (drop --strategy {args.strategy})")
+    _engine_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import make_run
-    from kraftcheck.checker.spark.driver import check_spark
 
     ctx, notes = prepare(spec, args.variant, bounds, profile)
-    run = make_run(spec, ctx, "spark", "bfs", progress=not args.quiet, deadlock=not args.no_deadlock, notes=notes,
-                   profile=profile)
-    result = check_spark(
+    run = make_run(spec, ctx, engine.name, args.strategy, progress=not args.quiet, deadlock=not args.no_deadlock,
+                   notes=notes, profile=profile)
+    result = engine.search(
         run,
         master=args.master or "local[*]",
         partitions=args.partitions,
@@ -291,16 +293,17 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     return result
 
 
-def _spark_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
-    """The Spark engine does not check liveness yet: a model that has liveness properties needs --no-liveness there
-    (never a silent drop: the manifest then records them as not checked)."""
-    if args.engine != "spark" or args.no_liveness:
+def _engine_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
+    """An engine that does not check liveness (the Spark engine, yet): a model that has liveness properties needs
+    --no-liveness there (never a silent drop: the manifest then records them as not checked)."""
+    if ENGINES[args.engine].liveness or args.no_liveness:
         return
     for spec in specs:
         live = [p.name for p in spec.of_kind("liveness")]
         if live:
-            raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}): add "
-                             "--no-liveness to check safety only on Spark, or use --engine inprocess")
+            raise UsageError(f"--engine {args.engine} does not check liveness yet ({spec.name}: {', '.join(live)}): "
+                             f"add --no-liveness to check safety only on {ENGINES[args.engine].title}, or use "
+                             f"--engine {DEFAULT_ENGINE}")
 
 
 def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str, Any]) -> int:
@@ -308,8 +311,8 @@ def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.symmetry_check import check_symmetry
 
-    if args.engine != "inprocess":
-        raise UsageError("--check-symmetry runs in process: drop --engine spark")
+    if not ENGINES[args.engine].symmetry_check:
+        raise UsageError(f"--check-symmetry runs in process: drop --engine {args.engine}")
     for spec in specs:
         ctx, _ = prepare(spec, args.variant, bounds, _one_profile(args))
         report = check_symmetry(spec.model, ctx, args.check_symmetry)
@@ -365,11 +368,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             outcome.trace.violation = itf.meta["violation"]
         return replay_into_kafka(spec, outcome.trace, ctx, args.kafka or DEFAULT_VERSION)
     if args.into == "impl":
+        from kraftcheck.spec.registry import has_capability, with_capability
+
         if importlib.util.find_spec("kraftcheck.impl.replay") is None:
             raise UsageError("impl/ replay is not installed in this checkout")
-        if spec.model.name != "quorum":
-            raise UsageError(f"replay --into impl drives the quorum implementation; model {spec.model.name!r} has none "
-                             "(replay it on the model: drop --into impl)")
+        if not has_capability(spec.model.name, "impl"):
+            raise UsageError(f"replay --into impl drives the {' and '.join(with_capability('impl'))} "
+                             f"implementation; model {spec.model.name!r} has none (replay it on the model: drop "
+                             "--into impl)")
         from kraftcheck.impl.replay import replay_into_impl
 
         outcome = replay_trace(spec, itf, args.variant, bounds)
