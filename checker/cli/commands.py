@@ -172,7 +172,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     check_output_paths(args)
     specs = [resolve(n) for n in names]
     if args.check_symmetry is None:
-        _engine_liveness(args, specs)  # before any model is searched
+        _spark_liveness(args, specs)  # before any model is searched
     if args.check_symmetry is not None:
         return _check_symmetry(args, specs, bounds)
     # without --profile, --set or --variant a model is checked at its main-job profiles, named or not
@@ -184,7 +184,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     results = []
     for spec, profile in runs:
         if ENGINES[args.engine].distributed:
-            results.append(_check_distributed(args, spec, bounds, profile))
+            results.append(_check_spark(args, spec, bounds, profile))
             continue
         results.append(
             check(
@@ -259,7 +259,7 @@ def _engine_options(args: argparse.Namespace) -> None:
                                  "or drop it")
 
 
-def _check_distributed(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
+def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
     engine = ENGINES[args.engine]
     missing = engine.missing()
     if missing is not None:
@@ -267,15 +267,16 @@ def _check_distributed(args: argparse.Namespace, spec: Any, bounds: dict[str, st
     if not STRATEGIES[args.strategy].on_spark:
         raise UsageError(f"--engine {engine.name} runs --strategy {' or '.join(names(STRATEGIES, on_spark=True))} "
                          f"only (drop --strategy {args.strategy})")
-    _engine_liveness(args, [spec])
+    _spark_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import make_run
+    from kraftcheck.checker.spark.driver import check_spark
 
     ctx, notes = prepare(spec, args.variant, bounds, profile)
-    run = make_run(spec, ctx, engine.name, args.strategy, progress=not args.quiet, deadlock=not args.no_deadlock,
-                   notes=notes, profile=profile)
-    result = engine.search(
+    run = make_run(spec, ctx, "spark", "bfs", progress=not args.quiet, deadlock=not args.no_deadlock, notes=notes,
+                   profile=profile)
+    result = check_spark(
         run,
         master=args.master or "local[*]",
         partitions=args.partitions,
@@ -293,17 +294,16 @@ def _check_distributed(args: argparse.Namespace, spec: Any, bounds: dict[str, st
     return result
 
 
-def _engine_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
-    """An engine that does not check liveness (the Spark engine, yet): a model that has liveness properties needs
-    --no-liveness there (never a silent drop: the manifest then records them as not checked)."""
-    if ENGINES[args.engine].liveness or args.no_liveness:
+def _spark_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
+    """The Spark engine does not check liveness yet: a model that has liveness properties needs --no-liveness there
+    (never a silent drop: the manifest then records them as not checked)."""
+    if args.engine != "spark" or args.no_liveness:
         return
     for spec in specs:
         live = [p.name for p in spec.of_kind("liveness")]
         if live:
-            raise UsageError(f"--engine {args.engine} does not check liveness yet ({spec.name}: {', '.join(live)}): "
-                             f"add --no-liveness to check safety only on {ENGINES[args.engine].title}, or use "
-                             f"--engine {DEFAULT_ENGINE}")
+            raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}): add "
+                             "--no-liveness to check safety only on Spark, or use --engine inprocess")
 
 
 def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str, Any]) -> int:
