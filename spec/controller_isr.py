@@ -1,4 +1,4 @@
-"""The controller's partition properties: partition epochs that only grow, a leader always in the ISR and never
+"""The controller's leader-and-ISR properties: partition epochs that only grow, a leader always in the ISR and never
 fenced, an ISR that admits only a replica's current incarnation (KIP-631 PartitionRecord, PartitionChangeRecord;
 KIP-903; ReplicationControlManager).  Each reads every log a controller holds (``held_logs``).
 
