@@ -12,11 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from kraftcheck.checker.errors import ModelError, UsageError
-from kraftcheck.checker.search.bfs import bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.search.simulate import simulate as _simulate
-from kraftcheck.checker.search.strategies import DEFAULT_VISITED, VISITED_SETS, choose, names
+from kraftcheck.checker.search.strategies import (
+    DEFAULT_STRATEGY,
+    DEFAULT_VISITED,
+    ENGINES,
+    INPROCESS,
+    SIMULATE,
+    VISITED_SETS,
+    choose,
+    names,
+)
 from kraftcheck.checker.search.strategies import STRATEGIES as _STRATEGIES
 from kraftcheck.checker.traces.itf import BadTrace, ItfTrace, read_itf
 from kraftcheck.checker.traces.replay import ReplayResult, replay
@@ -110,7 +118,7 @@ def check(
     spec: Spec | str,
     variants: Iterable[str] = (),
     bounds: Mapping[str, Any] | None = None,
-    strategy: str = "bfs",
+    strategy: str = DEFAULT_STRATEGY,
     max_states: int | None = None,
     max_depth: int | None = None,
     deadlock: bool = True,
@@ -137,17 +145,14 @@ def check(
     unjudged = spec.model.liveness_unjudged(ctx.b) if live and liveness and spec.model.liveness_unjudged else None
     if unjudged:
         notes = [*notes, f"liveness not judged at these bounds ({', '.join(live)}): {unjudged}"]
-    run = make_run(spec, ctx, "inprocess", strategy, progress=progress, deadlock=deadlock, notes=notes,
+    run = make_run(spec, ctx, INPROCESS, strategy, progress=progress, deadlock=deadlock, notes=notes,
                    profile=profile)
     try:
         if live and liveness and not unjudged:
             from kraftcheck.checker.liveness.check import check_liveness
 
             return check_liveness(run, visited, max_states, max_depth)
-        if strategy == "bfs":  # the one that takes a visited set
-            result = bfs(run, visited, max_states, max_depth)
-        else:
-            result = _STRATEGIES[strategy].search(run, max_states, max_depth)
+        result = ENGINES[INPROCESS].search(run, strategy, max_states, max_depth, visited)
     except UnencodableValue as exc:  # a state holds a float, an object ...: the model's mistake, with its path
         raise ModelError(f"model {spec.model.name}: {exc}") from exc
     if live:
@@ -173,7 +178,7 @@ def simulate(
     ctx, notes = prepare(spec, variants, bounds, profile)
     _check_limit("--walks", walks)
     _check_limit("--depth", depth)
-    run = make_run(spec, ctx, "inprocess", "simulate", progress=progress, deadlock=deadlock, notes=notes)
+    run = make_run(spec, ctx, INPROCESS, SIMULATE, progress=progress, deadlock=deadlock, notes=notes)
     try:
         return _simulate(run, walks, depth, seed, swarm)
     except UnencodableValue as exc:
@@ -211,7 +216,7 @@ def replay_trace(
                              f"it has {', '.join(spec.model.bound_fields())}): give the bounds with --set")
         bounds = dict(recorded) if isinstance(recorded, dict) else {}
     ctx = make_context(spec, variants, bounds)
-    outcome = replay(make_run(spec, ctx, "inprocess", "replay"), itf)
+    outcome = replay(make_run(spec, ctx, INPROCESS, "replay"), itf)
     if unnamed and outcome.verdict == "diverged":  # say what it was replayed under (issue 33, finding 7)
         outcome.message += (" (the trace names no variant: no '#meta' variant list, so it was replayed without "
                             "variants at its bounds or the defaults; give --variant if it was written with one)")

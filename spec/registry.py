@@ -1,4 +1,6 @@
-"""Where the built-in specs live.  Names resolve lazily so that ``kraftcheck list`` imports only what it shows."""
+"""The table of built-in models (name -> Spec and capabilities), and loading a model by name, file or module.
+
+Names resolve lazily so that ``kraftcheck list`` imports only what it shows."""
 
 from __future__ import annotations
 
@@ -6,30 +8,58 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+
+import attrs
 
 from kraftcheck.spec.core import Spec
 from kraftcheck.spec.folder import importing
 
-# name -> "module:attribute" of a Spec.  The KRaft models are the default ``kraftcheck check`` job.
-KRAFT: dict[str, str] = {
-    "quorum": "kraftcheck.spec.quorum:SPEC",
-    "controller": "kraftcheck.spec.controller:SPEC",
-    "migration": "kraftcheck.spec.migration:SPEC",
-    "reassign": "kraftcheck.spec.reassign:SPEC",
-    "features": "kraftcheck.spec.features:SPEC",
-}
-# The small models of examples/ ship inside the package, so they run by name from anywhere: ``mutex`` or, to say
-# that it is an example, ``example:mutex``.
-EXAMPLES: dict[str, str] = {
-    "counter-grid": "kraftcheck.examples.counter_grid:SPEC",
-    "fair-lock": "kraftcheck.examples.fair_lock:SPEC",
-    "mutex": "kraftcheck.examples.mutex:SPEC",
-    "philosophers": "kraftcheck.examples.philosophers:SPEC",
-    "two-phase": "kraftcheck.examples.two_phase:SPEC",
-}
+
+@attrs.frozen
+class BuiltinModel:
+    """A built-in model: its name, where its Spec is, and what else the repository can do with it."""
+
+    name: str
+    ref: str  # "module:attribute" of its Spec
+    kraft: bool  # a KRaft model: in the main job (``kraftcheck check`` with no model); else an example
+    encoding: str | None = None  # "module:attribute" of its z3 Encoding: ``kraftcheck prove``
+    impl: bool = False  # impl/ implements it: ``replay --into impl``, ``validate``
+    kafka: bool = False  # real Kafka is driven through it: ``replay --into kafka``
+
+
+_SPEC = "kraftcheck.spec."
+_SYMBOLIC = "kraftcheck.spec.symbolic."
+# The one table of built-in models.  The KRaft models first (the main job, in this order), then the small models of
+# examples/, which ship inside the package, so they run by name from anywhere: ``mutex`` or, to say that it is an
+# example, ``example:mutex``.
+MODELS: Mapping[str, BuiltinModel] = {m.name: m for m in (
+    BuiltinModel("quorum", _SPEC + "quorum:SPEC", kraft=True, encoding=_SYMBOLIC + "quorum:ENCODING", impl=True,
+                 kafka=True),
+    BuiltinModel("controller", _SPEC + "controller:SPEC", kraft=True, encoding=_SYMBOLIC + "controller:ENCODING"),
+    BuiltinModel("migration", _SPEC + "migration:SPEC", kraft=True, encoding=_SYMBOLIC + "migration:ENCODING"),
+    BuiltinModel("reassign", _SPEC + "reassign:SPEC", kraft=True),
+    BuiltinModel("features", _SPEC + "features:SPEC", kraft=True),
+    *(BuiltinModel(name, f"kraftcheck.examples.{name.replace('-', '_')}:SPEC", kraft=False)
+      for name in ("counter-grid", "fair-lock", "mutex", "philosophers", "two-phase")),
+)}
+KRAFT: dict[str, str] = {n: m.ref for n, m in MODELS.items() if m.kraft}
+EXAMPLES: dict[str, str] = {n: m.ref for n, m in MODELS.items() if not m.kraft}
 EXAMPLE_PREFIX = "example:"
 BUILTIN: dict[str, str] = {**KRAFT, **EXAMPLES}
+
+
+def with_capability(capability: str) -> list[str]:
+    """The built-in models that have ``capability`` (``impl``, ``kafka``, ``encoding``), in the table's order."""
+    return [n for n, m in MODELS.items() if getattr(m, capability)]
+
+
+def has_capability(model_name: str, capability: str) -> bool:
+    """Whether the model called ``model_name`` (``spec.model.name``: a model of a file derived from a built-in one
+    keeps its name) is a built-in model with ``capability``."""
+    entry = MODELS.get(model_name)
+    return entry is not None and bool(getattr(entry, capability))
 
 
 class UnknownModel(LookupError):

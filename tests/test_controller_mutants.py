@@ -8,7 +8,8 @@ from kraftcheck.model.controller import actions as A
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.reassignment import reassign
 from kraftcheck.model.controller.state import FENCED, UNFENCE, Bounds, Broker, State
-from kraftcheck.spec.controller import SPEC, fenced_broker_behind_heartbeats
+from kraftcheck.spec.controller import SPEC
+from kraftcheck.spec.controller_brokers import fenced_broker_behind_heartbeats
 
 B = Bounds()
 CTX = CONTROLLER.context(B)

@@ -38,7 +38,7 @@ from kraftcheck.model.quorum.state import (
     end_offset_for_epoch,
     log_up_to_date,
 )
-from kraftcheck.spec.quorum import (
+from kraftcheck.spec.quorum_high_watermark import (
     follower_high_watermark_monotonic,
     high_watermark_committed,
     no_truncation_below_high_watermark,

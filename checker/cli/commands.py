@@ -20,7 +20,7 @@ from kraftcheck.checker import errors
 from kraftcheck.checker.cli.notes import verdict_line
 from kraftcheck.checker.cli.report import check_output_paths, console, print_report, worst, write_outputs_after
 from kraftcheck.checker.errors import UsageError
-from kraftcheck.checker.search.strategies import STRATEGIES, names
+from kraftcheck.checker.search.strategies import DEFAULT_ENGINE, ENGINES, STRATEGIES, names
 
 _NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)")  # the comma before the next NAME= in one --set
 
@@ -168,16 +168,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if (args.variant or args.bounds) and len(names) > 1:
         raise UsageError("--variant and --set apply to one model: name exactly one")
     bounds = _bounds(args.bounds)
-    if args.engine != "spark":
-        spark_only = [opt for opt, given in (("--master", args.master is not None),
-                                             ("--partitions", args.partitions is not None),
-                                             ("--checkpoint-dir", args.checkpoint_dir is not None),
-                                             ("--resume", args.resume),
-                                             ("--local-below", args.local_below is not None),
-                                             ("--driver-memory", args.driver_memory is not None),
-                                             ("--executor-memory", args.executor_memory is not None)) if given]
-        if spark_only:
-            raise UsageError(f"{spark_only[0]} applies to the Spark engine only: add --engine spark or drop it")
+    _engine_options(args)
     check_output_paths(args)
     specs = [resolve(n) for n in names]
     if args.check_symmetry is None:
@@ -192,7 +183,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         _print_notes(spec, args.variant, bounds, profile)
     results = []
     for spec, profile in runs:
-        if args.engine == "spark":
+        if ENGINES[args.engine].distributed:
             results.append(_check_spark(args, spec, bounds, profile))
             continue
         results.append(
@@ -256,14 +247,26 @@ def combine_profiles(results: list[Any]) -> None:
                 r.unreached_targets, r.vacuous_properties = [], []
 
 
+def _engine_options(args: argparse.Namespace) -> None:
+    """An option of another engine (``ENGINES[...].options``) given to this one: the one-line usage error."""
+    for engine in ENGINES.values():
+        if engine.name == args.engine:
+            continue
+        for option in engine.options:
+            value = getattr(args, option[2:].replace("-", "_"))
+            if value is not None and value is not False:
+                raise UsageError(f"{option} applies to the {engine.title} engine only: add --engine {engine.name} "
+                                 "or drop it")
+
+
 def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
-    if importlib.util.find_spec("kraftcheck.checker.spark.driver") is None:
-        raise UsageError("the Spark engine is not installed in this checkout (use --engine inprocess)")
-    if importlib.util.find_spec("pyspark") is None:
-        raise UsageError("pyspark is not installed: pip install 'kraftcheck[spark]' (or use --engine inprocess)")
+    engine = ENGINES[args.engine]
+    missing = engine.missing()
+    if missing is not None:
+        raise UsageError(f"{missing} (or use --engine {DEFAULT_ENGINE})")
     if not STRATEGIES[args.strategy].on_spark:
-        raise UsageError(f"--engine spark runs --strategy {' or '.join(names(STRATEGIES, on_spark=True))} only "
-                         f"(drop --strategy {args.strategy})")
+        raise UsageError(f"--engine {engine.name} runs --strategy {' or '.join(names(STRATEGIES, on_spark=True))} "
+                         f"only (drop --strategy {args.strategy})")
     _spark_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
     from kraftcheck.checker.api import prepare
@@ -308,8 +311,8 @@ def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.symmetry_check import check_symmetry
 
-    if args.engine != "inprocess":
-        raise UsageError("--check-symmetry runs in process: drop --engine spark")
+    if not ENGINES[args.engine].symmetry_check:
+        raise UsageError(f"--check-symmetry runs in process: drop --engine {args.engine}")
     for spec in specs:
         ctx, _ = prepare(spec, args.variant, bounds, _one_profile(args))
         report = check_symmetry(spec.model, ctx, args.check_symmetry)
@@ -365,11 +368,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             outcome.trace.violation = itf.meta["violation"]
         return replay_into_kafka(spec, outcome.trace, ctx, args.kafka or DEFAULT_VERSION)
     if args.into == "impl":
+        from kraftcheck.spec.registry import has_capability, with_capability
+
         if importlib.util.find_spec("kraftcheck.impl.replay") is None:
             raise UsageError("impl/ replay is not installed in this checkout")
-        if spec.model.name != "quorum":
-            raise UsageError(f"replay --into impl drives the quorum implementation; model {spec.model.name!r} has none "
-                             "(replay it on the model: drop --into impl)")
+        if not has_capability(spec.model.name, "impl"):
+            raise UsageError(f"replay --into impl drives the {' and '.join(with_capability('impl'))} "
+                             f"implementation; model {spec.model.name!r} has none (replay it on the model: drop "
+                             "--into impl)")
         from kraftcheck.impl.replay import replay_into_impl
 
         outcome = replay_trace(spec, itf, args.variant, bounds)

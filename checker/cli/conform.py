@@ -24,10 +24,9 @@ from kraftcheck.checker.cli.report import check_output_paths, write_file
 from kraftcheck.checker.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def options(p: argparse.ArgumentParser) -> None:
     from kraftcheck.impl.kafka.harness import DEFAULT_VERSION
 
-    p = sub.add_parser("conform", help="run seeded schedules on real Kafka (or ZooKeeper) and compare with the model")
     p.add_argument("model", metavar="MODEL", choices=["quorum", "controller", "zookeeper"],
                    help="quorum (real KafkaRaftClient voters), controller (the real QuorumController, 4.1/4.2) or "
                         "zookeeper (the ZooKeeper model against a real ZooKeeper 3.8 server)")

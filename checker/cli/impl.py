@@ -1,6 +1,6 @@
 """CLI plugin for impl/: ``kraftcheck cluster run`` and ``kraftcheck validate MODEL LOGDIR``.
 
-checker/cli/parser.py imports this module (it is in ``PLUGINS``) and calls ``register(subparsers)``.
+checker/cli/registry.py names this module for ``cluster`` and ``validate``; the parser calls their ``*_options``.
 ``kraftcheck replay quorum TRACE --into impl`` is the lead's ``replay`` command; it calls
 ``impl.replay.replay_into_impl``.
 """
@@ -17,8 +17,7 @@ from kraftcheck.checker.cli.report import check_output_paths, write_file
 from kraftcheck.checker.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("cluster", help="run a real KRaft cluster of impl/ nodes on 127.0.0.1")
+def cluster_options(p: argparse.ArgumentParser) -> None:
     csub = p.add_subparsers(dest="cluster_command", metavar="ACTION")
     r = csub.add_parser("run", help="start N voter processes, append client values, stop them after SECONDS")
     r.add_argument("--nodes", type=int, default=3, help="number of voters (1-9)")
@@ -44,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.set_defaults(func=cmd_cluster_run)
     p.set_defaults(func=lambda args: _need_action(p))
 
-    v = sub.add_parser("validate", help="check that an impl/ event log is a behaviour the model allows")
+
+def validate_options(v: argparse.ArgumentParser) -> None:
     v.add_argument("model", metavar="MODEL", help="the model the events are checked against (quorum)")
     v.add_argument("logdir", metavar="LOGDIR", help="a directory of node-*/events.jsonl files")
     v.add_argument("--variant", action="append", default=[], metavar="V", help="check against a model variant")

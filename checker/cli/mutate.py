@@ -36,18 +36,16 @@ def _seconds(text: str) -> float:
 _count = whole_number(1)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "mutate",
-        help="spec mutation analysis: which one-rule changes of the model does no property notice?",
-        description="Generate mutants of the model's own rules (one syntactic change each: "
+def options(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Generate mutants of the model's own rules (one syntactic change each: "
         + "; ".join(f"{k}: {v}" for k, v in OPERATORS.items())
         + "), check each in a process of its own (BFS, stopping at the first violation) and report it killed or "
         "survived; print the mutation score per model and per module.  Without --profile, --set or --variant each "
         "mutant runs at the model's main-job profiles (what 'kraftcheck check' runs), cheapest first, until one "
         "kills it; the original must be ok there (else exit 11-15, as check).  Canonicaliser mutants no search "
         "kills are run with check --check-symmetry.  Known equivalent mutants are read from "
-        "spec/mutants/MODEL.toml (or --equivalents).",
+        "spec/mutants/MODEL.toml (or --equivalents)."
     )
     p.add_argument("model", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
     p.add_argument("--profile", "--bounds", dest="profile", metavar="NAME",

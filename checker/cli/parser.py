@@ -1,22 +1,30 @@
-"""The ``kraftcheck`` argument parser: the built-in commands' options and the plugins' subcommands.
+"""The ``kraftcheck`` argument parser: one subcommand per entry of the command table, and the built-in commands'
+options.
 
-Separate from the commands so that ``--help`` and the option definitions read in one place.  Plugins are the modules
-in :data:`PLUGINS` that are installed: each has ``register(subparsers)``, which adds its subcommands (``prove.py``:
-``kraftcheck prove``; ``impl.py``: ``kraftcheck cluster`` and ``kraftcheck validate``).
+Separate from the commands so that ``--help`` and the option definitions read in one place.  The commands, their
+one-line help and the module that configures each are ``registry.COMMANDS``; the options of ``list``, ``check``,
+``simulate`` and ``replay`` are here (``*_options``), the others' in their own modules (``prove.py``, ``impl.py``...).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 from kraftcheck._version import __version__
 from kraftcheck.checker.cli.commands import cmd_check, cmd_list, cmd_replay, cmd_simulate
+from kraftcheck.checker.cli.registry import installed
 from kraftcheck.checker.errors import UsageError
-from kraftcheck.checker.search.strategies import DEFAULT_VISITED, STRATEGIES, VISITED_SETS, names
+from kraftcheck.checker.search.strategies import (
+    DEFAULT_ENGINE,
+    DEFAULT_STRATEGY,
+    DEFAULT_VISITED,
+    ENGINES,
+    STRATEGIES,
+    VISITED_SETS,
+    names,
+)
 
 EXIT_CODES = """exit codes:
   0   ok: every property holds, every reachability target and premise was reached
@@ -39,15 +47,6 @@ EXIT_CODES = """exit codes:
   24  validate: the event logs are damaged (a seq gap or repeat, a line of another run, a node's log missing)
   130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)
   141 the reader of the output went away (e.g. '| head')"""
-
-PLUGINS = [
-    "kraftcheck.checker.cli.prove",
-    "kraftcheck.checker.cli.impl",
-    "kraftcheck.checker.cli.mutate",
-    "kraftcheck.checker.cli.render",
-    "kraftcheck.checker.cli.conform",
-]
-
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line (and exit 2), never a usage dump; and ``--debug`` is an option of
@@ -131,25 +130,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kraftcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for command in installed():
+        command.configure()(sub.add_parser(command.name, help=command.help))
+    return parser
 
-    p = sub.add_parser("list", help="the models; 'list MODEL': its bounds, profiles, variants and properties",
-                       description="Without MODEL: a line or two per built-in model.  With MODEL (a built-in name, "
-                       "path/to/model.py or module:SPEC): that model in full, its bounds with their meanings, its "
-                       "profiles, reductions, variants and properties.")
+
+def list_options(p: argparse.ArgumentParser) -> None:
+    p.description = ("Without MODEL: a line or two per built-in model.  With MODEL (a built-in name, path/to/model.py "
+                     "or module:SPEC): that model in full, its bounds with their meanings, its profiles, reductions, "
+                     "variants and properties.")
     p.add_argument("model", nargs="?", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
     p.add_argument("--json", action="store_true", help="print JSON: {\"models\": [...]}, each model in full")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser(
-        "check", help="exhaustive search (all KRaft models when none is named)",
-        description="Exhaustive search.  The table has a row per model: verdict, the property at fault, distinct "
+
+def check_options(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Exhaustive search.  The table has a row per model: verdict, the property at fault, distinct "
         "states, transitions, depth, wall seconds, CPU seconds and distinct states per CPU second (the rate to compare "
         "when other work shares the machine; on Spark the CPU includes what the tasks report).  Depth counts steps: "
         "an initial state is at depth 0 and the depth is the largest shortest distance from one; TLC's depth counts "
         "states, so TLC says one more for the same state space.")
     p.add_argument("models", nargs="*", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
     _model_options(p, "check")
-    p.add_argument("--strategy", choices=names(STRATEGIES, exhaustive=True), default="bfs")
+    p.add_argument("--strategy", choices=names(STRATEGIES, exhaustive=True), default=DEFAULT_STRATEGY)
     p.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states (verdict limit)")
     p.add_argument("--max-depth", type=_positive, metavar="D",
                    help="explore to D steps from an initial state only (TLC's depth D+1; verdict limit if cut)")
@@ -159,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check-symmetry", type=_positive, metavar="N",
                    help="instead of the search: sample N reachable states and check the symmetry reduction (every "
                    "renaming of the declared ids gives one canonical fingerprint; exit 19 if not)")
-    p.add_argument("--engine", choices=["inprocess", "spark"], default="inprocess")
+    p.add_argument("--engine", choices=list(ENGINES), default=DEFAULT_ENGINE)
     p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")
     p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
@@ -175,10 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark on a cluster: end the run (exit 22) after SECONDS without any executor (0: wait)")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("simulate", help="seeded random walks",
-                       description="Random walks from the initial states, each checking every safety property on "
-                       "its way: a quick search for a bug in a state space too large to search.  Not exhaustive: ok "
-                       "means no violation in the walks made; liveness is not checked.  One model at one profile.")
+
+def simulate_options(p: argparse.ArgumentParser) -> None:
+    p.description = ("Random walks from the initial states, each checking every safety property on its way: a quick "
+                     "search for a bug in a state space too large to search.  Not exhaustive: ok means no violation "
+                     "in the walks made; liveness is not checked.  One model at one profile.")
     p.add_argument("model", metavar="MODEL", help="built-in name, path/to/model.py or module:SPEC")
     _model_options(p, "simulate")
     p.add_argument("--walks", type=_positive, default=200, help="random walks to make (default 200; at least 1)")
@@ -187,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--swarm", action="store_true", help="each walk prefers a random subset of the actions")
     p.set_defaults(func=cmd_simulate)
 
-    p = sub.add_parser("replay", help="re-execute a trace file (ITF JSON) on the model or the implementation")
+
+def replay_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL")
     p.add_argument("trace", metavar="TRACE", help="an ITF file written by --trace-out or --json")
     p.add_argument(
@@ -210,9 +216,4 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kafka", default=None, metavar="VERSION",
                    help="with --into kafka: the Kafka release to run (default: conform's default)")
     p.set_defaults(func=cmd_replay)
-
-    for name in PLUGINS:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name).register(sub)
-    return parser
 

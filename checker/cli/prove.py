@@ -1,6 +1,6 @@
 """CLI plugin: ``kraftcheck prove [MODEL] [--property P] [--nodes N | --unbounded] [--variant V] [--json FILE]``.
 
-checker/cli/parser.py imports this module (it is in ``PLUGINS``) and calls ``register(subparsers)``.  Exit codes: 0
+checker/cli/registry.py names this module for ``prove``; the parser calls ``options(subparser)``.  Exit codes: 0
 every obligation proved, 12 a proof failed (a counterexample to induction or to initiation is printed), 15 some query
 was ``unknown`` (a timeout: never read as proved), 2 bad usage.
 """
@@ -18,13 +18,11 @@ from kraftcheck.checker.cli.report import check_output_paths, trace_format, writ
 from kraftcheck.checker.errors import UsageError
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "prove",
-        help="z3 proofs: initiation and consecution of properties with their strengthening lemmas",
-        description="Prove that each property, conjoined with its named lemmas (each itself proved inductive), is an "
+def options(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Prove that each property, conjoined with its named lemmas (each itself proved inductive), is an "
         "inductive invariant of the model's symbolic encoding, for a fixed number of nodes (--nodes N) or for any "
-        "number (--unbounded, the default).  A failed proof prints a counterexample to induction as a model trace.",
+        "number (--unbounded, the default).  A failed proof prints a counterexample to induction as a model trace."
     )
     p.add_argument("model", nargs="?", metavar="MODEL", help="model name (default: every model with an encoding)")
     p.add_argument("--property", action="append", default=[], metavar="P",

@@ -10,14 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("render", help="draw a trace file (ITF JSON) as a sequence diagram in one HTML page")
+def options(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE", help="an ITF file written by --trace-out or --json")
     p.add_argument("--html", metavar="OUT", required=True, help="the page to write (self-contained: no network)")
     p.add_argument("--model", metavar="MODEL", help="the trace's model (default: the one named in the trace; "

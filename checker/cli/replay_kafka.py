@@ -20,8 +20,9 @@ def replay_into_kafka(spec: Any, trace: Any, ctx: Any, version: str) -> int:
     """Impose ``trace`` (replayed on the model at ``ctx``) on Kafka ``version``; print what Kafka did, step by step."""
     from kraftcheck.impl.kafka.harness import HarnessUnavailable, KafkaHarness
     from kraftcheck.impl.kafka.replay import replay_mutant, trace_steps
+    from kraftcheck.spec.registry import has_capability
 
-    if spec.model.name != "quorum":
+    if not has_capability(spec.model.name, "kafka"):
         raise UsageError(f"replay --into kafka drives Kafka's KafkaRaftClient; model {spec.model.name!r} has no "
                          "Kafka harness yet (replay it on the model: drop --into kafka)")
     mutations = sorted(v for v in ctx.variants if spec.model.variants[v].kind == "mutation")

@@ -66,14 +66,16 @@ from kraftcheck.checker.validate.scan import client_accepted, scan_run
 from kraftcheck.impl.modelmap import RECEIVE_ACTION, Mapper, NotValidatable, initial_voter, model_voter
 from kraftcheck.model.core import Action, Context
 from kraftcheck.spec.core import Spec
+from kraftcheck.spec.registry import has_capability, with_capability
 
 MAX_CANDIDATES = 64
 
 
 class _Validator:
     def __init__(self, spec: Spec, events: list[dict[str, Any]], variants: Sequence[str]) -> None:
-        if spec.model.name != "quorum":
-            raise NotValidatable(f"impl/ event logs validate against the quorum model, not {spec.model.name!r}")
+        if not has_capability(spec.model.name, "impl"):
+            raise NotValidatable(f"impl/ event logs validate against the {' and '.join(with_capability('impl'))} "
+                                 f"model, not {spec.model.name!r}")
         self.spec = spec
         self.model = spec.model
         self.events = events

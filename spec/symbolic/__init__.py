@@ -26,15 +26,12 @@ from typing import Any
 import attrs
 
 from kraftcheck.model.core import Context, Model
+from kraftcheck.spec.registry import MODELS
 from kraftcheck.spec.symbolic.states import Structure
 from kraftcheck.spec.symbolic.system import System
 
-# model name -> "module:attribute" of its Encoding
-ENCODINGS: dict[str, str] = {
-    "quorum": "kraftcheck.spec.symbolic.quorum:ENCODING",
-    "controller": "kraftcheck.spec.symbolic.controller:ENCODING",
-    "migration": "kraftcheck.spec.symbolic.migration:ENCODING",
-}
+# model name -> "module:attribute" of its Encoding (the ``encoding`` capability of the model table)
+ENCODINGS: dict[str, str] = {n: m.encoding for n, m in MODELS.items() if m.encoding is not None}
 
 
 @attrs.frozen

@@ -6,7 +6,7 @@ Symbols (node c is controller c, broker b is broker b):
 - ``ctrl_epoch(c)``, ``active(c)``: the epoch controller c last claimed or learnt, and whether it believes it is
   active (``MetaLog.ctrl_epoch/active``);
 - ``applied(b)``: how many log entries broker b has applied (``Broker.applied``); the controller epoch it has seen
-  is that of the last entry it applied (spec.controller ``_seen_epoch``);
+  is that of the last entry it applied (spec.controller_failover ``_seen_epoch``);
 - ``entry(i, e)``: the metadata log holds at offset i a batch tagged with epoch e; ``log_len``, ``hw``: its length
   and high watermark.
 

@@ -2,7 +2,7 @@
 (``spec/symbolic/migration.py``): the abstraction of a model state into symbol tables, a model state from tables
 (for counterexamples to induction), and which symbolic steps a model step may stand for.
 
-Kept apart from the symbolic system so that each module holds one concern (and stays under 500 lines).
+Kept apart from the symbolic system so that each module holds one concern.
 """
 
 from __future__ import annotations
