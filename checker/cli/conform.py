@@ -1,5 +1,7 @@
 """CLI plugin: ``kraftcheck conform quorum [--kafka VERSION] [--runs N] [--seed S] [--steps N] [--json FILE]``, and
-``kraftcheck conform zookeeper`` (the ZooKeeper model against a real ZooKeeper: ``checker/cli/conform_zookeeper.py``).
+``kraftcheck conform zookeeper`` (the ZooKeeper model against a real ZooKeeper: ``checker/cli/conform_zookeeper.py``),
+``kraftcheck conform controller`` (the controller model against the real QuorumController:
+``checker/cli/conform_controller.py``).
 
 Runs seeded random schedules on real Kafka voters (the released ``KafkaRaftClient`` in ``impl/kafka/harness/``) and
 checks the quorum model's safety properties on their abstracted states after every step (``impl/kafka/conform.py``).
@@ -25,15 +27,15 @@ from kraftcheck.checker.errors import UsageError
 def options(p: argparse.ArgumentParser) -> None:
     from kraftcheck.impl.kafka.harness import DEFAULT_VERSION
 
-    p.add_argument("model", metavar="MODEL", choices=["quorum", "zookeeper"],
-                   help="quorum (real KafkaRaftClient voters) or zookeeper (the ZooKeeper model against a real "
-                        "ZooKeeper 3.8 server)")
+    p.add_argument("model", metavar="MODEL", choices=["quorum", "controller", "zookeeper"],
+                   help="quorum (real KafkaRaftClient voters), controller (the real QuorumController, 4.1/4.2) or "
+                        "zookeeper (the ZooKeeper model against a real ZooKeeper 3.8 server)")
     p.add_argument("--kafka", default=DEFAULT_VERSION, metavar="VERSION",
                    help=f"the Kafka release to run (default {DEFAULT_VERSION}; 3.9.x to 4.2.x)")
     p.add_argument("--runs", type=int, default=10, metavar="N", help="seeded random runs (default 10)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the first run (run i uses S+i)")
     p.add_argument("--steps", type=int, default=None, metavar="N",
-                   help="steps per run (default 200 for quorum, 40 for zookeeper)")
+                   help="steps per run (default 200 for quorum, 40 for zookeeper and controller)")
     p.add_argument("--walks", type=int, default=None, metavar="N",
                    help="also N seeded walks of the quorum model imposed on Kafka step by step, every second one a "
                         "swarm walk (default: as many as --runs; a walk that diverges is a discrepancy: exit 23)")
@@ -46,7 +48,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from kraftcheck.impl.kafka.harness import HarnessUnavailable
 
     if args.steps is None:
-        args.steps = 40 if args.model == "zookeeper" else 200
+        args.steps = 200 if args.model == "quorum" else 40
     if args.walks is None and args.model == "quorum":
         args.walks = args.runs
     if args.runs < 1 or args.steps < 1 or (args.walks or 0) < 0:
@@ -56,6 +58,10 @@ def cmd_conform(args: argparse.Namespace) -> int:
         from kraftcheck.checker.cli.conform_zookeeper import cmd_conform_zookeeper
 
         return cmd_conform_zookeeper(args)
+    if args.model == "controller":
+        from kraftcheck.checker.cli.conform_controller import cmd_conform_controller
+
+        return cmd_conform_controller(args)
     try:
         report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks)
     except HarnessUnavailable as exc:

@@ -119,6 +119,17 @@ CONTROLLER.variant(A.V_REGISTER_UNCHECKED, "the controller registers a broker wh
                    "excludes the finalized one (ClusterControlManager.registerBroker without the feature check)",
                    kind="mutation", expect="RegisteredBrokersSupportMetadataVersion", bounds={"old_brokers": 1})
 
+CONTROLLER.variant(A.V_UNCLEAN_REGISTER, "what Kafka 4.x does (observed on 4.2.2 by conform controller, FIDELITY "
+                   "C40) and the default model, like 3.9 with ELR off (C7), does not: a registration with a new "
+                   "incarnation id runs the unclean-shutdown handler (ClusterControlManager.registerBroker -> "
+                   "BrokerUncleanShutdownHandler), dropping the broker from every non-singleton ISR in the batch of "
+                   "its RegisterBrokerRecord")
+CONTROLLER.variant(A.V_REFENCE_ON_SHUTDOWN, "what Kafka 4.2.2 does and the default model does not (found by "
+                   "conform controller, FIDELITY C41): a fenced broker that asks to shut down (wantShutDown) gets "
+                   "SHUTDOWN_NOW through a state change FENCED -> SHUTDOWN_NOW, so ReplicationControlManager."
+                   "processBrokerHeartbeat writes handleBrokerFenced's records again and the reply waits for their "
+                   "commit")
+
 # KIP-455 reassignment mutations: each needs a partition with a broker outside its replicas and one reassignment;
 # the completion and its leader move are the sixth entry (two registrations, two unfencings, the request, the
 # AlterPartition that completes it).  A variant's needs only raise bounds: on top of the default cluster

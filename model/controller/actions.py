@@ -69,6 +69,8 @@ V_READ_AT_ONCE = "read-reply-at-once"
 V_IGNORE_REPLICA_EPOCH = "alter-partition-ignores-replica-epoch"
 V_IGNORE_LOWEST_ACTIVE = "shutdown-ignores-lowest-active-offset"
 V_REGISTER_UNCHECKED = "register-without-feature-check"
+V_UNCLEAN_REGISTER = "register-unclean-shutdown"  # Kafka's registration of a new incarnation (conform controller)
+V_REFENCE_ON_SHUTDOWN = "fenced-shutdown-refences"  # Kafka's FENCED -> SHUTDOWN_NOW heartbeat (conform controller)
 V_COMPLETE_EARLY = "reassign-completes-before-isr"  # KIP-455 mutations (model/controller/reassignment.py)
 V_KEEP_REMOVED_IN_ISR = "reassign-leaves-removed-in-isr"
 
@@ -255,12 +257,13 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
     img = controller_image(s, b, c)
     reply = ""
     if req.kind == RQ_REGISTER:
-        records, kind = handle_registration(img, x, req.inc, supported_mv(b, x), not ctx.on(V_REGISTER_UNCHECKED))
+        records, kind = handle_registration(img, x, req.inc, supported_mv(b, x), not ctx.on(V_REGISTER_UNCHECKED),
+                                            unclean_shutdown=ctx.on(V_UNCLEAN_REGISTER))
     elif req.kind == RQ_HEARTBEAT:
         caught_up = ctx.on(V_IGNORE_LOWEST_ACTIVE) or active_brokers_caught_up(s, b, c, x)
         records, kind, reply = handle_heartbeat(img, x, req, keep_fenced_leader=ctx.on(V_FENCED_LEADER),
                                                 ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH),
-                                                caught_up=caught_up)
+                                                caught_up=caught_up, refence_on_shutdown=ctx.on(V_REFENCE_ON_SHUTDOWN))
     else:
         rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE),
                                     ignore_replica_epoch=ctx.on(V_IGNORE_REPLICA_EPOCH), rules=completion_rules(ctx))

@@ -45,7 +45,7 @@ Outcome = tuple[list[Record] | None, str]
 
 
 def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, int] = (FINALIZED_MV, FINALIZED_MV),
-                        check_features: bool = True) -> Outcome:
+                        check_features: bool = True, unclean_shutdown: bool = False) -> Outcome:
     """ClusterControlManager.registerBroker: a new incarnation may not take over a registration that is still live
     (approximated as: still unfenced); a broker whose supported metadata.version range does not contain the
     finalized one is refused (processRegistrationFeature, shared with the features model; ``check_features`` off is
@@ -56,6 +56,11 @@ def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, i
         return None, DUPLICATE_BROKER_REGISTRATION
     if check_features and registration_refusal((supported_mv,), (FINALIZED_MV,)) is not None:
         return None, UNSUPPORTED_VERSION
+    if unclean_shutdown and (cur is None or cur.inc != inc):
+        # variant register-unclean-shutdown (4.x; 3.9 returns at once with ELR off, FIDELITY C7, C40): a new
+        # incarnation id runs BrokerUncleanShutdownHandler (ClusterControlManager.registerBroker), whose
+        # generateLeaderAndIsrUpdates drops the broker from every non-singleton ISR before its RegisterBrokerRecord
+        return remove_broker(img, b) + [reg_record(b, inc)], K_REGISTER
     return [reg_record(b, inc)], K_REGISTER
 
 
@@ -67,7 +72,8 @@ def fence_batch(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Re
 
 
 def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool = False,
-                     ignore_broker_epoch: bool = False, caught_up: bool = True) -> tuple[list[Record] | None, str, str]:
+                     ignore_broker_epoch: bool = False, caught_up: bool = True,
+                     refence_on_shutdown: bool = False) -> tuple[list[Record] | None, str, str]:
     """ReplicationControlManager.processBrokerHeartbeat: (records or None, batch kind or outcome, the broker state
     the reply carries).  ``ignore_broker_epoch`` is the mutation that skips checkBrokerEpoch."""
     reg = img.regs[b]
@@ -79,6 +85,10 @@ def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool 
         return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
     if reg.fenced:  # FENCED
         if req.want_shutdown:
+            if refence_on_shutdown:
+                # variant fenced-shutdown-refences: FENCED -> SHUTDOWN_NOW is a state change, so
+                # processBrokerHeartbeat writes handleBrokerFenced's records again (found by conform controller)
+                return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
             return None, "SHUTDOWN_NOW", R_SHUTDOWN_NOW
         if req.offset > reg.epoch:  # currentMetadataOffset >= registerBrokerRecordOffset
             unfence = unfence_record(b, reg.epoch)

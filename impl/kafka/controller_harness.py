@@ -1,0 +1,176 @@
+"""The Python side of the controller harness (``impl/kafka/controller_harness/``): build it, run one JVM, send commands.
+
+The JVM runs the released ``QuorumController`` (kafka-metadata) as the single voter of a metadata log the harness
+controls (see ``ControllerHarness.java``) and speaks JSON lines: one command a line on its stdin, events on its stdout,
+each answer ending with a ``state`` event and a ``done`` line.  Commands:
+
+- ``{"cmd": "start", "brokers": N, "partitions": P, "session_ms": T}``: a fresh controller, leader of epoch 1, whose
+  bootstrap metadata holds one topic of P partitions replicated on brokers 0..N-1 (leaderless, every broker in the
+  ISR); its activation batch is committed at once;
+- ``{"cmd": "register", "broker": B, "inc": I}``: BrokerRegistration of broker B's incarnation I;
+- ``{"cmd": "heartbeat", "broker": B, "epoch": E, "offset": O, "shutdown": bool}``: BrokerHeartbeat (broker epoch
+  E, currentMetadataOffset O, wantShutDown);
+- ``{"cmd": "alter", "broker": B, "epoch": E, "partition": P, "le": L, "pe": PE, "isr": [...],
+  "isr_epochs": [...]}``: AlterPartition from leader B;
+- ``{"cmd": "commit"}``: the high watermark passes the next uncommitted batch (the controller's ``handleCommit``);
+- ``{"cmd": "expire", "broker": B}``: B's session times out and no other broker's does;
+- ``{"cmd": "state"}``, ``{"cmd": "version"}``, ``{"cmd": "quit"}``.
+
+A request's answer comes back as a ``reply`` event once its future completes (after the commit of what it wrote);
+every event of a command is in its answer, since the controller's event queue is run to quiescence after each.
+
+Built once per machine, Kafka version and source digest into
+``$XDG_CACHE_HOME/kraftcheck/kafka-controller-harness/<version>/<digest>`` (default ``~/.cache``); Maven keeps the
+jars in ``~/.m2``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from kraftcheck.impl.kafka.harness import HOW, HarnessError, HarnessUnavailable
+
+DEFAULT_VERSION = "4.2.2"
+SOURCE = Path(__file__).resolve().parent / "controller_harness"
+# lines whose controller and raft APIs the harness is written for (BrokerHeartbeatTracker, RaftClient.prepareAppend,
+# OffsetAndEpoch in server-common); 4.0 and 3.9 differ
+SUPPORTED_LINES = ("4.1.", "4.2.")
+
+
+def cache_dir(version: str) -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "kraftcheck" / "kafka-controller-harness" / version
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256()
+    for f in sorted(SOURCE.rglob("*")):
+        if f.is_file() and "target" not in f.relative_to(SOURCE).parts:
+            h.update(str(f.relative_to(SOURCE)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def check_version(version: str) -> None:
+    if not version.startswith(SUPPORTED_LINES):
+        raise HarnessUnavailable(
+            f"Kafka {version} is not supported by the controller harness (supported lines: "
+            f"{', '.join(s + 'x' for s in SUPPORTED_LINES)}; 4.0's and 3.9's raft and controller APIs differ); "
+            f"try --kafka {DEFAULT_VERSION}")
+
+
+def build(version: str = DEFAULT_VERSION) -> list[str]:
+    """Build the controller harness for ``version`` (once per source digest) and return the JVM classpath."""
+    check_version(version)
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka controller harness needs it; {HOW}")
+    digest = _source_digest()
+    # one directory per source digest: worktrees with different harness sources (parallel sessions) then never
+    # rebuild under each other's running JVM, as they do when they share one directory per version
+    out = cache_dir(version) / digest
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per version; released when the file closes
+        stamp = out / "built.txt"
+        cp_file = out / "target" / "classpath.txt"
+        if not (stamp.is_file() and stamp.read_text().strip() == digest and cp_file.is_file()):
+            if out.exists():
+                shutil.rmtree(out)
+            out.mkdir(parents=True)
+            shutil.copy(SOURCE / "pom.xml", out / "pom.xml")
+            shutil.copytree(SOURCE / "src", out / "src")
+            r = subprocess.run(["mvn", "-B", "-q", "package", f"-Dkafka.version={version}"], cwd=out,
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                tail = " | ".join(line.strip() for line in (r.stdout + r.stderr).splitlines()
+                                  if "ERROR" in line)[:400]
+                raise HarnessUnavailable(f"building the Kafka {version} controller harness with Maven failed "
+                                         f"({tail}); {HOW}")
+            stamp.write_text(digest + "\n")
+        return [str(out / "target" / "classes"), *cp_file.read_text().strip().split(os.pathsep)]
+
+
+class ControllerJVM:
+    """One JVM running the controller harness; ``command`` sends a command and returns (events, state)."""
+
+    def __init__(self, version: str = DEFAULT_VERSION) -> None:
+        self.version = version
+        classpath = build(version)
+        self.proc = subprocess.Popen(
+            ["java", "-cp", os.pathsep.join(classpath), "org.apache.kafka.controller.ControllerHarness"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.commands = 0
+
+    def command(self, cmd: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(cmd) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise HarnessError("the controller harness JVM has exited") from None
+        self.commands += 1
+        events: list[dict[str, Any]] = []
+        state: dict[str, Any] = {}
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise HarnessError(f"the controller harness JVM exited during {cmd}")
+            ev = json.loads(line)
+            if ev["ev"] == "done":
+                break
+            if ev["ev"] == "error":
+                raise HarnessError(f"{cmd}: {ev['error']}")
+            if ev["ev"] == "state":
+                state = ev
+            else:
+                events.append(ev)
+        return events, state
+
+    def kafka_version(self) -> str:
+        events, _ = self.command({"cmd": "version"})
+        return str(events[0]["kafka"])
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write('{"cmd": "quit"}\n')
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=20)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> ControllerJVM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kraftcheck.impl.kafka.controller_harness [VERSION ...]``: build the controller harness for each
+    version (default: the default 4.x) and print where; exit 2 with one line when it cannot be had."""
+    import sys
+
+    versions = (sys.argv[1:] if argv is None else argv) or [DEFAULT_VERSION]
+    for v in versions:
+        try:
+            build(v)
+        except HarnessUnavailable as exc:
+            print(f"kafka-controller-harness: {exc}", file=sys.stderr)
+            return 2
+        print(f"kafka-controller-harness: Kafka {v} ready in {cache_dir(v)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
