@@ -29,6 +29,7 @@ from kraftcheck.checker.spark import code_identity
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
+from kraftcheck.checker.spark.live_graph import LiveCapture
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
@@ -62,6 +63,15 @@ def check_spark(
     first wider one (``spark.local``; the default, None, hands over at the first level predicted to take half a second
     in-process; 0 sends every level to Spark).  ``driver_memory``/``executor_memory``: the JVM heaps (512m, 4g ...;
     on a local master the executors live in the driver's JVM)."""
+    return open_search(run, master, partitions, checkpoint_dir, resume, max_states, max_depth, executor_timeout,
+                       local_below, driver_memory, executor_memory).run()
+
+
+def open_search(run: Run, master: str = "local[*]", partitions: int | None = None, checkpoint_dir: str | None = None,
+                resume: bool = False, max_states: int | None = None, max_depth: int | None = None,
+                executor_timeout: float = spark_session.EXECUTOR_TIMEOUT_S, local_below: int | None = None,
+                driver_memory: str | None = None, executor_memory: str | None = None) -> _Search:
+    """``check_spark``'s search, set up and not yet run (the liveness check adds its capture: ``spark.live``)."""
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions takes a number >= 1, not {partitions}")
     for name, value in (("--max-states", max_states), ("--max-depth", max_depth)):
@@ -88,7 +98,7 @@ def check_spark(
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
     search.executor_timeout = executor_timeout
     search.local_below = local_below if local_below is not None else LOCAL_BELOW
-    return search.run()
+    return search
 
 
 class _Search:
@@ -127,6 +137,8 @@ class _Search:
         self.local_below: int | None = LOCAL_BELOW
         self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
         self.carried: dict[str, float] | None = None  # the stored cost of the levels a resume starts from
+        self.live: LiveCapture | None = None  # the liveness graph the levels feed (spark.live)
+        self.keep_scratch = False  # keep the shard files after the run (for lassos' prefixes), until cleanup()
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
     def _submit(self, job: Job, prev: Any) -> dict[int, dict[str, Any]]:
@@ -168,7 +180,8 @@ class _Search:
 
     def _job(self, level: int, mode: str, **kw: Any) -> Job:
         return Job(self.ref, level, self.P, mode, checkpoint=str(self.checkpoint.root) if self.checkpoint else None,
-                   targets=tuple(self.run_.pending()), shard_dir=self.shard_dir, **kw)
+                   targets=tuple(self.run_.pending()), shard_dir=self.shard_dir,
+                   live=self.live.spec if self.live else None, **kw)
 
     # ---- the search -------------------------------------------------------------------------------------------------
     def run(self) -> Result:
@@ -187,8 +200,12 @@ class _Search:
         finally:
             if self.checkpoint is not None:
                 self.checkpoint.unlock()
-            if self.shard_dir:
-                shutil.rmtree(self.shard_dir, ignore_errors=True)
+            if not self.keep_scratch:
+                self.cleanup()
+
+    def cleanup(self) -> None:
+        if self.shard_dir:
+            shutil.rmtree(self.shard_dir, ignore_errors=True)
 
     def _search(self) -> Result:
         run = self.run_
@@ -214,7 +231,7 @@ class _Search:
                             event_batches=tuple(sorted({e["pos"] // BATCH for e in self.local_events})))
             reports = self._submit(job, self.rdd)
             self.levels = level
-            result = self._judge(level, reports)
+            result = self._judge(level, reports, expand_all)
             if result is not None:
                 return result
             n = len(self.ranks)
@@ -282,7 +299,9 @@ class _Search:
             md = self.max_depth
             job = self._job(h.depth, "seed", expand_all=md is not None and h.depth >= md)
             rdd = self.sc.parallelize(hook.seeds(h), self.P).partitionBy(self.P, owner)
-            self._note_events(self._submit(job, rdd))
+            reports = self._submit(job, rdd)
+            self._note_events(reports)
+            self._live_edges(reports, job.expand_all)
             return h.depth
         self.levels = self.driver_levels = hook.levels
         result.manifest.update(self._extra())
@@ -304,6 +323,8 @@ class _Search:
                 run.coverage[:] = self.coverage.tolist()
                 return run.result("violation", len(inits), 0, 0, bad, self._trace([f]), extra=self._extra())
             run.visit_targets(s)
+        if self.live is not None:
+            self.live.initial_states([s for _, s in inits], np.array([f for f, _ in inits], dtype=np.uint64))
         md = self.max_depth
         job = self._job(0, "init", expand_all=md is not None and md <= 0)
         reports = self._submit(job, self._start_rdd())
@@ -312,6 +333,7 @@ class _Search:
             raise RuntimeError("executors disagree with the driver on the initial states (is the model deterministic?)")
         self.distinct = len(inits)
         self._note_events(reports)
+        self._live_edges(reports, job.expand_all)
         if self.checkpoint is not None:
             self._save(0)
         return None
@@ -342,7 +364,7 @@ class _Search:
             **ckpt_io.spent(self.run_.started, self.run_.cpu_started, self.task_time.get("cpu", 0.0)),
         })
 
-    def _judge(self, level: int, reports: dict[int, dict[str, Any]]) -> Result | None:
+    def _judge(self, level: int, reports: dict[int, dict[str, Any]], expand_all: bool = False) -> Result | None:
         """Decide level ``level`` exactly as the in-process BFS would, batch by batch of level - 1's expansion.
 
         In one batch the in-process engine first generates the successors (a deadlock or a broken action property
@@ -386,7 +408,16 @@ class _Search:
         self.ranks = np.sort(np.concatenate([reports[q]["new_keys"] for q in range(P)]))
         self.distinct += len(self.ranks)
         self._note_events(reports)
+        if self.live is not None:
+            self.live.states(reports)
+            self._live_edges(reports, expand_all)
         return None
+
+    def _live_edges(self, reports: dict[int, dict[str, Any]], expand_all: bool) -> None:
+        """The steps of the newest level's expansion into the liveness graph (the max-depth level's steps are not
+        the graph's: the in-process BFS does not expand that level)."""
+        if self.live is not None and not expand_all:
+            self.live.edges(reports, self.ranks)
 
     def _stop(self, level: int, kind: str, what: Any, k: int, new_pb: np.ndarray, cand_pb: np.ndarray,
               cov_pb: np.ndarray, targets: dict[str, int], reports: dict[int, dict[str, Any]]) -> Result:
@@ -398,7 +429,7 @@ class _Search:
             distinct = self.distinct + int(new_pb[:k].sum())
             self._reach(targets, k)
             path = self._path(ev["fp"])
-            if not run.action_props:  # batch-wide generation: the whole batch was generated before the check
+            if not run.action_props and self.live is None:  # batch-wide generation: the whole batch was generated
                 self._set_coverage(cov_pb[: k + 1].sum(axis=0))
                 transitions = self.transitions + int(cand_pb[: k + 1].sum())
                 return run.result("deadlock", distinct, transitions, level - 1, trace=self._trace(path), extra=extra)
