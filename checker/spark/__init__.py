@@ -45,6 +45,9 @@ Modules, one concern each::
     shards.py          what one level hands the next: record kinds, shuffle chunks, shard files
     stages.py          one Spark map stage per level, built through py4j
     counterexample.py  the walk back by parent pointers from a state to an initial state
+    live.py            liveness: the search with the graph captured, then judged as in-process (checker.liveness)
+    live_task.py       liveness, in a task: steps coded, new states judged (goals, triggers, bound cuts)
+    live_graph.py      liveness, in the driver: the tasks' reports put into the in-process graph, in its order
     specref.py         how executors find the model and rebuild the Run
     session.py         the SparkContext: master checks, logs, scratch, job failures, the watchdog
     jvm.py             the driver's Java: detection, why it could not start, its memory settings and life

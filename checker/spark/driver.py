@@ -18,14 +18,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kraftcheck._version import __version__
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
-from kraftcheck.checker.spark import code_identity
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
@@ -37,7 +35,6 @@ from kraftcheck.checker.spark.specref import SpecRef, describe, local_zip
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
-from kraftcheck.model.encoding import ENCODING_VERSION
 
 I64 = np.int64
 LOCAL_BELOW: int | None = None  # check_spark's default local_below: None picks the hand-off by time (spark.local)
@@ -63,15 +60,13 @@ def check_spark(
     first wider one (``spark.local``; the default, None, hands over at the first level predicted to take half a second
     in-process; 0 sends every level to Spark).  ``driver_memory``/``executor_memory``: the JVM heaps (512m, 4g ...;
     on a local master the executors live in the driver's JVM)."""
-    return open_search(run, master, partitions, checkpoint_dir, resume, max_states, max_depth, executor_timeout,
-                       local_below, driver_memory, executor_memory).run()
+    return open_search(**locals()).run()
 
 
-def open_search(run: Run, master: str = "local[*]", partitions: int | None = None, checkpoint_dir: str | None = None,
-                resume: bool = False, max_states: int | None = None, max_depth: int | None = None,
-                executor_timeout: float = spark_session.EXECUTOR_TIMEOUT_S, local_below: int | None = None,
-                driver_memory: str | None = None, executor_memory: str | None = None) -> _Search:
-    """``check_spark``'s search, set up and not yet run (the liveness check adds its capture: ``spark.live``)."""
+def open_search(run: Run, master: str, partitions: int | None, checkpoint_dir: str | None, resume: bool,
+                max_states: int | None, max_depth: int | None, executor_timeout: float, local_below: int | None,
+                driver_memory: str | None, executor_memory: str | None) -> _Search:
+    """``check_spark``'s search, set up and not yet run (``spark.live`` adds its liveness capture)."""
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions takes a number >= 1, not {partitions}")
     for name, value in (("--max-states", max_states), ("--max-depth", max_depth)):
@@ -248,18 +243,7 @@ class _Search:
         run = self.run_
         if self.checkpoint is None:
             return None
-        meta = {  # the run's identity: a resume of anything else is refused (checkpoint.py)
-            "model": run.model.name,
-            ckpt_io.MODULES: code_identity.loaded_code(),  # every module loaded from outside the installation
-            "variants": sorted(run.ctx.variants),
-            "bounds": {k: v for k, v in self.ref.bounds},
-            "partitions": self.P,
-            "deadlock": bool(run.deadlock),
-            "spec_ref": self.ref.target,
-            "kraftcheck": __version__,
-            # the state encoding's version: fingerprints of another encoding must never mix with these
-            "encoding": ENCODING_VERSION,
-        }
+        meta = ckpt_io.identity(run, self.ref.target, self.ref.bounds, self.P)
         newest = self.checkpoint.prepare(meta, self.resume)
         ckpt_io.warn(self.checkpoint.notes)
         if newest is None:
@@ -301,7 +285,8 @@ class _Search:
             rdd = self.sc.parallelize(hook.seeds(h), self.P).partitionBy(self.P, owner)
             reports = self._submit(job, rdd)
             self._note_events(reports)
-            self._live_edges(reports, job.expand_all)
+            if self.live is not None:
+                self.live.expanded(reports, self.ranks, job.expand_all)
             return h.depth
         self.levels = self.driver_levels = hook.levels
         result.manifest.update(self._extra())
@@ -333,7 +318,8 @@ class _Search:
             raise RuntimeError("executors disagree with the driver on the initial states (is the model deterministic?)")
         self.distinct = len(inits)
         self._note_events(reports)
-        self._live_edges(reports, job.expand_all)
+        if self.live is not None:
+            self.live.expanded(reports, self.ranks, job.expand_all)
         if self.checkpoint is not None:
             self._save(0)
         return None
@@ -410,14 +396,8 @@ class _Search:
         self._note_events(reports)
         if self.live is not None:
             self.live.states(reports)
-            self._live_edges(reports, expand_all)
+            self.live.expanded(reports, self.ranks, expand_all)
         return None
-
-    def _live_edges(self, reports: dict[int, dict[str, Any]], expand_all: bool) -> None:
-        """The steps of the newest level's expansion into the liveness graph (the max-depth level's steps are not
-        the graph's: the in-process BFS does not expand that level)."""
-        if self.live is not None and not expand_all:
-            self.live.edges(reports, self.ranks)
 
     def _stop(self, level: int, kind: str, what: Any, k: int, new_pb: np.ndarray, cand_pb: np.ndarray,
               cov_pb: np.ndarray, targets: dict[str, int], reports: dict[int, dict[str, Any]]) -> Result:

@@ -15,7 +15,6 @@ does not hold the graph, so ``--resume`` is refused while liveness is checked (o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
@@ -30,21 +29,27 @@ from kraftcheck.checker.search.visited import Visited
 from kraftcheck.checker.spark.driver import _Search, open_search
 from kraftcheck.checker.spark.live_graph import LiveCapture
 from kraftcheck.checker.spark.live_task import LiveSpec
+from kraftcheck.checker.spark.session import EXECUTOR_TIMEOUT_S
 from kraftcheck.spec.liveness import LivenessProperty
 
 RESUME_REFUSED = ("--resume does not cover the liveness phase yet (a checkpoint holds no liveness graph): add "
                   "--no-liveness to resume the safety search, or run again without --resume")
 
 
-def check_spark_live(run: Run, resume: bool = False, **spark: Any) -> Result:
-    """``check_spark`` with every liveness property of the run's spec judged (``spark``: its other arguments)."""
+def check_spark_live(run: Run, master: str = "local[*]", partitions: int | None = None,
+                     checkpoint_dir: str | None = None, resume: bool = False, max_states: int | None = None,
+                     max_depth: int | None = None, executor_timeout: float = EXECUTOR_TIMEOUT_S,
+                     local_below: int | None = None, driver_memory: str | None = None,
+                     executor_memory: str | None = None) -> Result:
+    """``check_spark`` (the same arguments) with every liveness property of the run's spec judged."""
     if resume:
         raise UsageError(RESUME_REFUSED)
     pl = plan(run)
     graph = Graph(pl.families, pl.reduced, run.ctx)
     box: list[Visited] = []
     run = attrs.evolve(run, graph=graph, keep_visited=box)  # the levels the driver expands feed it in-process
-    search = open_search(run, **spark)
+    search = open_search(run, master, partitions, checkpoint_dir, False, max_states, max_depth, executor_timeout,
+                         local_below, driver_memory, executor_memory)
     searches = [search]
     try:
         _capture(search, graph, pl.families, pl.reduced)

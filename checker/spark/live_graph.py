@@ -60,6 +60,12 @@ class LiveCapture:
         cuts.sort(key=lambda c: c[0])
         self.graph.add_judged(fps, goal, trigger, cuts)
 
+    def expanded(self, reports: dict[int, dict[str, Any]], ranks: np.ndarray, expand_all: bool) -> None:
+        """The steps of a committed level's expansion (not the max-depth level's: the in-process BFS does not
+        expand that level, it only asks whether it has unvisited successors)."""
+        if not expand_all:
+            self.edges(reports, ranks)
+
     def edges(self, reports: dict[int, dict[str, Any]], ranks: np.ndarray) -> None:
         """A level's steps (its states' order keys sorted: ``ranks``), batch by batch in the in-process order."""
         parts = [reports[q]["live_edges"] for q in sorted(reports) if "live_edges" in reports[q]]
