@@ -274,36 +274,37 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     from kraftcheck.checker.spark.driver import check_spark
 
     ctx, notes = prepare(spec, args.variant, bounds, profile)
+    judged = live and not args.no_liveness
+    unjudged = spec.model.liveness_unjudged(ctx.b) if judged and spec.model.liveness_unjudged else None
+    if unjudged:
+        notes = [*notes, f"liveness not judged at these bounds ({', '.join(live)}): {unjudged}"]
     run = make_run(spec, ctx, "spark", "bfs", progress=not args.quiet, deadlock=not args.no_deadlock, notes=notes,
                    profile=profile)
-    result = check_spark(
-        run,
-        master=args.master or "local[*]",
-        partitions=args.partitions,
-        checkpoint_dir=args.checkpoint_dir,
-        resume=args.resume,
-        max_states=args.max_states,
-        max_depth=args.max_depth,
-        executor_timeout=args.executor_timeout,
-        local_below=args.local_below,
-        driver_memory=args.driver_memory,
-        executor_memory=args.executor_memory,
-    )
+    options = dict(master=args.master or "local[*]", partitions=args.partitions, checkpoint_dir=args.checkpoint_dir,
+                   resume=args.resume, max_states=args.max_states, max_depth=args.max_depth,
+                   executor_timeout=args.executor_timeout, local_below=args.local_below,
+                   driver_memory=args.driver_memory, executor_memory=args.executor_memory)
+    if judged and not unjudged:
+        from kraftcheck.checker.spark.live import check_spark_live
+
+        return check_spark_live(run, **options)
+    result = check_spark(run, **options)
     if live:
-        result.manifest["liveness"] = {"properties": {name: "not checked (--no-liveness)" for name in live}}
+        why = f"not judged: {unjudged}" if unjudged else "not checked (--no-liveness)"
+        result.manifest["liveness"] = {"properties": {name: why for name in live}}
     return result
 
 
 def _spark_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
-    """The Spark engine does not check liveness yet: a model that has liveness properties needs --no-liveness there
-    (never a silent drop: the manifest then records them as not checked)."""
-    if args.engine != "spark" or args.no_liveness:
+    """The Spark engine checks liveness (``checker.spark.live``) but cannot resume its phase: ``--resume`` of a model
+    that has liveness properties needs --no-liveness (refused before any model is searched, never a silent drop)."""
+    if args.engine != "spark" or args.no_liveness or not args.resume:
         return
     for spec in specs:
-        live = [p.name for p in spec.of_kind("liveness")]
-        if live:
-            raise UsageError(f"--engine spark does not check liveness yet ({spec.name}: {', '.join(live)}): add "
-                             "--no-liveness to check safety only on Spark, or use --engine inprocess")
+        if spec.of_kind("liveness"):
+            from kraftcheck.checker.spark.live import RESUME_REFUSED
+
+            raise UsageError(f"{spec.name}: {RESUME_REFUSED}")
 
 
 def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str, Any]) -> int:

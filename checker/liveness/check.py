@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -31,92 +32,132 @@ from kraftcheck.spec.core import Spec
 from kraftcheck.spec.liveness import LivenessProperty, liveness_properties
 
 
-def _unreduced(run: Run, graph: Graph, keep_visited: list[Visited]) -> Run:
-    """The same check on a copy of the model without its symmetry reduction, keeping ``graph``."""
-    model = copy.copy(run.model)
+def without_symmetry(spec: Spec) -> Spec:
+    """A copy of ``spec`` whose model has no symmetry reduction (for per-parameter fairness, see the docstring)."""
+    model = copy.copy(spec.model)
     model.symmetry = None
     model.symmetry_encoding = None
-    spec = Spec.__new__(Spec)
-    spec.__dict__.update(run.spec.__dict__)
-    spec.model = model
-    return make_run(spec, run.ctx, run.engine, run.strategy, deadlock=run.deadlock, notes=run.notes,
-                    profile=run.profile, graph=graph, keep_visited=keep_visited)
+    out = Spec.__new__(Spec)
+    out.__dict__.update(spec.__dict__)
+    out.model = model
+    return out
 
 
-def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
+def _unreduced(run: Run, graph: Graph, keep_visited: list[Visited]) -> Run:
+    """The same check on a copy of the model without its symmetry reduction, keeping ``graph``."""
+    return make_run(without_symmetry(run.spec), run.ctx, run.engine, run.strategy, deadlock=run.deadlock,
+                    notes=run.notes, profile=run.profile, graph=graph, keep_visited=keep_visited)
+
+
+@attrs.define
+class Plan:
+    """Which liveness properties are judged on which graph: ``reduced`` on the search's own (with the model's
+    symmetry reduction, if any), ``unreduced`` on a second search without it (per-parameter fairness)."""
+
+    props: list[LivenessProperty]
+    every: Families
+    reduced: list[LivenessProperty]
+    unreduced: list[LivenessProperty]
+    families: Families  # the families the reduced properties assume
+    assumed: dict[str, set[int]]
+
+
+def plan(run: Run) -> Plan:
+    """The liveness plan of ``run`` (a one-line UsageError for a property without a form or an unknown family)."""
+    from kraftcheck.checker.errors import UsageError
+
     props = liveness_properties(run.spec.properties)
     plain = [p.name for p in run.spec.of_kind("liveness") if not isinstance(p, LivenessProperty)]
     if plain:
-        from kraftcheck.checker.errors import UsageError
-
         raise UsageError(f"liveness property {plain[0]} has no form: declare it with kraftcheck's "
                          "eventually, leads_to or always_eventually (from kraftcheck import eventually)")
     every = Families(run.model, run.ctx)
     try:
         assumed_all = [every.assumed(p.assumes) for p in props]
     except ValueError as exc:
-        from kraftcheck.checker.errors import UsageError
-
         raise UsageError(str(exc)) from None
     concrete = [run.model.symmetry is not None and every.needs_concrete_states(a) for a in assumed_all]
     reduced = [p for p, c in zip(props, concrete) if not c]
     unreduced = [p for p, c in zip(props, concrete) if c]
-    families = _families_for(run, every, reduced)
-    assumed = {p.name: families.assumed(p.assumes) for p in reduced}
-    graph = Graph(families, reduced, run.ctx)
-    visited_box: list[Visited] = []
-    run = attrs.evolve(run, graph=graph, keep_visited=visited_box)  # the same run (its tallies too), capturing
-    result = bfs(run, visited_kind, max_states, max_depth)
-    info: dict[str, Any] = {
-        "properties": {p.name: "not checked" for p in props},
+    families = families_for(run, every, reduced)
+    return Plan(props, every, reduced, unreduced, families, {p.name: families.assumed(p.assumes) for p in reduced})
+
+
+def manifest_info(run: Run, pl: Plan) -> dict[str, Any]:
+    return {
+        "properties": {p.name: "not checked" for p in pl.props},
         "fairness": {f.name: f"{f.kind} on {', '.join(f.actions)}"
                      + (f" per {', '.join(f.per)}" if f.per else "") + (" (with a bound cut)" if f.cut else "")
-                     for f in every.families},
-        "symmetry_reduction": run.model.symmetry is not None and bool(reduced),
+                     for f in pl.every.families},
+        "symmetry_reduction": run.model.symmetry is not None and bool(pl.reduced),
         "bounds": "a family a bound disables (its cut) counts as enabled and leaving the graph: a bound never "
                   "creates a fair cycle; behaviours past a bound are not judged",
     }
+
+
+# The second search, without the symmetry reduction: (its result, its graph, its run, the prefix of a state)
+Second = Callable[[list[LivenessProperty], Families], tuple[Result, Graph, Run, Callable[[int], list[int]]]]
+
+
+def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
+    pl = plan(run)
+    graph = Graph(pl.families, pl.reduced, run.ctx)
+    visited_box: list[Visited] = []
+    run = attrs.evolve(run, graph=graph, keep_visited=visited_box)  # the same run (its tallies too), capturing
+    result = bfs(run, visited_kind, max_states, max_depth)
+
+    def second(props: list[LivenessProperty], families: Families) -> tuple[Result, Graph, Run,
+                                                                          Callable[[int], list[int]]]:
+        g2 = Graph(families, props, run.ctx)
+        box2: list[Visited] = []
+        other = _unreduced(run, g2, box2)
+        r2 = bfs(other, visited_kind, max_states, max_depth)
+        return r2, g2, other, lambda fp: path_to(box2[0], fp)
+
+    return judge_searched(run, result, graph, pl, lambda fp: path_to(visited_box[0], fp), second)
+
+
+def judge_searched(run: Run, result: Result, graph: Graph, pl: Plan, prefix: Callable[[int], list[int]],
+                   second: Second) -> Result:
+    """Judge every liveness property on a finished safety search's graph (any engine's): the manifest, the verdict,
+    the lasso.  ``prefix(fp)``: the fingerprints from an initial state to ``fp`` by the search's parent pointers."""
+    info = manifest_info(run, pl)
     result.manifest["liveness"] = info
     searched = result.manifest.get("searched_verdict", result.verdict)  # before a mutation's "missed" mapping
     if searched not in ("ok", "unreached"):
         info["why_not_checked"] = f"the safety search ended with verdict {searched}"
         return result
     try:
-        return _judge_graph(run, result, graph, families, reduced, unreduced, assumed, visited_box[0], every, info,
-                            visited_kind, max_states, max_depth)
+        return _judge_graph(run, result, graph, pl, prefix, second, info)
     except KeyboardInterrupt:  # Ctrl-C during the liveness phase: the safety figures stand, liveness is not judged
         info["why_not_checked"] = "interrupted during the liveness phase"
         result.verdict = "interrupted"
         return result
 
 
-def _judge_graph(run: Run, result: Result, graph: Graph, families: Families, reduced: list[LivenessProperty],
-                 unreduced: list[LivenessProperty], assumed: dict[str, set[int]], visited: Visited, every: Families,
-                 info: dict[str, Any], visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
+def _judge_graph(run: Run, result: Result, graph: Graph, pl: Plan, prefix: Callable[[int], list[int]],
+                 second: Second, info: dict[str, Any]) -> Result:
     started = time.perf_counter()
     graph.finalize()
     info.update(_graph_figures(graph, result.seconds))
-    failed = _judge_all(run, graph, families, reduced, assumed, visited, info)
-    if failed is None and unreduced:
+    failed = _judge_all(run, graph, pl.families, pl.reduced, pl.assumed, prefix, info)
+    if failed is None and pl.unreduced:
         info["unreduced_search"] = ("per-parameter fairness names concrete ids, which the symmetry reduction "
-                                    "permutes: " + ", ".join(p.name for p in unreduced)
+                                    "permutes: " + ", ".join(p.name for p in pl.unreduced)
                                     + " checked without the reduction")
-        families = _families_for(run, every, unreduced)
-        assumed = {p.name: families.assumed(p.assumes) for p in unreduced}
-        g2 = Graph(families, unreduced, run.ctx)
-        box2: list[Visited] = []
-        other = _unreduced(run, g2, box2)
-        r2 = bfs(other, visited_kind, max_states, max_depth)
+        families = families_for(run, pl.every, pl.unreduced)
+        assumed = {p.name: families.assumed(p.assumes) for p in pl.unreduced}
+        r2, g2, other, prefix2 = second(pl.unreduced, families)
         info["unreduced_distinct_states"] = r2.distinct_states
         searched2 = r2.manifest.get("searched_verdict", r2.verdict)
         if searched2 not in ("ok", "unreached"):
-            for p in unreduced:
+            for p in pl.unreduced:
                 info["properties"][p.name] = f"not checked: the unreduced search ended with verdict {searched2}"
             if searched2 in ("limit", "interrupted"):  # no silent ok: those properties were not judged
                 result.verdict = searched2
         else:
             g2.finalize()
-            failed = _judge_all(other, g2, families, unreduced, assumed, box2[0], info)
+            failed = _judge_all(other, g2, families, pl.unreduced, assumed, prefix2, info)
     info["liveness_seconds"] = round(time.perf_counter() - started, 3)
     result.seconds = time.perf_counter() - run.started
     result.cpu_seconds = time.process_time() - run.cpu_started
@@ -136,7 +177,7 @@ def _judge_graph(run: Run, result: Result, graph: Graph, families: Families, red
     return result
 
 
-def _families_for(run: Run, every: Families, props: list[LivenessProperty]) -> Families:
+def families_for(run: Run, every: Families, props: list[LivenessProperty]) -> Families:
     names: set[str] = set()
     for p in props:
         names |= {every.families[i].name for i in every.assumed(p.assumes)}
@@ -157,7 +198,8 @@ def _graph_figures(graph: Graph, seconds: float) -> dict[str, Any]:
 
 
 def _judge_all(run: Run, graph: Graph, families: Families, checked: list[LivenessProperty],
-               assumed: dict[str, set[int]], visited: Visited, info: dict[str, Any]) -> tuple[str, Any] | None:
+               assumed: dict[str, set[int]], prefix_of: Callable[[int], list[int]], info: dict[str, Any]
+               ) -> tuple[str, Any] | None:
     kinds = [f.kind for f in families.families]
     for k, p in enumerate(checked):
         t0 = time.perf_counter()
@@ -169,7 +211,7 @@ def _judge_all(run: Run, graph: Graph, families: Families, checked: list[Livenes
                                          f"{time.perf_counter() - t0:.2f} s)"
             continue
         start, path, cycle = index_lasso(graph, q, ans)
-        prefix = path_to(visited, int(graph.fps[start]))
+        prefix = prefix_of(int(graph.fps[start]))
         trace, loop_steps = concrete_lasso(graph, families, run.fingerprint, prefix, path, cycle, stop)
         assert trace.loop is not None
         ok, why = judge(families, p, trace.states(), trace.loop, loop_steps)

@@ -29,6 +29,33 @@ _ACTION_BITS = 10  # actions per model < 1024
 _STOP_SHIFT = 40  # code bits 40..47: the step's finite-family bits
 
 
+def code_instance(codes: np.ndarray) -> np.ndarray:
+    """The fairness instance id of each edge code (-1: none, ``STUTTER``: a stutter)."""
+    return ((codes >> _ACTION_BITS) & ((1 << (_STOP_SHIFT - _ACTION_BITS)) - 1)) - 2
+
+
+def with_instance(codes: np.ndarray, inst: np.ndarray) -> np.ndarray:
+    """The codes with their instance ids replaced (where ``inst`` >= 0; the others are kept)."""
+    old = code_instance(codes)
+    return np.where(inst >= 0, codes + ((inst - old) << _ACTION_BITS), codes)
+
+
+def judge_states(props: list[LivenessProperty], families: Families, ctx: Context[Any], states: list[Any]
+                 ) -> tuple[list[np.ndarray], list[np.ndarray | None], list[tuple[int, Key]]]:
+    """Per property its goal (and trigger) on each state, and the bound cuts as (position, instance key)."""
+    goal = [np.fromiter((bool(p.pred(s, ctx)) for s in states), bool, len(states)) for p in props]
+    trigger: list[np.ndarray | None] = []
+    for p in props:
+        trig = p.trigger
+        trigger.append(None if trig is None else np.fromiter((bool(trig(s, ctx)) for s in states), bool,
+                                                             len(states)))
+    cuts: list[tuple[int, Key]] = []
+    if families.cut_families:
+        for j, s in enumerate(states):
+            cuts.extend((j, k) for k in families.cut_keys(s))
+    return goal, trigger, cuts
+
+
 class Graph:
     def __init__(self, families: Families, props: list[LivenessProperty], ctx: Context[Any]) -> None:
         self.families = families
@@ -94,37 +121,47 @@ class Graph:
 
     def add_edges(self, parents: np.ndarray, children: np.ndarray) -> None:
         """One batch: the parent and successor fingerprints of the successors ``edge`` saw, in the same order."""
+        self.add_coded(parents, children, *self.take_codes())
+
+    def take_codes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The codes ``edge`` made since the last call: (per step, further instances' positions, their codes)."""
         codes = np.array(self._codes, dtype=np.int64)
-        self._codes = []
+        extra, self._codes, self._extra = self._extra, [], []
+        return (codes, np.array([p for p, _ in extra], dtype=np.int64),
+                np.array([c for _, c in extra], dtype=np.int64))
+
+    def add_coded(self, parents: np.ndarray, children: np.ndarray, codes: np.ndarray, extra_pos: np.ndarray,
+                  extra_codes: np.ndarray) -> None:
+        """One batch of steps already coded (``edge``'s codes, with this graph's instance ids): the further
+        instances' rows (``extra_pos`` into the batch, their codes) come after the batch's steps, as ``edge`` puts
+        them.  The Spark engine feeds the steps its executors coded through here (``checker.spark.live``)."""
         if len(codes) != len(children):
             raise AssertionError("liveness graph: edge hooks and successors out of step")
-        if self._extra:
-            pos = np.array([p for p, _ in self._extra], dtype=np.int64)
-            parents = np.concatenate([parents, parents[pos]])
-            children = np.concatenate([children, children[pos]])
-            codes = np.concatenate([codes, np.array([c for _, c in self._extra], dtype=np.int64)])
-            self._extra = []
-        inst = ((codes >> _ACTION_BITS) & ((1 << (_STOP_SHIFT - _ACTION_BITS)) - 1)) - 2
-        keep = inst != STUTTER
+        if len(extra_pos):
+            parents = np.concatenate([parents, parents[extra_pos]])
+            children = np.concatenate([children, children[extra_pos]])
+            codes = np.concatenate([codes, extra_codes])
+        keep = code_instance(codes) != STUTTER
         self._edge_chunks.append((parents[keep].astype(np.uint64), children[keep].astype(np.uint64), codes[keep]))
 
     def add_states(self, states: list[Any], fps: np.ndarray) -> None:
         """New states in BFS order: number them and evaluate the properties' goals, triggers and bound cuts."""
-        ctx = self.ctx
+        self.add_judged(fps, *judge_states(self.props, self.families, self.ctx, states))
+
+    def add_judged(self, fps: np.ndarray, goal: list[np.ndarray], trigger: list[np.ndarray | None],
+                   cuts: list[tuple[int, Key]]) -> None:
+        """New states in BFS order with their goals, triggers and bound cuts (as (position, key)) evaluated."""
         base = self.n
         if base == 0:
-            self.init_count = len(states)  # BFS hands the initial states over first
+            self.init_count = len(fps)  # BFS hands the initial states over first
         self._fp_chunks.append(np.asarray(fps, dtype=np.uint64).copy())
-        for i, p in enumerate(self.props):
-            self._goal[i].append(np.fromiter((bool(p.pred(s, ctx)) for s in states), bool, len(states)))
-            if p.trigger is not None:
-                trig = p.trigger
-                self._trigger[i].append(np.fromiter((bool(trig(s, ctx)) for s in states), bool, len(states)))
-        if self.families.cut_families:
-            for j, s in enumerate(states):
-                for k in self.families.cut_keys(s):
-                    self._cut_pairs.append((base + j, self.keys[k]))
-        self.n += len(states)
+        for i, g in enumerate(goal):
+            self._goal[i].append(g)
+            t = trigger[i]
+            if t is not None:
+                self._trigger[i].append(t)
+        self._cut_pairs.extend((base + j, self.keys[k]) for j, k in cuts)
+        self.n += len(fps)
 
     def capture_bytes(self) -> int:
         return sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self._edge_chunks)

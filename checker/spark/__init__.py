@@ -29,6 +29,12 @@ Because a level's new states are expanded in the same task that finds them, the 
 action property while expanding level L-1, an invariant broken by a level-L state, the state limit) are taken after
 level L's job, one job later than the work; the expansion done for nothing is thrown away.
 
+Liveness (``live.py``).  With liveness properties each task expanding its new states codes every step with the
+in-process liveness graph's own hook and judges every new state (goals, triggers, bound cuts); the driver puts the
+reports into the in-process graph in the in-process order as each level is committed and judges it with
+``checker.liveness``'s own code, so verdicts and lassos are the in-process ones.  The fair components are found in
+the driver; a checkpoint holds no graph, so a resume with liveness is refused.
+
 Small levels stay in the driver (``local.py``): the first levels, while they hold fewer than ``--local-below`` states,
 are expanded in-process, and Spark starts from the first wider one as from a resumed level.  On one host a task also
 drops the candidates that their owner's shard file (of this level once written, else of the previous one) already
@@ -45,6 +51,9 @@ Modules, one concern each::
     shards.py          what one level hands the next: record kinds, shuffle chunks, shard files
     stages.py          one Spark map stage per level, built through py4j
     counterexample.py  the walk back by parent pointers from a state to an initial state
+    live.py            liveness: the search with the graph captured, then judged as in-process (checker.liveness)
+    live_task.py       liveness, in a task: steps coded, new states judged (goals, triggers, bound cuts)
+    live_graph.py      liveness, in the driver: the tasks' reports put into the in-process graph, in its order
     specref.py         how executors find the model and rebuild the Run
     session.py         the SparkContext: master checks, logs, scratch, job failures, the watchdog
     jvm.py             the driver's Java: detection, why it could not start, its memory settings and life

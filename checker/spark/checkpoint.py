@@ -39,8 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from kraftcheck._version import __version__
 from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.spark import code_identity
+from kraftcheck.model.encoding import ENCODING_VERSION
 
 FORMAT = 2
 META = "meta.json"
@@ -409,3 +411,19 @@ def stored_partitions(root: str | Path) -> int | None:
 def warn(notes: list[str]) -> None:
     for note in notes:
         print(f"kraftcheck: {note}", file=sys.stderr)
+
+
+def identity(run: Any, spec_ref: str, bounds: tuple[tuple[str, Any], ...], partitions: int) -> dict[str, Any]:
+    """The run's identity, stored in the checkpoint: a resume of anything else is refused."""
+    return {
+        "model": run.model.name,
+        MODULES: code_identity.loaded_code(),  # every module loaded from outside the installation
+        "variants": sorted(run.ctx.variants),
+        "bounds": {k: v for k, v in bounds},
+        "partitions": partitions,
+        "deadlock": bool(run.deadlock),
+        "spec_ref": spec_ref,
+        "kraftcheck": __version__,
+        # the state encoding's version: fingerprints of another encoding must never mix with these
+        "encoding": ENCODING_VERSION,
+    }

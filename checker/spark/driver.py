@@ -18,17 +18,16 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kraftcheck._version import __version__
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import ModelError, UsageError
 from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
-from kraftcheck.checker.spark import code_identity
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
+from kraftcheck.checker.spark.live_graph import LiveCapture
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.shards import NOOP, shard_path
@@ -36,7 +35,6 @@ from kraftcheck.checker.spark.specref import SpecRef, describe, local_zip
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
-from kraftcheck.model.encoding import ENCODING_VERSION
 
 I64 = np.int64
 LOCAL_BELOW: int | None = None  # check_spark's default local_below: None picks the hand-off by time (spark.local)
@@ -62,6 +60,13 @@ def check_spark(
     first wider one (``spark.local``; the default, None, hands over at the first level predicted to take half a second
     in-process; 0 sends every level to Spark).  ``driver_memory``/``executor_memory``: the JVM heaps (512m, 4g ...;
     on a local master the executors live in the driver's JVM)."""
+    return open_search(**locals()).run()
+
+
+def open_search(run: Run, master: str, partitions: int | None, checkpoint_dir: str | None, resume: bool,
+                max_states: int | None, max_depth: int | None, executor_timeout: float, local_below: int | None,
+                driver_memory: str | None, executor_memory: str | None) -> _Search:
+    """``check_spark``'s search, set up and not yet run (``spark.live`` adds its liveness capture)."""
     if partitions is not None and partitions < 1:
         raise UsageError(f"--partitions takes a number >= 1, not {partitions}")
     for name, value in (("--max-states", max_states), ("--max-depth", max_depth)):
@@ -88,7 +93,7 @@ def check_spark(
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
     search.executor_timeout = executor_timeout
     search.local_below = local_below if local_below is not None else LOCAL_BELOW
-    return search.run()
+    return search
 
 
 class _Search:
@@ -127,6 +132,8 @@ class _Search:
         self.local_below: int | None = LOCAL_BELOW
         self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
         self.carried: dict[str, float] | None = None  # the stored cost of the levels a resume starts from
+        self.live: LiveCapture | None = None  # the liveness graph the levels feed (spark.live)
+        self.keep_scratch = False  # keep the shard files after the run (for lassos' prefixes), until cleanup()
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
     def _submit(self, job: Job, prev: Any) -> dict[int, dict[str, Any]]:
@@ -168,7 +175,8 @@ class _Search:
 
     def _job(self, level: int, mode: str, **kw: Any) -> Job:
         return Job(self.ref, level, self.P, mode, checkpoint=str(self.checkpoint.root) if self.checkpoint else None,
-                   targets=tuple(self.run_.pending()), shard_dir=self.shard_dir, **kw)
+                   targets=tuple(self.run_.pending()), shard_dir=self.shard_dir,
+                   live=self.live.spec if self.live else None, **kw)
 
     # ---- the search -------------------------------------------------------------------------------------------------
     def run(self) -> Result:
@@ -187,8 +195,12 @@ class _Search:
         finally:
             if self.checkpoint is not None:
                 self.checkpoint.unlock()
-            if self.shard_dir:
-                shutil.rmtree(self.shard_dir, ignore_errors=True)
+            if not self.keep_scratch:
+                self.cleanup()
+
+    def cleanup(self) -> None:
+        if self.shard_dir:
+            shutil.rmtree(self.shard_dir, ignore_errors=True)
 
     def _search(self) -> Result:
         run = self.run_
@@ -214,7 +226,7 @@ class _Search:
                             event_batches=tuple(sorted({e["pos"] // BATCH for e in self.local_events})))
             reports = self._submit(job, self.rdd)
             self.levels = level
-            result = self._judge(level, reports)
+            result = self._judge(level, reports, expand_all)
             if result is not None:
                 return result
             n = len(self.ranks)
@@ -231,18 +243,7 @@ class _Search:
         run = self.run_
         if self.checkpoint is None:
             return None
-        meta = {  # the run's identity: a resume of anything else is refused (checkpoint.py)
-            "model": run.model.name,
-            ckpt_io.MODULES: code_identity.loaded_code(),  # every module loaded from outside the installation
-            "variants": sorted(run.ctx.variants),
-            "bounds": {k: v for k, v in self.ref.bounds},
-            "partitions": self.P,
-            "deadlock": bool(run.deadlock),
-            "spec_ref": self.ref.target,
-            "kraftcheck": __version__,
-            # the state encoding's version: fingerprints of another encoding must never mix with these
-            "encoding": ENCODING_VERSION,
-        }
+        meta = ckpt_io.identity(run, self.ref.target, self.ref.bounds, self.P)
         newest = self.checkpoint.prepare(meta, self.resume)
         ckpt_io.warn(self.checkpoint.notes)
         if newest is None:
@@ -282,7 +283,10 @@ class _Search:
             md = self.max_depth
             job = self._job(h.depth, "seed", expand_all=md is not None and h.depth >= md)
             rdd = self.sc.parallelize(hook.seeds(h), self.P).partitionBy(self.P, owner)
-            self._note_events(self._submit(job, rdd))
+            reports = self._submit(job, rdd)
+            self._note_events(reports)
+            if self.live is not None:
+                self.live.expanded(reports, self.ranks, job.expand_all)
             return h.depth
         self.levels = self.driver_levels = hook.levels
         result.manifest.update(self._extra())
@@ -304,6 +308,8 @@ class _Search:
                 run.coverage[:] = self.coverage.tolist()
                 return run.result("violation", len(inits), 0, 0, bad, self._trace([f]), extra=self._extra())
             run.visit_targets(s)
+        if self.live is not None:
+            self.live.initial_states([s for _, s in inits], np.array([f for f, _ in inits], dtype=np.uint64))
         md = self.max_depth
         job = self._job(0, "init", expand_all=md is not None and md <= 0)
         reports = self._submit(job, self._start_rdd())
@@ -312,6 +318,8 @@ class _Search:
             raise RuntimeError("executors disagree with the driver on the initial states (is the model deterministic?)")
         self.distinct = len(inits)
         self._note_events(reports)
+        if self.live is not None:
+            self.live.expanded(reports, self.ranks, job.expand_all)
         if self.checkpoint is not None:
             self._save(0)
         return None
@@ -342,7 +350,7 @@ class _Search:
             **ckpt_io.spent(self.run_.started, self.run_.cpu_started, self.task_time.get("cpu", 0.0)),
         })
 
-    def _judge(self, level: int, reports: dict[int, dict[str, Any]]) -> Result | None:
+    def _judge(self, level: int, reports: dict[int, dict[str, Any]], expand_all: bool = False) -> Result | None:
         """Decide level ``level`` exactly as the in-process BFS would, batch by batch of level - 1's expansion.
 
         In one batch the in-process engine first generates the successors (a deadlock or a broken action property
@@ -386,6 +394,9 @@ class _Search:
         self.ranks = np.sort(np.concatenate([reports[q]["new_keys"] for q in range(P)]))
         self.distinct += len(self.ranks)
         self._note_events(reports)
+        if self.live is not None:
+            self.live.states(reports)
+            self.live.expanded(reports, self.ranks, expand_all)
         return None
 
     def _stop(self, level: int, kind: str, what: Any, k: int, new_pb: np.ndarray, cand_pb: np.ndarray,
@@ -398,7 +409,7 @@ class _Search:
             distinct = self.distinct + int(new_pb[:k].sum())
             self._reach(targets, k)
             path = self._path(ev["fp"])
-            if not run.action_props:  # batch-wide generation: the whole batch was generated before the check
+            if not run.action_props and self.live is None:  # batch-wide generation: the whole batch was generated
                 self._set_coverage(cov_pb[: k + 1].sum(axis=0))
                 transitions = self.transitions + int(cand_pb[: k + 1].sum())
                 return run.result("deadlock", distinct, transitions, level - 1, trace=self._trace(path), extra=extra)

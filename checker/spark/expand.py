@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 
 from kraftcheck.checker.errors import ModelError
+from kraftcheck.checker.liveness.graph import Graph
 from kraftcheck.checker.search.bfs import BATCH, successor_lists
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.job import Job, lap
+from kraftcheck.checker.spark.live_task import coded_steps, live_graph
 from kraftcheck.checker.spark.order import YBITS
 from kraftcheck.checker.spark.shards import CAND, ROWS, peer_shard
 from kraftcheck.model.encoding import UnencodableValue
@@ -31,14 +33,18 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
             shard_f: np.ndarray, report: dict[str, Any]) -> list[Any]:
     """Successors of this partition's level, shipped to their owners as one blob per destination."""
     t = time.process_time()
-    checked = bool(not job.expand_all and run.action_props)
-    cand, matrix, occ_p, occ_a, occ_y = _generate(job, run, keys, fps, states, report)
+    checked = bool(not job.expand_all and (run.action_props or job.live is not None))
+    graph = live_graph(run, job.live) if job.live is not None and not job.expand_all else None
+    cand, matrix, occ_p, occ_a, occ_y = _generate(job, run, keys, fps, states, report, graph)
     t = lap(report, "expand", t)
     out: list[Any] = [(q, (ROWS, keys[: len(matrix)].copy(), matrix))]
     if not cand:
         return out
     cfps = _fingerprints(run, cand)
     t = lap(report, "fingerprint", t)
+    if graph is not None:
+        report["live_edges"] = coded_steps(graph, keys, fps, cfps, occ_p, occ_a, occ_y)
+        t = lap(report, "liveness", t)
     if len(occ_y) and int(occ_y.max()) >= 1 << YBITS:
         raise ModelError(f"model {run.model.name}: an action yields more than {(1 << YBITS) - 1} successors of a state")
     keep = _travelling(cfps, occ_a, checked)
@@ -57,17 +63,18 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
 
 
 def _generate(job: Job, run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any],
-              report: dict[str, Any]) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The successors and their occurrences: state by state when action properties judge each step, else action
-    by action (the in-process fast path)."""
+              report: dict[str, Any], graph: Graph | None
+              ) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The successors and their occurrences: state by state when action properties judge each step or the liveness
+    graph codes each (``graph``), else action by action (the in-process fast path)."""
     check = not job.expand_all
-    if check and run.action_props:
+    if check and (run.action_props or graph is not None):
         # the premises of action properties still pending in the driver, looked for on every step (Run keeps its
         # state per worker between tasks, so it is reset here to what the driver says)
         pending = [k for k in job.targets if k in run.all_step_premises]
         run.step_premises.clear()
         run.step_premises.update((k, run.all_step_premises[k]) for k in pending)
-        cand, matrix, occ_p, occ_a, occ_y, event = _expand_checked(run, keys, fps, states)
+        cand, matrix, occ_p, occ_a, occ_y, event = _expand_checked(run, keys, fps, states, graph)
         report["step_premises"] = [k for k in pending if k not in run.step_premises]
     else:
         cand, matrix, occ_p, occ_a, occ_y, event = _expand_fast(run, keys, fps, states, check and run.deadlock)
@@ -199,9 +206,11 @@ def _expand_fast(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any],
     return cand, matrix, cat(occ_p, I64), cat(occ_a, np.uint16), cat(occ_y, np.uint32), event
 
 
-def _expand_checked(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any]
+def _expand_checked(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[Any], graph: Graph | None = None
                     ) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any] | None]:
-    """With action properties: state by state (as the in-process BFS), stopping at the first event."""
+    """With action properties or a liveness graph: state by state (as the in-process BFS), stopping at the first
+    event; each step coded by the graph's ``edge`` hook."""
+    edge = graph.edge if graph is not None else None
     ctx, fingerprint = run.ctx, run.fingerprint
     actions = run.actions
     A = len(actions)
@@ -223,6 +232,8 @@ def _expand_checked(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[An
                 pairs = fn(s, ctx) if has_params else (((), t) for t in fn(s, ctx))
                 for values, t in pairs:
                     cand.append(t)
+                    if edge is not None:
+                        edge(s, ai, values, t)
                     bad = run.broken_action_property(s, (name, values), t)
                     if bad:
                         event = {"kind": "action", "key": int(keys[i]), "j": len(cand) - 1 - start, "prop": bad,

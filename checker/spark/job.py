@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory
+from kraftcheck.checker.spark.live_task import LiveSpec
 from kraftcheck.checker.spark.specref import SpecRef
 
 
@@ -34,7 +35,8 @@ class Job:
 
     def __init__(self, ref: SpecRef, level: int, partitions: int, mode: str, ranks: np.ndarray | None = None,
                  event_batches: tuple[int, ...] = (), targets: tuple[str, ...] = (), checkpoint: str | None = None,
-                 expand: bool = True, expand_all: bool = False, shard_dir: str | None = None) -> None:
+                 expand: bool = True, expand_all: bool = False, shard_dir: str | None = None,
+                 live: LiveSpec | None = None) -> None:
         self.ref = ref
         self.level = level
         self.partitions = partitions
@@ -46,6 +48,7 @@ class Job:
         self.expand = expand
         self.expand_all = expand_all  # the max-depth level: no deadlock / action property checks, never stop early
         self.shard_dir = shard_dir  # shards kept in files there (one host), else they travel through the shuffle
+        self.live = live  # the liveness graph's families and properties: steps coded, new states judged (live_task)
         self.acc: Any = None
 
 

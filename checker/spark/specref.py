@@ -40,6 +40,8 @@ class SpecRef:
     # a file model's own modules (``spec.folder``): their top-level names and the zip that ships them
     local: tuple[str, ...] = ()
     local_zip: str = ""
+    # the liveness check's second search: the model without its symmetry reduction (checker.liveness.check)
+    unreduced: bool = False
 
     def load_run(self) -> Run:
         key = repr(self)
@@ -74,6 +76,10 @@ def _build_run(ref: SpecRef) -> Run:
     spec = getattr(module, ref.attr)
     if not isinstance(spec, Spec):
         raise RuntimeError(f"{ref.target} is not a Spec on the executor")
+    if ref.unreduced:
+        from kraftcheck.checker.liveness.check import without_symmetry
+
+        spec = without_symmetry(spec)
     model = spec.model
     ctx = model.context(model.bounds_type(**dict(ref.bounds)), ref.variants)
     return make_run(spec, ctx, "spark", "bfs", deadlock=ref.deadlock)

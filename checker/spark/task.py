@@ -24,6 +24,7 @@ from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.expand import expand
 from kraftcheck.checker.spark.job import Job, lap
+from kraftcheck.checker.spark.live_task import judged_states
 from kraftcheck.checker.spark.order import key_layout, order_keys
 from kraftcheck.checker.spark.shards import CAND, ROWS, SEED, SHARD, payloads, read_shard_file, write_shard_file
 
@@ -147,7 +148,7 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         if job.checkpoint and job.expand and job.mode == "dedup":
             ckpt_io.write_part(job.checkpoint, job.level, q, empty[1], empty[1], empty[0], [])
         return empty
-    occ = _occurrences(cands, ranks, A, bool(run.action_props))
+    occ = _occurrences(cands, ranks, A, bool(run.action_props) or job.live is not None)
     fps, keys, prank = occ["fps"], occ["keys"], occ["prank"]
     c = _first_new(fps, keys, shard_f)
     if job.mode == "probe":
@@ -172,7 +173,10 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         report["inv"] = inv
     if job.checkpoint and job.expand:
         ckpt_io.write_part(job.checkpoint, job.level, q, new_f, new_p, new_k, states)
-        lap(report, "checkpoint", t)
+        t = lap(report, "checkpoint", t)
+    if job.live is not None and inv is None:
+        report["live_states"] = judged_states(run, job.live, new_k, new_f, states)
+        lap(report, "liveness", t)
     if inv is not None:
         return empty[0], empty[1], [], shard_f, shard_p
     return new_k, new_f, states, shard_f, shard_p

@@ -1,0 +1,114 @@
+"""Liveness on Spark (checker/spark/live.py): the in-process engine is the oracle.  Every liveness verdict, graph
+figure and lasso (steps, states, loop) must be the in-process one, wherever Spark takes over from the driver, with
+several partitions (so that a level's steps come from several tasks and are put back in the in-process order), and
+for a property that needs the second search without the symmetry reduction (per-message fairness).
+
+The quorum at ``max_epoch=1`` has 3,492 states under ``no-leader-change`` (a lasso of NewLeaderCommits, 12 steps)
+and 8,502 without it, where both properties hold."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_spark_engine import _java_ok
+
+from kraftcheck.checker.api import check, make_context, resolve
+from kraftcheck.checker.search.result import Result
+from kraftcheck.checker.search.run import make_run
+from kraftcheck.checker.spark import session as spark_session
+from kraftcheck.spec.core import Spec
+
+pytestmark = [pytest.mark.spark, pytest.mark.skipif(not _java_ok(), reason="Java 17+ is missing (Spark cannot start)")]
+
+FIELDS = ("verdict", "violated_property", "distinct_states", "depth", "transitions", "coverage", "unreached_targets",
+          "vacuous_properties")
+GRAPH = ("graph_states", "graph_edges", "fairness_instances", "cut_states", "unreduced_distinct_states",
+         "why_not_checked", "unreduced_search", "symmetry_reduction")
+
+
+def _spark(spec: Spec, variants: list[str], bounds: dict[str, Any], below: int, partitions: int) -> Result:
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    spark_session.context("local[2]")
+    run = make_run(spec, make_context(spec, variants, bounds), "spark", "bfs")
+    return check_spark_live(run, master="local[2]", partitions=partitions, local_below=below)
+
+
+def _answers(r: Result) -> dict[str, Any]:
+    info = r.manifest["liveness"]
+    props = {n: re.sub(r", [0-9.]+ s\)", ")", v) for n, v in info["properties"].items()}  # times aside
+    return {"properties": props, **{k: info.get(k) for k in GRAPH}}
+
+
+def _agree(spec: Spec | str, variants: list[str], bounds: dict[str, Any], belows: tuple[int, ...],
+           partitions: int = 3) -> Result:
+    spec = resolve(spec)
+    inproc = check(spec, variants, bounds)
+    for below in belows:
+        r = _spark(spec, variants, bounds, below, partitions)
+        assert {f: getattr(r, f) for f in FIELDS} == {f: getattr(inproc, f) for f in FIELDS}, below
+        assert _answers(r) == _answers(inproc), below
+        assert (r.trace is None) == (inproc.trace is None)
+        if r.trace is not None and inproc.trace is not None:
+            assert r.trace.step_keys() == inproc.trace.step_keys() and r.trace.states() == inproc.trace.states()
+            assert (r.trace.loop, r.trace.loop_step) == (inproc.trace.loop, inproc.trace.loop_step)
+        if below == 0:  # every level on Spark: its executors coded every step of the graph
+            assert r.manifest["levels_in_driver"] == 0 and r.manifest["task_seconds"]["liveness"] > 0
+        else:  # the first levels' graph in the driver (in-process), the rest from the executors
+            assert 0 < r.manifest["levels_in_driver"] < r.manifest["levels"], r.manifest
+    return inproc
+
+
+def test_a_liveness_lasso_is_the_in_process_one_wherever_spark_takes_over() -> None:
+    r = _agree("quorum", ["no-leader-change"], {"max_epoch": 1}, belows=(0, 40))
+    assert (r.verdict, r.violated_property) == ("liveness", "NewLeaderCommits")
+    assert r.trace is not None and len(r.trace.steps) == 12
+
+
+@pytest.mark.slow
+def test_properties_that_hold_and_the_unreduced_search_agree(tmp_path: Path) -> None:
+    """Per-message fairness on a model with a symmetry: the property is judged on a second Spark search without
+    the reduction (its executors load the spec without it), as in-process."""
+    r = _agree("quorum", [], {"max_epoch": 1}, belows=(0,))
+    assert r.verdict == "unreached" and all(v.startswith("holds") for v in _answers(r)["properties"].values())
+    (tmp_path / "per_message.py").write_text(PER_MESSAGE_FILE)
+    import importlib.util
+    import sys
+
+    loader = importlib.util.spec_from_file_location("per_message", tmp_path / "per_message.py")
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    sys.modules["per_message"] = module
+    loader.loader.exec_module(module)
+    r = _agree(module.SPEC, [], TWO_SLOTS, belows=(0,), partitions=2)
+    assert r.manifest["liveness"]["unreduced_distinct_states"] > r.distinct_states
+
+
+TWO_SLOTS = {"max_epoch": 1, "max_msgs": 2, "loss": False, "max_dups": 0, "max_restarts": 0}
+PER_MESSAGE_FILE = '''
+from kraftcheck.model.quorum import QUORUM
+from kraftcheck.spec.core import Spec
+from kraftcheck.spec.quorum import SPEC as QSPEC
+from kraftcheck.spec.quorum_liveness import LIVENESS, replicated
+
+SPEC = Spec(QUORUM, [p for p in QSPEC.properties if p.kind != "liveness"] + LIVENESS + [replicated])
+'''
+
+
+def test_a_model_file_gives_the_same_lasso_on_spark_from_the_cli(tmp_path: Path) -> None:
+    """A model in the user's own file (shipped to the executors): exit 13 and the in-process lasso, from the CLI."""
+    from test_liveness_examples import EXAMPLE_FILE, _cli
+
+    (tmp_path / "m.py").write_text(EXAMPLE_FILE)
+    runs = {}
+    for engine in ("inprocess", "spark"):
+        r = _cli("check", "m.py", "--no-deadlock", "--engine", engine, "--json", f"{engine}.json",
+                 *(("--master", "local[1]") if engine == "spark" else ()), cwd=tmp_path)
+        assert r.returncode == 13, r.stdout + r.stderr
+        runs[engine] = json.loads((tmp_path / f"{engine}.json").read_text())
+    assert (runs["spark"]["verdict"], runs["spark"]["violated_property"]) == ("liveness", "Full")
+    assert runs["spark"]["trace"] == runs["inprocess"]["trace"] and runs["spark"]["trace"]["loop"] == 0
