@@ -95,7 +95,8 @@ ENGINES: Mapping[str, Engine] = {e.name: e for e in (
     Engine(INPROCESS, "in-process", _SEARCH + "strategies:search", "in this process: every strategy",
            distributed=False, liveness=True, symmetry_check=True),
     Engine("spark", "Spark", "kraftcheck.checker.spark.driver:check_spark", "Apache Spark, local[*] or a cluster: "
-           "BFS by fingerprint ranges, checkpoints to resume", distributed=True, liveness=False, symmetry_check=False,
+           "BFS by fingerprint ranges, liveness judged, checkpoints to resume", distributed=True, liveness=True,
+           symmetry_check=False,
            options=("--master", "--partitions", "--checkpoint-dir", "--resume", "--local-below", "--driver-memory",
                     "--executor-memory"),
            requires=(("kraftcheck.checker.spark.driver", "the Spark engine is not installed in this checkout"),
