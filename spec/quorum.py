@@ -33,6 +33,7 @@ from kraftcheck.model.quorum.state import (
     QState,
 )
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
+from kraftcheck.spec.quorum_durability import DURABILITY
 from kraftcheck.spec.quorum_liveness import LIVENESS
 from kraftcheck.spec.quorum_shape import state_shape
 from kraftcheck.spec.quorum_views import VIEWS
@@ -489,6 +490,7 @@ SPEC = Spec(
         value_committed,
         follower_truncated,
         second_leader,
+        *DURABILITY,  # spec/quorum_durability.py: what a crash losing an unflushed suffix must not take
         *VIEWS,  # spec/quorum_views.py: every node's view, the network, resignation and observer targets
         *LIVENESS,  # spec/quorum_liveness.py
     ],
