@@ -317,9 +317,9 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             log = log + m.entries
             unflushed = v.unflushed
             if ctx.b.lose_unflushed and m.entries:
-                # KafkaRaftClient.appendAsFollower flushes on a voter ("the leader only requires that voters have
-                # flushed their log before sending a Fetch request"), not on an observer (KAFKA-13884); mutation
-                # KAFKA-10533 (before that fix) flushes on neither
+                # KafkaRaftClient.appendAsFollower (4.2.2) flushes when quorum.isVoter() || canBecomeVoter ("the
+                # leader only requires that voters have flushed their log before sending a Fetch request"), so not on
+                # a broker observer (KAFKA-13884); mutation KAFKA-10533 (before that fix) flushes on neither
                 if me >= ctx.b.voters or "KAFKA-10533" in ctx.variants:
                     unflushed += len(m.entries)
                 else:
