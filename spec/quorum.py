@@ -34,6 +34,7 @@ from kraftcheck.model.quorum.state import (
 )
 from kraftcheck.spec.core import Spec, action_property, invariant, reachable
 from kraftcheck.spec.quorum_durability import DURABILITY
+from kraftcheck.spec.quorum_follower_view import FOLLOWER_VIEW
 from kraftcheck.spec.quorum_liveness import LIVENESS
 from kraftcheck.spec.quorum_shape import state_shape
 from kraftcheck.spec.quorum_views import VIEWS
@@ -490,6 +491,7 @@ SPEC = Spec(
         value_committed,
         follower_truncated,
         second_leader,
+        *FOLLOWER_VIEW,  # spec/quorum_follower_view.py: a follower's log and high watermark after a Fetch answer
         *DURABILITY,  # spec/quorum_durability.py: what a crash losing an unflushed suffix must not take
         *VIEWS,  # spec/quorum_views.py: every node's view, the network, resignation and observer targets
         *LIVENESS,  # spec/quorum_liveness.py
