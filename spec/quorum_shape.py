@@ -79,5 +79,5 @@ def premise_role_fields(s: QState, ctx: Ctx) -> bool:
     premise=premise_role_fields,
 )
 def state_shape(s: QState, ctx: Ctx) -> bool:
-    n, variants = ctx.b.voters, ctx.variants
+    n, variants = ctx.b.voters, ctx.variants | {"prevote"} if ctx.b.prevote else ctx.variants
     return all(voter_shape_error(i, v, n, variants) is None for i, v in enumerate(s.voters))

@@ -126,3 +126,4 @@ def test_the_unflushed_profile_passes_and_reaches_its_targets() -> None:
     assert r.violated_property is None and r.exit_code == 0
     assert r.distinct_states == QUORUM.profiles["unflushed"].states
     assert r.unreached_targets == [] and "CommittedDurable" not in r.vacuous_properties
+

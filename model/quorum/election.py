@@ -44,6 +44,7 @@ from kraftcheck.model.quorum.state import (
     majority,
     maybe_transition,
     only,
+    prevote_on,
     replace_voter,
     reset_connections,
     reset_if_moved,
@@ -134,7 +135,7 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
     """Election timeout (Unattached, Voted, Candidate, Resigned) or fetch timeout (Follower) expires: start an election
     in epoch + 1 (QuorumState transitions); under ``prevote`` first become Prospective (KIP-996)."""
     out: Succ = []
-    prevote = "prevote" in ctx.variants
+    prevote = prevote_on(ctx)
     top = ctx.b.max_epoch
     for me in range(ctx.b.voters):  # an observer never stands for election (pollUnattachedAsObserver: it fetches)
         v = s.voters[me]

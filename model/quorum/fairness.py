@@ -88,6 +88,7 @@ from kraftcheck.model.quorum.state import (
     last_epoch,
     log_up_to_date,
     majority,
+    prevote_on,
 )
 
 _RECEIVE = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
@@ -166,7 +167,7 @@ def beyond_max_epoch(s: QState, ctx: Ctx) -> bool:
     Resigned voter's, which ``election.timeout`` sends straight to Candidate), or a pre-vote it has won (KIP-996), at
     the epoch bound."""
     top = ctx.b.max_epoch
-    prevote = "prevote" in ctx.variants
+    prevote = prevote_on(ctx)
     need = majority(ctx.b.voters)
     for v in s.voters:
         if v.epoch < top:

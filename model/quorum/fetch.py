@@ -31,6 +31,7 @@ from kraftcheck.model.quorum.state import (
     last_epoch,
     leader_end,
     majority,
+    prevote_on,
     replace_voter,
     reset_connections,
     respond,
@@ -271,7 +272,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
     (Kafka 4.1 ``resetFetchTimeoutForSuccessfulFetch``), kept as the leader's bit in ``heard``."""
     out: Succ = []
     net = s.net
-    prevote = "prevote" in ctx.variants
+    prevote = prevote_on(ctx)
     for i, m in enumerate(net):
         if not isinstance(m, FetchResponse) or (i and m == net[i - 1]):
             continue

@@ -280,6 +280,11 @@ Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors 
 # call that builds the tuple in C: successor generation builds about two records per transition.
 
 
+def prevote_on(ctx: Context[Bounds]) -> bool:
+    """KIP-996 pre-vote is on: variant ``prevote`` or bound ``prevote`` (the same switch, the bound for profiles)."""
+    return ctx.b.prevote or "prevote" in ctx.variants
+
+
 # ---- log helpers (ReplicatedLog) ---------------------------------------------------------------------------------
 def last_epoch(log: Log) -> int:
     """ReplicatedLog.lastFetchedEpoch: the epoch of the last entry, 0 (the primordial epoch) for an empty log."""
