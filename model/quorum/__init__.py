@@ -119,7 +119,7 @@ QUORUM.profile("unflushed", "narrow: the unflushed-suffix fault (lose_unflushed:
                "until its flush step, a crash loses the unflushed suffix; FIDELITY Q27, KAFKA-10533) with one restart "
                "and a third epoch, two voters, no check-quorum resignation: the balanced profiles keep every log "
                "durable", bounds={"voters": 2, "max_epoch": 3, "lose_unflushed": True, "max_quorum_epoch": 0},
-               states=36_899, seconds=4)
+               states=36_899, seconds=3)
 QUORUM.profile("prevote", "narrow: KIP-996 pre-vote (as variant prevote; Kafka 4.1+ runs it) with check quorum in "
                "epoch 1, two voters, no restart: the balanced profiles run no pre-vote",
                bounds={"voters": 2, "prevote": True, "max_restarts": 0}, states=3_381, seconds=1)
