@@ -4,6 +4,8 @@ Spec, assembled from one module per concern.
 - ``spec/quorum_election.py``: one leader per epoch, epochs that only grow, votes kept, higher epochs adopted;
 - ``spec/quorum_replication.py``: log matching, committed entries kept, a leader that only appends;
 - ``spec/quorum_high_watermark.py``: high watermarks that cover only committed entries and never go back;
+- ``spec/quorum_follower_view.py``, ``spec/quorum_durability.py``: a follower's log after a Fetch answer, what a
+  crash that loses an unflushed suffix must not take;
 - ``spec/quorum_shape.py``, ``spec/quorum_views.py``, ``spec/quorum_liveness.py``: the state's shape, every node's
   view and the observers, liveness.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from kraftcheck.model.quorum import QUORUM
 from kraftcheck.spec.core import Spec
+from kraftcheck.spec.quorum_durability import DURABILITY
 from kraftcheck.spec.quorum_election import (
     election_safety,
     epoch_monotonic,
@@ -24,6 +27,7 @@ from kraftcheck.spec.quorum_election import (
     second_leader,
     vote_persistence,
 )
+from kraftcheck.spec.quorum_follower_view import FOLLOWER_VIEW
 from kraftcheck.spec.quorum_high_watermark import (
     follower_high_watermark_monotonic,
     high_watermark_committed,
@@ -62,6 +66,8 @@ SPEC = Spec(
         value_committed,
         follower_truncated,
         second_leader,
+        *FOLLOWER_VIEW,  # spec/quorum_follower_view.py: a follower's log and high watermark after a Fetch answer
+        *DURABILITY,  # spec/quorum_durability.py: what a crash losing an unflushed suffix must not take
         *VIEWS,  # spec/quorum_views.py: every node's view, the network, resignation and observer targets
         *LIVENESS,  # spec/quorum_liveness.py
     ],

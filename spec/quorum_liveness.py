@@ -30,7 +30,7 @@ from kraftcheck.spec.liveness import leads_to
 
 FAMILIES = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
             "receive_end_epoch", "receive_fetch", "receive_fetch_response", "send_vote", "send_begin_epoch",
-            "send_fetch", "deliver-stale", "election-timeout", "beyond-max-epoch", "faults-stop",
+            "send_fetch", "flush", "deliver-stale", "election-timeout", "beyond-max-epoch", "faults-stop",
             "timeouts-stop", "fetch-timeouts-stop", "rounds-complete", "electable-send", "electable-timeout")
 
 

@@ -45,7 +45,10 @@ def voter_shape_error(i: int, v: Voter, n: int, variants: frozenset[str] | set[s
             "prevote" in variants and v.role == FOLLOWER and v.heard == 1 << v.leader):
         # LeaderState's check-quorum window; under pre-vote, FollowerState.hasFetchedFromLeader as the leader's bit
         return "a check-quorum window outside a leader with check quorum on (or a fetched-from flag not the leader's)"
-    if v.role == LEADER and not (v.leader == i and v.voted == i and v.ends[i] == len(v.log)):
+    if not 0 <= v.unflushed <= len(v.log):  # ReplicatedLog: the flushed end is within the log
+        return "more unflushed entries than the log holds"
+    own = len(v.log) - (0 if "KAFKA-10533" in variants else v.unflushed)  # the leader counts its flushed end
+    if v.role == LEADER and not (v.leader == i and v.voted == i and v.ends[i] == own):
         return "a leader that is not its own leader and voter, or with a stale own end offset"
     if v.role == CANDIDATE and not (v.voted == i and v.leader == NONE and v.votes[i] == 1):
         return "a candidate that did not vote for itself, or that knows a leader"
@@ -76,5 +79,5 @@ def premise_role_fields(s: QState, ctx: Ctx) -> bool:
     premise=premise_role_fields,
 )
 def state_shape(s: QState, ctx: Ctx) -> bool:
-    n, variants = ctx.b.voters, ctx.variants
+    n, variants = ctx.b.voters, ctx.variants | {"prevote"} if ctx.b.prevote else ctx.variants
     return all(voter_shape_error(i, v, n, variants) is None for i, v in enumerate(s.voters))

@@ -73,6 +73,10 @@ QUORUM.variant("restart-as-leader", "a leader that restarts comes back as leader
                kind="mutation", expect="HighWatermarkMonotonic", bounds={"max_restarts": 1})
 QUORUM.variant("no-leader-change", "a new leader appends no LeaderChange record, so with no client write it never "
                "commits in its epoch (liveness)", kind="mutation", expect="NewLeaderCommits")
+QUORUM.variant("KAFKA-10533", "Kafka before KAFKA-10533 (2.7): no flush after appends: a follower acknowledges "
+               "records it has not flushed and the leader counts its own unflushed end offset, so a crash loses "
+               "committed records (needs bound lose_unflushed)", kind="mutation", expect="CommittedDurable",
+               bounds={"lose_unflushed": True, "max_restarts": 1})
 QUORUM.variant("prevote-no-grant", "with prevote: voters never grant a pre-vote, so no election ever starts "
                "(liveness)", kind="mutation", expect="LeaderEventuallyElected", requires=("prevote",))
 
@@ -111,7 +115,15 @@ QUORUM.profile("observer", "narrow: one observer (a broker fetching the log with
                "restart nor check-quorum resignation: the balanced profiles have no observer",
                bounds={"voters": 2, "observers": 1, "max_restarts": 0, "max_quorum_epoch": 0},
                states=4_991, seconds=1)
-QUORUM.main_profiles = ("default", "duplication", "faults", "unreduced", "resign", "observer")
+QUORUM.profile("unflushed", "narrow: the unflushed-suffix fault (lose_unflushed: a leader's appends stay unflushed "
+               "until its flush step, a crash loses the unflushed suffix; FIDELITY Q27, KAFKA-10533) with one restart "
+               "and a third epoch, two voters, no check-quorum resignation: the balanced profiles keep every log "
+               "durable", bounds={"voters": 2, "max_epoch": 3, "lose_unflushed": True, "max_quorum_epoch": 0},
+               states=36_899, seconds=3)
+QUORUM.profile("prevote", "narrow: KIP-996 pre-vote (as variant prevote; Kafka 4.1+ runs it) with check quorum in "
+               "epoch 1, two voters, no restart: the balanced profiles run no pre-vote",
+               bounds={"voters": 2, "prevote": True, "max_restarts": 0}, states=3_381, seconds=1)
+QUORUM.main_profiles = ("default", "duplication", "faults", "unreduced", "resign", "observer", "unflushed", "prevote")
 # full, deep and observers: not re-measured since check quorum became the default (2026-11-27); their figures before
 # it are in their docs, and `list` shows none until they are measured again
 QUORUM.profile("full", "every fault kind and a client record in one run (the main job's default before 2026-11-24; "
@@ -159,6 +171,7 @@ QUORUM.action(fetch.send_fetch, params=("follower",))
 QUORUM.action(fetch.observer_fetch, params=("observer", "voter"))
 QUORUM.action(fetch.receive_fetch, params=("msg",))
 QUORUM.action(fetch.receive_fetch_response, params=("msg",))
+QUORUM.action(fetch.flush, params=("node",))
 # faults
 QUORUM.action(faults.lose, params=("msg",))
 QUORUM.action(faults.duplicate, params=("msg",))

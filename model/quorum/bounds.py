@@ -38,6 +38,9 @@ class Bounds:
     max_resigns: int = 0     # graceful leader resignations (EndQuorumEpoch).
     max_quorum_epoch: int = 1  # check quorum (on unless variant no-check-quorum) may resign leaders of epochs <= this.
     observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1).
+    prevote: bool = False    # KIP-996 pre-vote, as variant prevote (a bound so that a main-job profile can have it).
+    lose_unflushed: bool = False  # fault: a leader's (and an observer's) appends stay unflushed until a flush step,
+    #                               and a crash loses the unflushed suffix (restart truncates to the flushed end).
     # reductions (on = behaviour left out for the sake of the state count; declared with QUORUM.reduction)
     resend_when_lost: bool = False    # retry a request only when nothing of it is in flight, never after a timeout.
     lose_responses_only: bool = True  # message loss drops responses only, never a request.

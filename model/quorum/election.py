@@ -39,10 +39,12 @@ from kraftcheck.model.quorum.state import (
     busy,
     end_quorum_epoch,
     last_epoch,
+    leader_end,
     log_up_to_date,
     majority,
     maybe_transition,
     only,
+    prevote_on,
     replace_voter,
     reset_connections,
     reset_if_moved,
@@ -83,7 +85,10 @@ def become_leader(s: QState, me: int, v: Voter, ctx: Ctx) -> QState:
     n = ctx.b.voters
     # mutation no-leader-change: the new leader writes no LeaderChange record (KafkaRaftClient.onBecomeLeader does)
     log = v.log if "no-leader-change" in ctx.variants else v.log + ((v.epoch, LEADER_CHANGE),)
-    leader = v._replace(role=LEADER, voted=me, leader=me, log=log, hw=0, ends=only(n, me, len(log)), votes=(), heard=0)
+    unflushed = v.unflushed + len(log) - len(v.log) if ctx.b.lose_unflushed else 0
+    own = leader_end(log, unflushed, ctx)  # its flushed end (bound lose_unflushed)
+    leader = v._replace(role=LEADER, voted=me, leader=me, log=log, hw=0, ends=only(n, me, own), votes=(), heard=0,
+                        unflushed=unflushed)
     h = s.hist
     leaders = h.leaders[:v.epoch] + (h.leaders[v.epoch] | (1 << me),) + h.leaders[v.epoch + 1:]
     net = _broadcast(reset_connections(s.net, me), ctx.b,
@@ -130,7 +135,7 @@ def timeout(s: QState, ctx: Ctx) -> Succ:
     """Election timeout (Unattached, Voted, Candidate, Resigned) or fetch timeout (Follower) expires: start an election
     in epoch + 1 (QuorumState transitions); under ``prevote`` first become Prospective (KIP-996)."""
     out: Succ = []
-    prevote = "prevote" in ctx.variants
+    prevote = prevote_on(ctx)
     top = ctx.b.max_epoch
     for me in range(ctx.b.voters):  # an observer never stands for election (pollUnattachedAsObserver: it fetches)
         v = s.voters[me]

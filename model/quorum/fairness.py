@@ -10,6 +10,8 @@
 * the election timeout of a voter that knows no leader (Unattached, Voted, Candidate, Prospective, Resigned) is
   weakly fair: its timer keeps running (QuorumState, KIP-595 "election timeout"), and the randomized backoff
   (quorum.election.backoff.max.ms) is what makes repeated split votes end with probability 1;
+* flushing a log that holds unflushed entries (bound ``lose_unflushed``) is weakly fair: the leader flushes in the
+  poll that appended (KafkaRaftClient.flushLeaderLog), an observer's log on its background flush;
 * a follower's fetch timeout, client writes, resignations and check quorum have no fairness: they may happen (any
   number of times within their bounds) but need not;
 * faults eventually stop (``faults-stop``, a ``finite`` family): message loss is unbounded at the defaults
@@ -86,6 +88,7 @@ from kraftcheck.model.quorum.state import (
     last_epoch,
     log_up_to_date,
     majority,
+    prevote_on,
 )
 
 _RECEIVE = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
@@ -164,7 +167,7 @@ def beyond_max_epoch(s: QState, ctx: Ctx) -> bool:
     Resigned voter's, which ``election.timeout`` sends straight to Candidate), or a pre-vote it has won (KIP-996), at
     the epoch bound."""
     top = ctx.b.max_epoch
-    prevote = "prevote" in ctx.variants
+    prevote = prevote_on(ctx)
     need = majority(ctx.b.voters)
     for v in s.voters:
         if v.epoch < top:
@@ -192,6 +195,8 @@ FAIRNESS: tuple[Fairness, ...] = (
     weak("send_vote", ("send_vote",), doc="a candidate re-sends Vote on its backoff (RequestManager)"),
     weak("send_begin_epoch", ("send_begin_epoch",), doc="a leader re-sends BeginQuorumEpoch (beginQuorumEpochTimer)"),
     weak("send_fetch", ("send_fetch",), doc="a follower sends its next Fetch (KafkaRaftClient.pollFollower)"),
+    weak("flush", ("flush",), doc="an unflushed log is flushed (KafkaRaftClient.flushLeaderLog in the poll that "
+         "appended; the log's background flush)"),
     weak("election-timeout", ("timeout",), when=_election_timeout,
          doc="a voter that knows no leader eventually times out (randomized election backoff)"),
     strong("beyond-max-epoch", ("epoch_bound",), cut=beyond_max_epoch,

@@ -1,4 +1,5 @@
-"""Faults, each a separate action switched by a bound: message loss, message duplication, crash+restart."""
+"""Faults, each a separate action switched by a bound: message loss, message duplication, crash+restart (which under
+bound ``lose_unflushed`` loses the log's unflushed suffix)."""
 
 from __future__ import annotations
 
@@ -58,8 +59,13 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
     """QuorumState.initialize: the voter restarts from its quorum-state file (epoch, vote, leader) and its log; the
     high watermark and all leader/candidate bookkeeping are lost.  A voter that was the leader of its epoch comes
     back Resigned, so it can neither lead nor vote again in that epoch (KAFKA-10527); the mutation
-    ``restart-as-leader`` brings it back as Leader of the same epoch instead (with fresh LeaderState)."""
+    ``restart-as-leader`` brings it back as Leader of the same epoch instead (with fresh LeaderState).  Under bound
+    ``lose_unflushed`` the log comes back up to its flushed end only (KafkaMetadataLog recovers the segments up to the
+    recovery point; an unflushed suffix is lost with the page cache, as RaftEventSimulationTest's restarts since
+    KAFKA-10533 do)."""
     n = ctx.b.voters
+    if v.unflushed:
+        v = v._replace(log=v.log[:len(v.log) - v.unflushed], unflushed=0)
     # what survives: the quorum-state file (epoch, voted, leader) and the log; the rest is volatile
     fresh = v._replace(hw=0, ends=(), votes=(), heard=0)
     if v.leader == me:
@@ -86,5 +92,6 @@ def restart(s: QState, ctx: Ctx) -> Succ:
     hist = h._replace(restarts=h.restarts + 1)
     for me, v in enumerate(s.voters):
         net = reset_connections(tuple([m for m in s.net if m.dst != me]), me)
-        out.append(((me,), s._replace(voters=replace_voter(s.voters, me, restarted(v, me, ctx)), net=net, hist=hist)))
+        lost = hist if not v.unflushed else hist._replace(lost=hist.lost + v.unflushed)
+        out.append(((me,), s._replace(voters=replace_voter(s.voters, me, restarted(v, me, ctx)), net=net, hist=lost)))
     return out

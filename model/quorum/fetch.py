@@ -29,10 +29,13 @@ from kraftcheck.model.quorum.state import (
     fetch_request,
     fetch_response,
     last_epoch,
+    leader_end,
     majority,
+    prevote_on,
     replace_voter,
     reset_connections,
     respond,
+    unflushed_after_truncation,
 )
 
 
@@ -72,8 +75,9 @@ def commit(hist: History, log: Log, old_hw: int, new_hw: int, epoch: int) -> His
 
 # ---- client requests at the leader -----------------------------------------------------------------------------------
 def client_request(s: QState, ctx: Ctx) -> Succ:
-    """The leader appends a client record in its epoch (KafkaRaftClient.appendBatch, flushed before it counts its own
-    end offset) and recomputes the high watermark (LeaderState.updateLocalState)."""
+    """The leader appends a client record in its epoch (KafkaRaftClient.appendBatch) and recomputes the high
+    watermark (LeaderState.updateLocalState).  Under bound ``lose_unflushed`` the record stays unflushed until the
+    leader's ``flush`` step, and the leader counts its own end offset without it (``state.leader_end``)."""
     out: Succ = []
     h = s.hist
     if h.values >= ctx.b.max_values:
@@ -82,13 +86,38 @@ def client_request(s: QState, ctx: Ctx) -> Succ:
         if v.role != LEADER:
             continue
         log = v.log + ((v.epoch, h.values + 1),)
-        ends = v.ends[:me] + (len(log),) + v.ends[me + 1:]
-        w = v._replace(log=log, ends=ends, votes=())
+        unflushed = v.unflushed + 1 if ctx.b.lose_unflushed else 0
+        ends = v.ends[:me] + (leader_end(log, unflushed, ctx),) + v.ends[me + 1:]
+        w = v._replace(log=log, ends=ends, votes=(), unflushed=unflushed)
         hw = leader_high_watermark(w, ctx)
         hist = h._replace(values=h.values + 1)
         if hw != w.hw:
             hist = commit(hist, log, w.hw, hw, v.epoch)
             w = w._replace(hw=hw)
+        out.append(((me,), s._replace(voters=replace_voter(s.voters, me, w), hist=hist)))
+    return out
+
+
+def flush(s: QState, ctx: Ctx) -> Succ:
+    """A node flushes its log (bound ``lose_unflushed``): the leader's flush after its appends
+    (KafkaRaftClient.flushLeaderLog: LeaderState.updateLocalState with the new end offset, then ReplicatedLog.flush),
+    which may advance the high watermark; any other node's is the log's background flush (``log.flush.interval``, a
+    segment roll), the only one an observer's appends get (KafkaRaftClient.appendAsFollower flushes on voters only,
+    KAFKA-13884).  Until then a leader may already serve the entries: a Fetch parked in its purgatory completes
+    before the flush ("We update the end offset before flushing so that parked fetches can return sooner")."""
+    out: Succ = []
+    for me, v in enumerate(s.voters):
+        if not v.unflushed:
+            continue
+        w = v._replace(unflushed=0)
+        hist = s.hist
+        if v.role == LEADER:
+            end = len(v.log)
+            w = w._replace(ends=v.ends[:me] + (end,) + v.ends[me + 1:])
+            hw = leader_high_watermark(w, ctx)
+            if hw != w.hw:
+                hist = commit(hist, w.log, w.hw, hw, w.epoch)
+                w = w._replace(hw=hw)
         out.append(((me,), s._replace(voters=replace_voter(s.voters, me, w), hist=hist)))
     return out
 
@@ -243,7 +272,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
     (Kafka 4.1 ``resetFetchTimeoutForSuccessfulFetch``), kept as the leader's bit in ``heard``."""
     out: Succ = []
     net = s.net
-    prevote = "prevote" in ctx.variants
+    prevote = prevote_on(ctx)
     for i, m in enumerate(net):
         if not isinstance(m, FetchResponse) or (i and m == net[i - 1]):
             continue
@@ -275,16 +304,27 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             if point < v.hw:  # KafkaMetadataLog.truncateTo throws IllegalArgumentException (mutation truncate-below-hw)
                 out.append(((m,), raise_step(s, rest, RAISED_TRUNCATE_TO_BELOW_HW)))
                 continue
+            unflushed = v.unflushed
             if point < len(log):
                 log = log[:point]
+                unflushed = unflushed_after_truncation(v, point)
                 if not hist.truncated:
                     hist = hist._replace(truncated=True)
-            w = v._replace(log=log, ends=(), votes=(), heard=heard)
+            w = v._replace(log=log, ends=(), votes=(), heard=heard, unflushed=unflushed)
         else:
             if m.offset != len(log):  # not reachable: only one answer per Fetch is expected and the log did not move
                 out.append(((m,), s._replace(net=rest)))
                 continue
             log = log + m.entries
+            unflushed = v.unflushed
+            if ctx.b.lose_unflushed and m.entries:
+                # KafkaRaftClient.appendAsFollower (4.2.2) flushes when quorum.isVoter() || canBecomeVoter ("the
+                # leader only requires that voters have flushed their log before sending a Fetch request"), so not on
+                # a broker observer (KAFKA-13884); mutation KAFKA-10533 (before that fix) flushes on neither
+                if me >= ctx.b.voters or "KAFKA-10533" in ctx.variants:
+                    unflushed += len(m.entries)
+                else:
+                    unflushed = 0
             new_hw = v.hw
             # KafkaRaftClient.updateFollowerHighWatermark: only a known leader high watermark is applied.  The model
             # writes an unknown one as 0 where Kafka sends -1: a known one is above the leader's epoch start offset
@@ -294,7 +334,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
                 if new_hw < v.hw:  # FollowerState.updateHighWatermark: "Non-monotonic update of high watermark"
                     out.append(((m,), raise_step(s, rest, RAISED_HW_NON_MONOTONIC)))
                     continue
-            w = v._replace(log=log, hw=new_hw, ends=(), votes=(), heard=heard)
+            w = v._replace(log=log, hw=new_hw, ends=(), votes=(), heard=heard, unflushed=unflushed)
         voters = s.voters if w == v else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
         nxt = fetch_request(src=me, dst=w.leader, epoch=w.epoch, fetch_offset=len(w.log),

@@ -231,7 +231,8 @@ def as_message(values: Sequence[Any]) -> Msg:
 @named_tuple
 class Voter(NamedTuple):
     """One voter.  Persisted (survive a restart): ``epoch``, ``voted``, ``leader`` (Kafka's quorum-state file,
-    ElectionState) and ``log`` (flushed before a response is sent).  Volatile: the rest."""
+    ElectionState) and ``log`` up to its last ``unflushed`` entries (all of it unless bound ``lose_unflushed``).
+    Volatile: the rest."""
 
     role: int
     epoch: int        # current epoch (persisted)
@@ -244,6 +245,8 @@ class Voter(NamedTuple):
     votes: tuple[int, ...]  # Candidate / Prospective: per voter 1 granted, 0 rejected, -1 no answer yet
     #                         (EpochElection.VoterState); own entry 1. () otherwise
     heard: int        # Leader (check quorum on): bitmask of voters that fetched in this check-quorum window
+    unflushed: int = 0  # entries at the end of ``log`` not flushed yet (bound ``lose_unflushed``; 0 otherwise): a
+    #                     crash loses them (ReplicatedLog.flush / lastFlushedOffset)
 
 
 @named_tuple
@@ -260,6 +263,7 @@ class History(NamedTuple):
     truncated: bool            # some follower truncated its log after a DivergingEpoch answer
     raised: int = 0            # the Kafka assertions some voter failed (RAISED_* bits); Kafka's raft thread throws and
     #                            the process stops (KafkaRaftClientDriver: fatal fault), so every bit is a violation
+    lost: int = 0              # unflushed entries crashes dropped (bound lose_unflushed)
 
 
 @named_tuple
@@ -276,10 +280,36 @@ Succ = list[tuple[tuple[Any, ...], QState]]  # an action returns its successors 
 # call that builds the tuple in C: successor generation builds about two records per transition.
 
 
+def prevote_on(ctx: Context[Bounds]) -> bool:
+    """KIP-996 pre-vote is on: variant ``prevote`` or bound ``prevote`` (the same switch, the bound for profiles)."""
+    return ctx.b.prevote or "prevote" in ctx.variants
+
+
 # ---- log helpers (ReplicatedLog) ---------------------------------------------------------------------------------
 def last_epoch(log: Log) -> int:
     """ReplicatedLog.lastFetchedEpoch: the epoch of the last entry, 0 (the primordial epoch) for an empty log."""
     return log[-1][0] if log else 0
+
+
+def flushed_end(v: Voter) -> int:
+    """ReplicatedLog.lastFlushedOffset: the end of the part of the log a crash keeps."""
+    return len(v.log) - v.unflushed
+
+
+def leader_end(log: Log, unflushed: int, ctx: Context[Bounds]) -> int:
+    """The end offset a leader counts for itself toward the high watermark: its flushed end.  Kafka appends, counts
+    its end offset and flushes in one poll (KafkaRaftClient.maybeAppendBatches -> flushLeaderLog, since KAFKA-10533),
+    so between polls what it counted is on disk; with the flush a step of its own (bound ``lose_unflushed``) the
+    leader counts it once flushed.  Mutation ``KAFKA-10533`` (Kafka before that fix: no flush after appends) counts
+    the whole log."""
+    if "KAFKA-10533" in ctx.variants:
+        return len(log)
+    return len(log) - unflushed
+
+
+def unflushed_after_truncation(v: Voter, point: int) -> int:
+    """The unflushed entries left when ``v``'s log is truncated to ``point`` (the flushed prefix stays flushed)."""
+    return max(0, point - flushed_end(v))
 
 
 def end_offset_for_epoch(log: Log, epoch: int) -> tuple[int, int]:

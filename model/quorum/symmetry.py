@@ -104,7 +104,7 @@ class _Perms:
         # leads itself); the last two depend on the voter's position i.  An observer's is its own id, after every
         # voter's, so that the chosen renaming keeps observers in place
         nv = self.nv
-        sigs = tuple((0, v.role, v.epoch, v.log, v.hw, v.voted == i, v.leader == i) if i < nv else (1, i)
+        sigs = tuple((0, v.role, v.epoch, v.log, v.hw, v.voted == i, v.leader == i, v.unflushed) if i < nv else (1, i)
                      for i in range(self.n))
         hit = (sigs, [b""] * len(self.perms), [None] * len(self.perms), v)
         self._remember(self.voters, v, hit)
@@ -348,10 +348,13 @@ def view_message(m: Msg) -> dict[str, Any]:
 
 
 def view_voter(v: Voter) -> dict[str, Any]:
-    return {
+    out = {
         "role": ROLE_NAMES[v.role], "epoch": v.epoch, "voted": v.voted, "leader": v.leader,
         "log": [list(e) for e in v.log], "hw": v.hw, "ends": list(v.ends), "votes": list(v.votes), "heard": v.heard,
     }
+    if v.unflushed:  # shown only under bound lose_unflushed, so traces written before it still compare equal
+        out["unflushed"] = v.unflushed
+    return out
 
 
 def view_history(h: History) -> dict[str, Any]:
@@ -362,6 +365,8 @@ def view_history(h: History) -> dict[str, Any]:
     }
     if h.raised:  # shown only once a Kafka assertion failed, so traces written before issue 15 still compare equal
         out["raised"] = [name for bit, name in RAISED_NAMES.items() if h.raised & bit]
+    if h.lost:
+        out["lost"] = h.lost
     return out
 
 
