@@ -323,6 +323,18 @@ def test_a_quorum_survivor_is_killed_by_the_property_added_for_it() -> None:
     assert len(hit) == 1 and (hit[0].outcome, hit[0].killed_by) == ("killed", "HigherEpochAdopted")
 
 
+def test_a_property_registered_by_a_spec_extension_module_judges_the_mutants() -> None:
+    """spec/migration_zk_reads.py registers MigrationReadFromZooKeeper on spec/migration.py's SPEC (issue 30's
+    pattern, ``@SPEC.invariant``): a worker imports the spec again for each mutant, and the extension module must come
+    back with it, or the new SPEC lacks its properties and every mutant only it sees survives.  The mutant keeps the
+    znode's epoch as the offset a lagging ZooKeeper server serves (faults.zk_server_lags)."""
+    plan = prepare("migration", profile="stale-reads", ids=["6cd96dd5c5"])
+    result = analyse(plan, jobs=1)
+    (hit,) = result.results
+    assert (hit.mutant.function, hit.mutant.mutated) == ("zk_server_lags", "node.data[1]")
+    assert (hit.outcome, hit.killed_by) == ("killed", "MigrationReadFromZooKeeper")
+
+
 @pytest.mark.parametrize("model, marked", [("quorum", 2), ("features", 19), ("controller", 16), ("migration", 3),
                                             ("reassign", 13)])
 def test_checked_in_equivalents_name_existing_mutants(model: str, marked: int) -> None:
