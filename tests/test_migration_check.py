@@ -61,7 +61,8 @@ def test_default_check_passes_and_reaches_every_target() -> None:
     assert [a for a, n in r.coverage.items() if n == 0] == KIP_ONLY_ACTIONS + OFF_BY_DEFAULT
     # its liveness properties are checked there, under the fairness of model/migration/fairness.py
     assert {k: v.split(" ")[0] for k, v in r.manifest["liveness"]["properties"].items()} == {
-        "DualWriteReached": "holds", "FinalizationCompletes": "holds", "DualWriteReachesZooKeeper": "holds"}
+        "DualWriteReached": "holds", "FinalizationCompletes": "holds", "DualWriteReachesZooKeeper": "holds",
+        "DeposedControllerLearnsLeader": "holds"}
 
 
 def test_every_mutation_has_a_golden_entry() -> None:

@@ -4,6 +4,8 @@ on a reduction, and every safety property's premise is reached at the default bo
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 
@@ -128,3 +130,35 @@ def test_the_stale_reads_profile_reaches_what_only_a_stale_read_does() -> None:
     assert with_fault.coverage["zk_server_lags"] > 0
     without = check(spec, profile="stale-reads", bounds={"max_stale_reads": 0}, liveness=False)
     assert "StaleReadSendsDriverInactive" in without.unreached_targets
+
+
+def test_a_view_of_migration_must_be_one_zookeeper_served() -> None:
+    """MigrationReadFromZooKeeper (issue 30): what a driver read of /migration, and what its lagging server still
+    has, are states the znode had, and a lagging server has its own client's writes (ZooKeeper's consistency
+    guarantees); found missing by the mutation sample (a lag kept past the read, an epoch served as the offset)."""
+    from kraftcheck.model.migration.state import MIGRATION_ZNODE, MigState, ZkLead
+    from kraftcheck.spec.migration_zk_reads import holds_migration_view
+    from kraftcheck.spec.migration_zk_reads import migration_read_from_zookeeper as prop
+
+    migration_read_from_zookeeper = prop.pred
+
+    ctx = MIGRATION.context(MIGRATION.make_bounds({"max_stale_reads": 1}))
+    s = MIGRATION.initial_states(ctx)[0]
+    zk, code = zkm.create(s.zk, MIGRATION_ZNODE, (-1, -1, 0))
+    zk, code2 = zkm.set_data(zk, MIGRATION_ZNODE, (0, 1, 7), 0)  # version 1, offset 7
+    assert code == code2 == zkm.OK
+    s = attrs.evolve(s, zk=zk)
+    assert not holds_migration_view(s, ctx) and migration_read_from_zookeeper(s, ctx)
+
+    def with_ctrl1(**changes: Any) -> MigState:
+        return attrs.evolve(s, ctrls=(s.ctrls[0], attrs.evolve(s.ctrls[1], **changes)))
+
+    for fine in ({"read": (1, 7)}, {"read": (0, 0)}, {"lag": (0, 0)}, {"lag": (1, 7)}):
+        t = with_ctrl1(**fine)
+        assert holds_migration_view(t, ctx) and migration_read_from_zookeeper(t, ctx), fine
+    for wrong in ({"read": (1, 1)}, {"read": (2, 7)}, {"lag": (1, 0)}, {"lag": (2, 7)}):
+        assert not migration_read_from_zookeeper(with_ctrl1(**wrong), ctx), wrong
+    # a server behind its own client's write: the driver caches /migration version 1 after writing it
+    lead = ZkLead(zk_epoch=2, epoch_version=2, mig_version=1, written=7)
+    assert not migration_read_from_zookeeper(with_ctrl1(lag=(0, 0), zk=lead), ctx)
+    assert migration_read_from_zookeeper(with_ctrl1(lag=(1, 7), zk=lead), ctx)

@@ -112,6 +112,20 @@ def test_election_needs_a_majority_of_voters() -> None:
     assert len(succ(s, "kraft_elect", c)) == 2
 
 
+def test_leader_elected_by_majority_judges_an_election_with_a_voter_down() -> None:
+    """LeaderElectedByMajority (issue 30): a weakened majority test in kraft_elect broke no property before."""
+    from kraftcheck.spec.migration_quorum_view import leader_elected_by_majority, leaderless_with_voter_down
+
+    c = ctx(crash_in_copy_only=False)
+    down = step(start(c), "crash", c, c=1)
+    elected = attrs.evolve(down, leader=0, kepoch=1, ctrls=(attrs.evolve(down.ctrls[0], epoch=1), down.ctrls[1]))
+    assert leaderless_with_voter_down(down, ("kraft_elect", (0,)), elected, c)
+    assert not leader_elected_by_majority.pred(down, ("kraft_elect", (0,)), elected, c)
+    up = step(down, "recover", c, c=1)
+    (t,) = succ(up, "kraft_elect", c, c=0)
+    assert leader_elected_by_majority.pred(up, ("kraft_elect", (0,)), t, c)
+
+
 def test_quorum_readiness_and_broker_registration_gate_the_migration() -> None:
     s = step(start(), "kraft_elect", c=0)
     assert metric_state(s) == "MigrationIneligible"

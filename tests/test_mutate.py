@@ -323,7 +323,22 @@ def test_a_quorum_survivor_is_killed_by_the_property_added_for_it() -> None:
     assert len(hit) == 1 and (hit[0].outcome, hit[0].killed_by) == ("killed", "HigherEpochAdopted")
 
 
-@pytest.mark.parametrize("model, marked", [("quorum", 4), ("features", 19), ("controller", 16), ("migration", 3),
+def test_a_property_registered_by_a_spec_extension_module_judges_the_mutants() -> None:
+    """spec/migration_zk_reads.py registers MigrationReadFromZooKeeper on spec/migration.py's SPEC (issue 30's
+    pattern, ``@SPEC.invariant``): a worker imports the spec again for each mutant, and the extension module must come
+    back with it, or the new SPEC lacks its properties and every mutant only it sees survives.  One mutant keeps the
+    znode's epoch as the offset a lagging ZooKeeper server serves (faults.zk_server_lags); the other never lets a
+    deposed controller learn of the new leader (kraft.learn_leader), which only the liveness property
+    DeposedControllerLearnsLeader of spec/migration_quorum_view.py (added with SPEC.add) sees."""
+    plan = prepare("migration", profile="stale-reads", ids=["6cd96dd5c5", "60044db42a"])
+    result = analyse(plan, jobs=1)
+    by = {r.mutant.function: r for r in result.results}
+    assert by["zk_server_lags"].mutant.mutated == "node.data[1]"
+    assert (by["zk_server_lags"].outcome, by["zk_server_lags"].killed_by) == ("killed", "MigrationReadFromZooKeeper")
+    assert (by["learn_leader"].outcome, by["learn_leader"].killed_by) == ("killed", "DeposedControllerLearnsLeader")
+
+
+@pytest.mark.parametrize("model, marked", [("quorum", 4), ("features", 19), ("controller", 16), ("migration", 31),
                                             ("reassign", 13)])
 def test_checked_in_equivalents_name_existing_mutants(model: str, marked: int) -> None:
     """spec/mutants/<model>.toml (issue 14's review): every entry names a mutant the model has, none is stale."""

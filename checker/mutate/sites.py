@@ -134,6 +134,14 @@ def _model_helpers(name: str) -> set[str]:
     return found
 
 
+def spec_extension_modules(spec_module: str) -> list[str]:
+    """The loaded modules that extend the spec module with properties (``spec/<model>_<concern>.py`` registering on
+    its ``SPEC`` with ``@SPEC.invariant``..., or the submodules of a spec package): a worker must import them again
+    with the spec, or the re-imported ``SPEC`` would lack what they registered (they stay bound to the old one)."""
+    return sorted(n for n in list(sys.modules)
+                  if n.startswith(spec_module + "_") or n.startswith(spec_module + "."))
+
+
 def read_sources(names: list[str]) -> dict[str, Source]:
     """The snapshot: each module's source read once from its file."""
     out: dict[str, Source] = {}

@@ -79,6 +79,11 @@ def install(setup: Setup, mutant: Mutant | None) -> SnapshotFinder:
         mutated = (mutant.module, compile_mutant(setup.sources[mutant.module], mutant))
     for name in setup.sources:
         sys.modules.pop(name, None)
+        # `from package import name` reads the package's attribute before sys.modules: forget it too, or a spec
+        # extension module (spec/<model>_<concern>.py) would come back bound to the old SPEC
+        package, _, attr = name.rpartition(".")
+        if package not in setup.sources and package in sys.modules:
+            vars(sys.modules[package]).pop(attr, None)
     finder = SnapshotFinder(setup.sources, mutated)
     sys.meta_path.insert(0, finder)
     importlib.invalidate_caches()

@@ -201,7 +201,7 @@ MIGRATION.profile("stale-reads", "narrow (issue 30): a controller's ZooKeeper se
                   bounds={"max_stale_reads": 1, "max_epoch": 2, "max_client_writes": 1, "max_crashes": 0,
                           "max_expiries": 0, "max_outages": 0, "max_zk_writes": 0, "max_lost_answers": 0,
                           "incompatible_brokers": 0},
-                  states=5_912, seconds=1.7)
+                  states=4_339, seconds=1.5)
 MIGRATION.main_profiles = ("default", "unreduced", "stale-reads")
 MIGRATION.profile("deep", "every reduction off (faults at any time, Kafka 3.9's resignation and learning, every "
                   "/migration write in a step of its own, lost answers to any dual write, reconfigurations at any "

@@ -45,8 +45,10 @@ def zk_server_lags(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[in
     """The ZooKeeper server a controller's session is on falls behind: from now on, until that controller reads
     /migration, the read returns the znode as it is now, whatever is written after (ZooKeeper reads are only
     sequentially consistent and KafkaZkClient.getOrCreateMigrationState does not ``sync`` first: KAFKA-16667).  Only a
-    running controller that holds no ZooKeeper leadership (it makes no write before that read, so its session has
-    seen nothing newer: ZooKeeper's read-your-writes order stays true), and only once /migration exists."""
+    running controller that holds no ZooKeeper leadership and has not read /migration in its current term (so it makes
+    no write before that read and its session has seen nothing newer: ZooKeeper's read-your-writes order stays true;
+    a driver that has read goes on to claim and write /migration through the same session), and only once /migration
+    exists."""
     if s.used.stale_reads >= ctx.b.max_stale_reads or not s.zk.available:
         return
     node = zkm.get(s.zk, MIGRATION_ZNODE)
@@ -54,7 +56,7 @@ def zk_server_lags(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[in
         return
     used = replace(s.used, stale_reads=s.used.stale_reads + 1)
     for c, x in enumerate(s.ctrls):
-        if x.up and x.zk is None and x.lag is None:
+        if x.up and x.zk is None and x.read is None and x.lag is None:
             yield (c,), replace(s, ctrls=set_ctrl(s, c, replace(x, lag=(node.version, node.data[2]))), used=used)
 
 
