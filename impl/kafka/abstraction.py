@@ -77,12 +77,17 @@ class Past:
                        resigns=0, truncated=self.truncated, raised=self.raised)
 
 
-def _role(v: NodeView) -> int:
+def _role(v: NodeView, nid: int) -> int:
     if v.up:
         return ROLE[v.role]
-    # QuorumState.initialize from the quorum-state file (a leader comes back Resigned, Q27)
+    # QuorumState.initialize from the quorum-state file, as the model's faults.restarted has it: a leader comes back
+    # Resigned (Q27), a voter that voted for itself Candidate
+    if v.leader == nid:
+        return ROLE["Resigned"]
     if v.leader != -1:
         return ROLE["Follower"]
+    if v.voted == nid:
+        return ROLE["Candidate"]
     return ROLE["Voted"] if v.voted != -1 else ROLE["Unattached"]
 
 
@@ -94,7 +99,7 @@ def to_model(views: dict[int, NodeView], past: Past) -> QState:
         v = views[nid]
         voted = nid if v.leader == nid and v.voted == -1 else v.voted  # a leader voted for itself (see above)
         voters.append(Voter(
-            role=_role(v), epoch=v.epoch,
+            role=_role(v, nid), epoch=v.epoch,
             voted=ids.index(voted) if voted in ids else NONE,
             leader=ids.index(v.leader) if v.leader in ids else NONE,
             log=tuple((e, val) for _, e, val in v.log), hw=v.hw, ends=(), votes=(), heard=0))

@@ -3,9 +3,11 @@
 The JVM runs N released ``KafkaRaftClient`` instances (see ``Harness.java``) and speaks JSON lines: one command a line
 on its stdin, events on its stdout, each answer ending with a ``state`` event and a ``done`` line.  Commands:
 
-- ``{"cmd": "start", "voters": [1, 2, 3], "seed": S, "dir": D, "config": {...}, "read_batches": K}``: fresh nodes
-  (quorum-state files in D, ``config`` is Kafka's ``controller.quorum.*`` settings; optional ``read_batches``: at
-  most K batches per log read, so a Fetch answer carries at most K batches);
+- ``{"cmd": "start", "voters": [1, 2, 3], "observers": [4], "seed": S, "dir": D, "config": {...},
+  "read_batches": K}``: fresh nodes (quorum-state files in D, ``config`` is Kafka's ``controller.quorum.*`` settings;
+  optional ``observers``: nodes with ids outside the voter set, which fetch from any voter and never vote, as a
+  broker does; optional ``read_batches``: at most K batches per log read, so a Fetch answer carries at most K
+  batches);
 - ``{"cmd": "poll", "node": N}``: one round of node N's event loop (``KafkaRaftClient.poll``);
 - ``{"cmd": "fire", "node": N}``: advance N's clock to the deadline its last poll waited for (its next timer), then
   poll; ``{"cmd": "tick", "node": N, "ms": T}``: advance N's clock by T ms;
@@ -13,8 +15,8 @@ on its stdin, events on its stdout, each answer ending with a ``state`` event an
 - ``{"cmd": "append", "node": N, "value": "k"}``: a client record on N (refused unless N leads);
 - ``{"cmd": "resign", "node": N}``: N, a leader, resigns gracefully (``KafkaRaftClient.resign``; it becomes
   Resigned and sends EndQuorumEpoch at its next poll);
-- ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client; rebuild it from its
-  quorum-state file and its durable log;
+- ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client (and the messages in flight
+  to it: its connections close, a ``drop`` event each); rebuild it from its quorum-state file and its durable log;
 - ``{"cmd": "state"}``, ``{"cmd": "version"}`` (the Kafka version, and ``set_order``: this JVM's salted iteration
   order of ``Set.of(1, 2)`` and ``Set.of(1, 2, 3)``), ``{"cmd": "quit"}``.
 

@@ -151,9 +151,10 @@ def voter_summary(s: QState) -> list[str]:
 
 
 class _Driver:
-    def __init__(self, h: KafkaHarness, n: int, seed: int, d: str, fetch_max: int) -> None:
+    def __init__(self, h: KafkaHarness, n: int, seed: int, d: str, fetch_max: int, observers: int = 0,
+                 config: dict[str, str] | None = None, poll: bool = True) -> None:
         self.h = h
-        self.ids = list(range(1, n + 1))
+        self.ids = list(range(1, n + observers + 1))  # voters 1..n, then the observers
         self.claimed: dict[tuple[Any, ...], list[int]] = {}
         self.owned: set[int] = set()
         self.past = Past()
@@ -164,9 +165,10 @@ class _Driver:
         self.request_id: dict[tuple[int, int, int], int] = {}  # (requester, destination, correlation id) -> message id
         self.reset_after: dict[int, int] = {}  # node -> last message id sent before its last connection reset
         self.hw_forgotten: set[int] = set()  # nodes that resigned and have not known a high watermark since (Q38)
-        self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG,
+        self.run({"cmd": "start", "voters": self.ids[:n], "observers": self.ids[n:], "seed": seed, "dir": d,
+                  "config": REPLAY_CONFIG if config is None else config,
                   "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
-        for i in self.ids:
+        for i in self.ids if poll else ():
             self.run({"cmd": "poll", "node": i})
 
     def run(self, cmd: dict[str, Any]) -> None:

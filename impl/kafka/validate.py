@@ -1,0 +1,391 @@
+"""Implementation-guided validation, step by step (issue 31, item 3): every step of a seeded random run of real Kafka
+nodes mapped onto model steps.
+
+The run's schedule is Kafka's (``conform._choose``: polls, timers, deliveries, losses, duplicates, appends,
+crashes); a *shadow* quorum-model state follows it.  After each harness command the validator looks for a short
+sequence of model steps from the shadow state, each one consumed by something the command observably did, that
+reaches a state whose voters (role, epoch, vote, leader, log, high watermark: ``replay._Driver.matches``) are
+Kafka's abstracted nodes and whose new messages are Kafka's new messages:
+
+- ``deliver``/``dup`` put a message in the receiver's queue (``KafkaRaftClient.handle`` only enqueues): no model
+  step (a stutter), but the copy is remembered; a message delivered to a crashed node is the model's ``lose``;
+- ``poll``/``fire`` of node n: ``KafkaRaftClient.poll`` runs n's timers (model ``timeout``, ``check_quorum``),
+  sends requests (``send_vote``, ``send_begin_epoch``, ``send_fetch``, ``observer_fetch``, one per request Kafka
+  sent), appends what the client asked for (``client_request``), then handles at most one queued message (the
+  model's ``receive_*`` of the message that copy stands for, its response claimed by Kafka's);
+- ``drop``: ``lose``; ``dup``: ``duplicate``; ``crash``: ``restart`` (the model crashes and restarts in one step;
+  the abstraction shows a crashed node as its quorum-state file rebuilds it); ``restart``, ``append``: a stutter.
+
+Model requests Kafka has not sent yet (the model's follower fetches again in the step that receives an answer, Kafka
+at its next poll) are *owed*: Kafka's next matching request pays them; responses are never owed.  A new leader's
+LeaderChange record comes at its next poll in Kafka, in the electing step in the model: a Kafka leader whose log
+lacks only that record matches.  One 4.x behaviour the model leaves out is adopted rather than reported: an
+Unattached voter fetching from a voter to find the leader (FIDELITY Q39): its Fetch is put in the shadow network as
+Kafka sent it, and the model's own handlers answer it.  The first command no sequence explains is a discrepancy,
+with both states, the model steps taken so far (an ITF trace, ``itf``) and Kafka's schedule (which ``replay quorum
+F --into kafka`` re-executes).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter, deque
+from typing import Any
+
+import attrs
+
+from kraftcheck.impl.kafka.abstraction import to_model
+from kraftcheck.impl.kafka.harness import KafkaHarness
+from kraftcheck.impl.kafka.replay import KAFKA_KIND, _bag, _Driver, _key, voter_summary
+from kraftcheck.model.core import Context
+from kraftcheck.model.quorum.bounds import Bounds
+from kraftcheck.model.quorum.state import LEADER, RESPONSES, QState, fetch_request
+
+# bounds no run reaches: the shadow follows Kafka, the bounds must never be what stops a step
+VALIDATE_BOUNDS = Bounds(voters=3, observers=1, max_epoch=10_000, max_values=10_000, max_msgs=10_000,
+                         fetch_max=10_000, max_dups=10_000, max_restarts=10_000, max_resigns=10_000,
+                         max_quorum_epoch=10_000, resend_when_lost=False, lose_responses_only=False)
+KNOWN_Q39 = "FIDELITY Q39: a 4.x Unattached voter fetches from a voter to find the leader (adopted)"
+
+_TIMERS = ("timeout", "check_quorum")
+# what a state that stands for Kafka's comes with: (claims: Kafka message -> model message key, owed model requests,
+# unattached voters' fetches to adopt)
+_Goal = tuple[dict[int, tuple[Any, ...]], Counter[tuple[Any, ...]], list[Any]]
+_SENDS = ("send_vote", "send_begin_epoch", "send_fetch", "observer_fetch")
+_MANDATORY = ("recv", "lose", "duplicate", "restart")  # what a command did that some model step must account for
+
+
+def _label(action: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What observed effect a model step consumes (``None``: a step no command can explain, e.g. epoch_bound)."""
+    if action.startswith("receive_"):
+        return ("recv", _key(params[0]))
+    if action in ("lose", "duplicate"):
+        return (action, _key(params[0]))
+    if action in _TIMERS:
+        return ("timer", params[0])
+    if action in _SENDS:
+        return ("send", params[0])
+    if action in ("restart", "client_request", "resign"):
+        return (action, params[0])
+    return None
+
+
+@attrs.define
+class Discrepancy:
+    run: int
+    seed: int
+    step: int                           # 1-based index of the harness command no model step explains
+    command: dict[str, Any]
+    reason: str
+    model: list[str]
+    kafka: list[str]
+    schedule: list[dict[str, Any]]      # the run's harness commands up to and including the discrepant one
+    path: list[tuple[str, dict[str, Any], QState]] = attrs.field(repr=False)  # model steps taken (ITF)
+    itf: str | None = None              # where the ITF trace was written
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "seed": self.seed, "step": self.step, "command": self.command,
+                "reason": self.reason, "model": self.model, "kafka": self.kafka, "model_steps": len(self.path),
+                "itf": self.itf, "schedule": self.schedule}
+
+
+class Shadow:
+    """The model state that stands for the Kafka run, and the bookkeeping that ties Kafka's messages to it."""
+
+    def __init__(self, h: KafkaHarness, ctx: Context[Bounds], seed: int, d: str) -> None:
+        from kraftcheck.model.quorum import QUORUM
+
+        self.ctx = ctx
+        self.nv = ctx.b.voters
+        self.drv = _Driver(h, ctx.b.voters, seed, d, 0, observers=ctx.b.observers, config=_config(), poll=False)
+        self.s: QState = QUORUM.initial_states(ctx)[0]
+        self.claims: dict[int, tuple[Any, ...]] = {}   # Kafka message id -> model message key it stands for
+        self.owed: Counter[tuple[Any, ...]] = Counter()  # model requests Kafka has not sent yet
+        self.queue: dict[int, deque[int]] = {i: deque() for i in self.drv.ids}
+        self.pending: Counter[int] = Counter()         # client appends accepted, not yet in the log
+        self.path: list[tuple[str, dict[str, Any], QState]] = []
+        self.actions: Counter[str] = Counter()
+        self.known: Counter[str] = Counter()
+
+    # ----- one command ----------------------------------------------------------------------------------------
+    def step(self, cmd: dict[str, Any]) -> str | None:
+        """Run ``cmd`` on Kafka and move the shadow along; a reason when no model steps explain what Kafka did."""
+        kind = cmd["cmd"]
+        budget: Counter[tuple[Any, ...]] = Counter()
+        processed: int | None = None
+        if kind in ("poll", "fire"):
+            n = cmd["node"]
+            q = self.queue[n]
+            processed = q.popleft() if q else None
+        drv = self.drv
+        drv.fresh = []
+        before_inflight = set(drv.state["inflight"])
+        drv.run(cmd)
+        # Kafka's new requests pay what the model owes first (the model sent them in an earlier step)
+        fresh, paid, owed = [], {}, Counter(self.owed)
+        for mid in drv.fresh:
+            key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
+            if key is None:
+                fresh.append(mid)
+            else:
+                owed[key] -= 1
+                paid[mid] = key
+        self.owed = +owed
+        self.claims.update(paid)
+        if kind in ("poll", "fire"):
+            n = cmd["node"]
+            node = drv.state["nodes"][str(n)]
+            if processed is not None and node.get("up") and node.get("pending") != len(self.queue[n]):
+                return (f"harness: node {n} holds {node.get('pending')} queued messages, the validator "
+                        f"{len(self.queue[n])}")
+            idx = n - 1
+            budget[("timer", idx)] += 2
+            budget[("client_request", idx)] += self.pending[n]
+            budget[("send", idx)] += sum(1 for m in fresh if drv.sent[m]["kind"] == "request" and
+                                         drv.sent[m]["src"] == n)
+            if processed is not None:
+                key = self.claims.get(processed)
+                if key is None:
+                    return f"Kafka node {n} handled message {processed}, which no model message stands for"
+                budget[("recv", key)] += 1
+            if not node.get("up"):  # Kafka's poll raised: the node is dead (FIDELITY Q24)
+                return f"Kafka node {n} raised: {node.get('failure')}"
+        elif kind in ("deliver", "dup"):
+            mid = cmd["id"]
+            ev = drv.sent[mid]
+            key = self.claims.get(mid)
+            if key is None:
+                return f"Kafka delivered message {mid}, which no model message stands for"
+            if kind == "dup":
+                budget[("duplicate", key)] += 1
+            if drv.state["nodes"][str(ev["dst"])]["up"]:
+                self.queue[ev["dst"]].append(mid)
+            else:
+                budget[("lose", key)] += 1  # to a crashed node: lost
+        elif kind == "drop":
+            key = self.claims.get(cmd["id"])
+            if key is None:
+                return f"Kafka lost message {cmd['id']}, which no model message stands for"
+            budget[("lose", key)] += 1
+        elif kind == "crash":
+            budget[("restart", cmd["node"] - 1)] += 1
+            self.queue[cmd["node"]].clear()
+        elif kind == "append":
+            if drv.state["nodes"][str(cmd["node"])].get("role") == "Leader":
+                self.pending[cmd["node"]] += 1
+        gone = before_inflight - set(drv.state["inflight"])
+        found = self._explain(budget, fresh)
+        if found is None:
+            return "no model step leads to Kafka's state"
+        t, steps, claims, owed, injected = found
+        if injected:
+            t = t._replace(net=tuple(sorted(t.net + tuple(injected))))
+            self.known[KNOWN_Q39] += len(injected)
+        for mid in gone:
+            if mid not in self.queue.get(drv.sent[mid]["dst"], ()):
+                self.claims.pop(mid, None)
+        self.claims.update(claims)
+        self.owed = owed
+        for name, params, state in steps:
+            self.actions[name] += 1
+            self.path.append((name, params, state))
+            if name == "client_request":
+                self.pending[params["leader"] + 1] -= 1
+        self.s = t
+        return None
+
+    # ----- the search -----------------------------------------------------------------------------------------
+    def _explain(self, budget: Counter[tuple[Any, ...]], fresh: list[int]) -> tuple[Any, ...] | None:
+        """The shortest sequence of model steps, each consuming a label of ``budget``, that consumes every label a
+        step must take (the message handled, lost or duplicated, the restart) and reaches a state that stands for
+        Kafka's (``_goal``); (state, steps, claims, owed, fetches to adopt), or None."""
+        from kraftcheck.model.quorum import QUORUM
+
+        must = Counter({k: v for k, v in budget.items() if k[0] in _MANDATORY})
+
+        def dfs(s: QState, left: Counter[tuple[Any, ...]], path: list[tuple[str, dict[str, Any], QState]],
+                d: int, sends: int, seen: set[Any]) -> tuple[Any, ...] | None:
+            if not any(left[k] for k in must):
+                goal = self._goal(s, fresh, sends, Counter(_key(p["msg"]) for n, p, _ in path if n == "duplicate"))
+                if goal is not None:
+                    return (s, list(path), *goal)
+            if d == 0:
+                return None
+            key = (s, d, tuple(sorted((k, v) for k, v in left.items() if v > 0)))
+            if key in seen:
+                return None
+            seen.add(key)
+            for a, p, t in QUORUM.successors(s, self.ctx):
+                lab = _label(a.name, p)
+                if lab is None or left[lab] <= 0 or t == s:
+                    continue
+                left[lab] -= 1
+                path.append((a.name, dict(zip(a.params, p, strict=True)), t))
+                r = dfs(t, left, path, d - 1, sends + (a.name in _SENDS), seen)
+                path.pop()
+                left[lab] += 1
+                if r is not None:
+                    return r
+            return None
+
+        for depth in range(sum(must.values()), sum(budget.values()) + 1):  # iterative deepening: shortest first
+            r = dfs(self.s, Counter(budget), [], depth, 0, set())
+            if r is not None:
+                return r
+        return None
+
+    def _goal(self, t: QState, fresh: list[int], sends: int,
+              dups: Counter[tuple[Any, ...]]) -> _Goal | None:
+        """Whether ``t`` stands for Kafka now: the voters match, and Kafka's new messages are the model's new ones
+        (or requests the model owed); (claims, owed, unattached voters' fetches to adopt) when it does.  A model send
+        step (``sends`` of them on the way) must be one of Kafka's sends: only requests other steps add (a broadcast,
+        the next Fetch) may be owed."""
+        drv = self.drv
+        if not drv.matches(_without_pending_leader_change(t, drv)):
+            return None
+        owed = Counter(self.owed)
+        new = _bag(t.net) - _bag(self.s.net) - dups  # a duplicate's copy is no send
+        claims: dict[int, tuple[Any, ...]] = {}
+        unclaimed = [m for m in fresh if m in drv.state["inflight"]]
+        fresh_owed = 0
+        for key, count in new.items():
+            for _ in range(count):
+                mid = next((m for m in unclaimed if _fits(drv, m, key)), None)
+                if mid is None:
+                    if key[0] in RESPONSES:
+                        return None  # Kafka answers a request in the poll that handles it
+                    owed[key] += 1
+                    fresh_owed += 1
+                    continue
+                unclaimed.remove(mid)
+                claims[mid] = key
+        if fresh_owed > sum(new.values()) - sends:
+            return None
+        injected: list[Any] = []
+        for mid in unclaimed:
+            key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
+            if key is None:
+                inj = self._unattached_fetch(mid)
+                if inj is None:
+                    return None
+                key = _key(inj)
+                injected.append(inj)
+            else:
+                owed[key] -= 1
+            claims[mid] = key
+        return claims, +owed, injected
+
+    def _unattached_fetch(self, mid: int) -> Any | None:
+        """Kafka's Fetch from a voter that is not a follower (4.x ``pollUnattachedAsVoter`` fetches from a bootstrap
+        voter to find the leader; FIDELITY Q39), as the model message it would be."""
+        ev = self.drv.sent[mid]
+        src = ev["src"] - 1
+        if ev["api"] != "FETCH" or ev["kind"] != "request" or src >= self.nv:
+            return None
+        node = self.drv.state["nodes"][str(ev["src"])]
+        if node.get("role") == "Follower" and node.get("leader") == ev["dst"]:
+            return None  # a follower's Fetch to its leader: the model's send_fetch
+        part = ev["data"]["topics"][0]["partitions"][0]
+        return fetch_request(src=src, dst=ev["dst"] - 1, epoch=int(part["currentLeaderEpoch"]),
+                             fetch_offset=int(part["fetchOffset"]), last_fetched_epoch=int(part["lastFetchedEpoch"]))
+
+
+def _config() -> dict[str, str]:
+    from kraftcheck.impl.kafka.conform import CONFIG
+
+    return CONFIG
+
+
+def _fits(drv: _Driver, mid: int, key: tuple[Any, ...]) -> bool:
+    """Kafka message ``mid`` carries model message ``key`` (kind, ends, content; ``_Driver.fits`` on a key)."""
+    from kraftcheck.model.quorum.state import MESSAGE_FIELDS, MESSAGE_TYPES
+
+    kind = key[0]
+    fields = [f for f in MESSAGE_FIELDS[kind] if f != "cur"]
+    values = dict(zip(fields, key, strict=True))
+    if "cur" in MESSAGE_FIELDS[kind]:
+        values["cur"] = True
+    m = MESSAGE_TYPES[kind](**values)
+    ev = drv.sent[mid]
+    api, request = KAFKA_KIND[kind]
+    return bool(ev["api"] == api and (ev["kind"] == "request") == request and drv.fits(mid, m))
+
+
+def _without_pending_leader_change(t: QState, drv: _Driver) -> QState:
+    """``t`` with a new leader's LeaderChange record left out where Kafka has not appended it yet (it does at the
+    leader's next poll, the model in the step that elects it)."""
+    voters = list(t.voters)
+    for k, v in enumerate(voters):
+        kv = drv.views.get(k + 1)
+        if kv is None or v.role != LEADER or not v.log or v.log[-1] != (v.epoch, 0):
+            continue
+        if len(kv.log) == len(v.log) - 1 and kv.role == "Leader":
+            voters[k] = v._replace(log=v.log[:-1])
+    return t._replace(voters=tuple(voters))
+
+
+
+def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[Bounds],
+                 schedule: list[dict[str, Any]] | None = None) -> tuple[Shadow, int, Discrepancy | None]:
+    """One seeded random run (``conform._choose``; or the given ``schedule`` of harness commands, a discrepancy's,
+    to re-execute it) validated step by step: (the shadow, the commands executed, the first discrepancy)."""
+    import random
+
+    from kraftcheck.impl.kafka.conform import _choose
+
+    rng = random.Random(seed)
+    done: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="kraftcheck-validate-") as d:
+        sh = Shadow(h, ctx, seed, d)
+        budget = {"dup": 2, "append": 3, "crash": 1}
+        values = 0
+        todo = None if schedule is None else deque(c for c in schedule if c["cmd"] != "start")
+        for i in range(steps if todo is None else len(todo)):
+            if todo is not None:
+                cmd = dict(todo.popleft())
+            else:
+                picked = _choose(rng, sh.drv.state, budget)
+                if picked is None:
+                    break
+                cmd = picked
+                if cmd["cmd"] in budget:
+                    budget[cmd["cmd"]] -= 1
+            if cmd["cmd"] == "append":
+                values += 1
+                cmd["value"] = str(values)
+            done.append(cmd)
+            before = sh.s
+            reason = sh.step(cmd)
+            if reason is not None:
+                return sh, len(done), Discrepancy(
+                    run, seed, i + 1, cmd, reason, voter_summary(before),
+                    voter_summary(to_model(sh.drv.views, sh.drv.past)), done, list(sh.path))
+        return sh, len(done), None
+
+
+def write_itf(disc: Discrepancy, ctx: Context[Bounds], version: str, path: str) -> None:
+    """The discrepancy as an ITF trace: the model steps that explained the run up to it (which ``replay`` re-runs on
+    the model), with Kafka's schedule in ``#meta.kafka`` (which ``replay --into kafka`` re-executes and validates)."""
+    import json
+    import os
+    from pathlib import Path
+
+    from kraftcheck.checker.traces.itf import to_itf
+    from kraftcheck.checker.traces.trace import Step, Trace
+    from kraftcheck.model.quorum import QUORUM
+
+    init = QUORUM.initial_states(ctx)[0]
+    trace = Trace(init, [Step(a, p, t) for a, p, t in disc.path], model="quorum", variant=tuple(sorted(ctx.variants)),
+                  bounds=attrs.asdict(ctx.b),
+                  note=f"conform quorum on Kafka {version}: run {disc.run} (seed {disc.seed}) parts from the model at "
+                       f"harness step {disc.step} ({disc.command}): {disc.reason}")
+    doc = to_itf(trace, QUORUM)
+    doc["#meta"]["kafka"] = {"version": version, "seed": disc.seed, "run": disc.run, "step": disc.step,
+                             "reason": disc.reason, "schedule": disc.schedule}
+    out = Path(path)
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
