@@ -32,6 +32,7 @@ from kraftcheck.model.quorum.state import (
     majority,
     replace_voter,
     reset_connections,
+    reset_if_moved,
     respond,
 )
 
@@ -123,7 +124,10 @@ def observer_fetch(s: QState, ctx: Ctx) -> Succ:
     """An observer sends its Fetch to a voter it awaits nothing from (KafkaRaftClient.maybeSendAnyVoterFetch): while
     Unattached, to find the leader (pollUnattachedAsObserver), and as a Follower, to a voter other than its leader
     after its fetch timeout or a failed request (pollFollowerAsObserver).  The voter's answer (an error naming its
-    epoch and leader, or records if it leads that epoch) goes through the common response handling."""
+    epoch and leader, or records if it leads that epoch) goes through the common response handling.  With a Fetch
+    still in flight to that voter, the retry after ``request.timeout.ms`` forgets the old one
+    (``RequestManager.isReady`` is true for a timed-out request, ``findReadyBootstrapServer``), as ``send_fetch``;
+    found by running Kafka 4.2.2 (FIDELITY Q30)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
@@ -133,11 +137,16 @@ def observer_fetch(s: QState, ctx: Ctx) -> Succ:
         if v.role != FOLLOWER and v.role != UNATTACHED:
             continue
         for j in range(b.voters):
-            if j == v.leader or busy(s.net, me, j):
+            if j == v.leader:
                 continue
+            net = s.net
+            if busy(net, me, j):
+                if b.resend_when_lost:
+                    continue
+                net = reset_connections(net, me, j)  # the request timed out
             req = fetch_request(src=me, dst=j, epoch=v.epoch, fetch_offset=len(v.log),
                                 last_fetched_epoch=last_epoch(v.log))
-            out.append(((me, j), s._replace(net=tuple(sorted(s.net + (req,))))))
+            out.append(((me, j), s._replace(net=tuple(sorted(net + (req,))))))
     return out
 
 
@@ -254,10 +263,17 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             continue
         v = s.voters[me]
         w = common_response(v, me, m.epoch, m.leader, m.error)
-        if w is not None:
+        if w is not None and not (m.error == OK and w.role == FOLLOWER and w.leader == src and w.epoch == v.epoch):
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
             out.append(((m,), s._replace(voters=voters, net=answered(rest, me, src, v, w))))
             continue
+        if w is not None:
+            # the leader of its epoch answered a voter that did not know it: it becomes its follower and, the answer
+            # carrying no error, handles the records in the same response (KafkaRaftClient.maybeHandleCommonResponse,
+            # 3.9 and 4.x: "This handling allows an observer to discover the leader and append to the log in the
+            # same Fetch request"); found by running Kafka 4.2.2 (FIDELITY Q30)
+            rest = reset_if_moved(rest, me, v, w)
+            v = w
         rest = reset_connections(rest, me, src)  # RequestManager.onResponseResult: the Fetch is answered
         if v.role != FOLLOWER or v.leader != src or m.error != OK:
             # not reachable while connections reset on every change of role (kept as Kafka's handler checks it)
@@ -295,7 +311,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
                     out.append(((m,), raise_step(s, rest, RAISED_HW_NON_MONOTONIC)))
                     continue
             w = v._replace(log=log, hw=new_hw, ends=(), votes=(), heard=heard)
-        voters = s.voters if w == v else replace_voter(s.voters, me, w)
+        voters = s.voters if w == s.voters[me] else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
         nxt = fetch_request(src=me, dst=w.leader, epoch=w.epoch, fetch_offset=len(w.log),
                             last_fetched_epoch=last_epoch(w.log))
