@@ -39,13 +39,23 @@ from kraftcheck.impl.kafka.harness import KafkaHarness
 from kraftcheck.impl.kafka.replay import KAFKA_KIND, _bag, _Driver, _key, voter_summary
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.bounds import Bounds
-from kraftcheck.model.quorum.state import LEADER, RESPONSES, QState, fetch_request
+from kraftcheck.model.quorum.state import (
+    LEADER,
+    MESSAGE_FIELDS,
+    RESIGNED,
+    RESPONSES,
+    QState,
+    end_quorum_epoch,
+    fetch_request,
+)
 
 # bounds no run reaches: the shadow follows Kafka, the bounds must never be what stops a step
 VALIDATE_BOUNDS = Bounds(voters=3, observers=1, max_epoch=10_000, max_values=10_000, max_msgs=10_000,
                          fetch_max=10_000, max_dups=10_000, max_restarts=10_000, max_resigns=10_000,
                          max_quorum_epoch=10_000, resend_when_lost=False, lose_responses_only=False)
 KNOWN_Q39 = "FIDELITY Q39: a 4.x Unattached voter fetches from a voter to find the leader (adopted)"
+KNOWN_Q40 = "FIDELITY Q40: a leader restarted as Resigned sends EndQuorumEpoch (adopted)"
+KNOWN_Q41 = "FIDELITY Q41: a leader crashed before its first poll never wrote its LeaderChange (adopted)"
 
 _TIMERS = ("timeout", "check_quorum")
 # what a state that stands for Kafka's comes with: (claims: Kafka message -> model message key, owed model requests,
@@ -68,6 +78,11 @@ def _label(action: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
     if action in ("restart", "client_request", "resign"):
         return (action, params[0])
     return None
+
+
+def _cur(m: Any) -> bool | None:
+    """A request's or response's ``cur`` (whether its requester still expects it); None for EndQuorumEpoch."""
+    return bool(m.cur) if "cur" in MESSAGE_FIELDS[m.kind] else None
 
 
 @attrs.define
@@ -106,12 +121,14 @@ class Shadow:
         self.path: list[tuple[str, dict[str, Any], QState]] = []
         self.actions: Counter[str] = Counter()
         self.known: Counter[str] = Counter()
+        self.ignored: set[int] = set()  # Kafka messages the model has no counterpart for (EndQuorumEpoch responses)
 
     # ----- one command ----------------------------------------------------------------------------------------
     def step(self, cmd: dict[str, Any]) -> str | None:
         """Run ``cmd`` on Kafka and move the shadow along; a reason when no model steps explain what Kafka did."""
         kind = cmd["cmd"]
         budget: Counter[tuple[Any, ...]] = Counter()
+        prefer: dict[tuple[Any, ...], bool | None] = {}  # which copy (current or stale) Kafka's message seems to be
         processed: int | None = None
         if kind in ("poll", "fire"):
             n = cmd["node"]
@@ -121,9 +138,13 @@ class Shadow:
         drv.fresh = []
         before_inflight = set(drv.state["inflight"])
         drv.run(cmd)
-        # Kafka's new requests pay what the model owes first (the model sent them in an earlier step)
+        # Kafka's new requests pay what the model owes first (the model sent them in an earlier step); responses to
+        # EndQuorumEpoch have no model counterpart (the model leaves them out: nothing acts on them)
         fresh, paid, owed = [], {}, Counter(self.owed)
         for mid in drv.fresh:
+            if drv.sent[mid]["api"] == "END_QUORUM_EPOCH" and drv.sent[mid]["kind"] == "response":
+                self.ignored.add(mid)
+                continue
             key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
             if key is None:
                 fresh.append(mid)
@@ -143,13 +164,18 @@ class Shadow:
             budget[("client_request", idx)] += self.pending[n]
             budget[("send", idx)] += sum(1 for m in fresh if drv.sent[m]["kind"] == "request" and
                                          drv.sent[m]["src"] == n)
-            if processed is not None:
+            if processed is not None and processed not in self.ignored:
                 key = self.claims.get(processed)
                 if key is None:
                     return f"Kafka node {n} handled message {processed}, which no model message stands for"
                 budget[("recv", key)] += 1
+                prefer[("recv", key)] = self._current(processed, key)
             if not node.get("up"):  # Kafka's poll raised: the node is dead (FIDELITY Q24)
                 return f"Kafka node {n} raised: {node.get('failure')}"
+        elif kind in ("deliver", "dup") and cmd["id"] in self.ignored:
+            ev = drv.sent[cmd["id"]]
+            if drv.state["nodes"][str(ev["dst"])]["up"]:
+                self.queue[ev["dst"]].append(cmd["id"])
         elif kind in ("deliver", "dup"):
             mid = cmd["id"]
             ev = drv.sent[mid]
@@ -158,29 +184,40 @@ class Shadow:
                 return f"Kafka delivered message {mid}, which no model message stands for"
             if kind == "dup":
                 budget[("duplicate", key)] += 1
+                prefer[("duplicate", key)] = self._current(mid, key)
             if drv.state["nodes"][str(ev["dst"])]["up"]:
                 self.queue[ev["dst"]].append(mid)
             else:
                 budget[("lose", key)] += 1  # to a crashed node: lost
+                prefer[("lose", key)] = self._current(mid, key)
+        elif kind == "drop" and cmd["id"] in self.ignored:
+            pass
         elif kind == "drop":
             key = self.claims.get(cmd["id"])
             if key is None:
                 return f"Kafka lost message {cmd['id']}, which no model message stands for"
             budget[("lose", key)] += 1
+            prefer[("lose", key)] = self._current(cmd["id"], key)
         elif kind == "crash":
             budget[("restart", cmd["node"] - 1)] += 1
             self.queue[cmd["node"]].clear()
+            self.pending[cmd["node"]] = 0  # appends not yet in the log die with the process
         elif kind == "append":
             if drv.state["nodes"][str(cmd["node"])].get("role") == "Leader":
                 self.pending[cmd["node"]] += 1
         gone = before_inflight - set(drv.state["inflight"])
-        found = self._explain(budget, fresh)
+        found = self._explain(budget, fresh, prefer)
         if found is None:
             return "no model step leads to Kafka's state"
         t, steps, claims, owed, injected = found
         if injected:
-            t = t._replace(net=tuple(sorted(t.net + tuple(injected))))
-            self.known[KNOWN_Q39] += len(injected)
+            t = t._replace(net=tuple(sorted(t.net + tuple(m for m, _ in injected))))
+            self.known.update(why for _, why in injected)
+        if kind == "crash":
+            adjusted = _without_pending_leader_change(t, drv, cmd["node"] - 1)
+            if adjusted != t:
+                self.known[KNOWN_Q41] += 1
+                t = adjusted
         for mid in gone:
             if mid not in self.queue.get(drv.sent[mid]["dst"], ()):
                 self.claims.pop(mid, None)
@@ -194,8 +231,15 @@ class Shadow:
         self.s = t
         return None
 
+    def _current(self, mid: int, key: tuple[Any, ...]) -> bool | None:
+        """Which copy of model message ``key`` Kafka message ``mid`` is: the one its requester still expects or a
+        stale one (``_Driver.current``: the requester's last correlation id on that connection, sent after its last
+        connection reset); None for a kind without correlation ids."""
+        return self.drv.current(mid) if "cur" in MESSAGE_FIELDS[key[0]] else None
+
     # ----- the search -----------------------------------------------------------------------------------------
-    def _explain(self, budget: Counter[tuple[Any, ...]], fresh: list[int]) -> tuple[Any, ...] | None:
+    def _explain(self, budget: Counter[tuple[Any, ...]], fresh: list[int],
+                 prefer: dict[tuple[Any, ...], bool | None]) -> tuple[Any, ...] | None:
         """The shortest sequence of model steps, each consuming a label of ``budget``, that consumes every label a
         step must take (the message handled, lost or duplicated, the restart) and reaches a state that stands for
         Kafka's (``_goal``); (state, steps, claims, owed, fetches to adopt), or None."""
@@ -215,8 +259,11 @@ class Shadow:
             if key in seen:
                 return None
             seen.add(key)
-            for a, p, t in QUORUM.successors(s, self.ctx):
-                lab = _label(a.name, p)
+            succ = [(a, p, t, _label(a.name, p)) for a, p, t in QUORUM.successors(s, self.ctx)]
+            # the copy of a message Kafka seems to have handled first (a guess from correlation ids: the other is
+            # tried too)
+            succ.sort(key=lambda x: x[3] in prefer and prefer[x[3]] != _cur(x[1][0]))
+            for a, p, t, lab in succ:
                 if lab is None or left[lab] <= 0 or t == s:
                     continue
                 left[lab] -= 1
@@ -265,21 +312,26 @@ class Shadow:
         for mid in unclaimed:
             key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
             if key is None:
-                inj = self._unattached_fetch(mid)
+                inj = self._adoptable(mid)
                 if inj is None:
                     return None
-                key = _key(inj)
+                key = _key(inj[0])
                 injected.append(inj)
             else:
                 owed[key] -= 1
             claims[mid] = key
         return claims, +owed, injected
 
-    def _unattached_fetch(self, mid: int) -> Any | None:
-        """Kafka's Fetch from a voter that is not a follower (4.x ``pollUnattachedAsVoter`` fetches from a bootstrap
-        voter to find the leader; FIDELITY Q39), as the model message it would be."""
+    def _adoptable(self, mid: int) -> tuple[Any, str] | None:
+        """A Kafka request the model does not send but handles, as the model message it would be, and why: a Fetch
+        from a voter that is not a follower (4.x ``pollUnattachedAsVoter`` fetches from a bootstrap voter to find
+        the leader; FIDELITY Q39); EndQuorumEpoch from a leader restarted as Resigned (``pollResigned``; Q40)."""
         ev = self.drv.sent[mid]
         src = ev["src"] - 1
+        if ev["api"] == "END_QUORUM_EPOCH" and ev["kind"] == "request" and \
+                self.drv.state["nodes"][str(ev["src"])].get("role") == "Resigned":
+            part = ev["data"]["topics"][0]["partitions"][0]
+            return end_quorum_epoch(src=src, dst=ev["dst"] - 1, epoch=int(part["leaderEpoch"])), KNOWN_Q40
         if ev["api"] != "FETCH" or ev["kind"] != "request" or src >= self.nv:
             return None
         node = self.drv.state["nodes"][str(ev["src"])]
@@ -287,7 +339,8 @@ class Shadow:
             return None  # a follower's Fetch to its leader: the model's send_fetch
         part = ev["data"]["topics"][0]["partitions"][0]
         return fetch_request(src=src, dst=ev["dst"] - 1, epoch=int(part["currentLeaderEpoch"]),
-                             fetch_offset=int(part["fetchOffset"]), last_fetched_epoch=int(part["lastFetchedEpoch"]))
+                             fetch_offset=int(part["fetchOffset"]),
+                             last_fetched_epoch=int(part["lastFetchedEpoch"])), KNOWN_Q39
 
 
 def _config() -> dict[str, str]:
@@ -308,18 +361,48 @@ def _fits(drv: _Driver, mid: int, key: tuple[Any, ...]) -> bool:
     m = MESSAGE_TYPES[kind](**values)
     ev = drv.sent[mid]
     api, request = KAFKA_KIND[kind]
-    return bool(ev["api"] == api and (ev["kind"] == "request") == request and drv.fits(mid, m))
+    return bool(ev["api"] == api and (ev["kind"] == "request") == request and drv.fits(mid, m)) and \
+        _same_fields(ev, values)
 
 
-def _without_pending_leader_change(t: QState, drv: _Driver) -> QState:
+def _same_fields(ev: dict[str, Any], m: dict[str, Any]) -> bool:
+    """Beyond kind, ends and epoch (``_Driver.fits``): the fields the receiver acts on, so that the order of steps
+    a search picks is the one Kafka took (a Fetch answer's records, high watermark, error and diverging epoch; a
+    Vote's log position; a response's leader and error).  Kafka writes -1 for the model's NONE, and -1 for an unknown
+    high watermark, which the model writes 0 (FIDELITY Q25)."""
+    d = ev["data"]
+    part = (d.get("topics") or d.get("responses") or [{}])[0].get("partitions", [{}])[0]
+    api, request = ev["api"], ev["kind"] == "request"
+    if api == "VOTE" and request:
+        return bool(part["lastOffsetEpoch"] == m["last_epoch"] and part["lastOffset"] == m["last_offset"])
+    if api == "FETCH" and request:
+        return bool(part["fetchOffset"] == m["fetch_offset"] and part["lastFetchedEpoch"] == m["last_fetched_epoch"])
+    if request:
+        return True
+    error = part.get("errorCode", 0) or d.get("errorCode", 0)
+    leader = part.get("leaderId", part.get("currentLeader", {}).get("leaderId", -1))
+    if error != m["error"] or (api != "FETCH" and leader != (m["leader"] + 1 if m["leader"] >= 0 else -1)):
+        return False
+    if api != "FETCH":
+        return True
+    div = part.get("divergingEpoch", {"epoch": -1, "endOffset": -1})
+    if (div.get("epoch", -1), div.get("endOffset", -1)) != (m["div_epoch"], m["div_end"]):
+        return False
+    if error != 0 or m["div_epoch"] != -1:
+        return True
+    return bool(ev.get("records") == len(m["entries"]) and max(0, part.get("highWatermark", -1)) == m["hw"])
+
+
+def _without_pending_leader_change(t: QState, drv: _Driver, only: int | None = None) -> QState:
     """``t`` with a new leader's LeaderChange record left out where Kafka has not appended it yet (it does at the
-    leader's next poll, the model in the step that elects it)."""
+    leader's next poll, the model in the step that elects it; ``only``: that voter's alone)."""
     voters = list(t.voters)
     for k, v in enumerate(voters):
         kv = drv.views.get(k + 1)
-        if kv is None or v.role != LEADER or not v.log or v.log[-1] != (v.epoch, 0):
+        if kv is None or (only is not None and k != only) or v.role not in (LEADER, RESIGNED) or not v.log or \
+                v.log[-1] != (v.epoch, 0):
             continue
-        if len(kv.log) == len(v.log) - 1 and kv.role == "Leader":
+        if len(kv.log) == len(v.log) - 1 and (kv.role == "Leader" or (not kv.up and v.role == RESIGNED)):
             voters[k] = v._replace(log=v.log[:-1])
     return t._replace(voters=tuple(voters))
 
@@ -338,7 +421,6 @@ def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[
     with tempfile.TemporaryDirectory(prefix="kraftcheck-validate-") as d:
         sh = Shadow(h, ctx, seed, d)
         budget = {"dup": 2, "append": 3, "crash": 1}
-        values = 0
         todo = None if schedule is None else deque(c for c in schedule if c["cmd"] != "start")
         for i in range(steps if todo is None else len(todo)):
             if todo is not None:
@@ -350,9 +432,9 @@ def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[
                 cmd = picked
                 if cmd["cmd"] in budget:
                     budget[cmd["cmd"]] -= 1
-            if cmd["cmd"] == "append":
-                values += 1
-                cmd["value"] = str(values)
+            if cmd["cmd"] == "append" and "value" not in cmd:
+                # the value the model's client_request will give it: the next after those in the log or pending
+                cmd["value"] = str(sh.s.hist.values + sum(sh.pending.values()) + 1)
             done.append(cmd)
             before = sh.s
             reason = sh.step(cmd)

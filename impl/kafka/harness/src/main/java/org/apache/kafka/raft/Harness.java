@@ -387,6 +387,22 @@ public final class Harness {
         e.put("corr", correlationId);
         e.put("api", org.apache.kafka.common.protocol.ApiKeys.forId(data.apiKey()).name());
         e.set("data", toJson(data));
+        if (data instanceof org.apache.kafka.common.message.FetchResponseData f) {
+            // the JSON form leaves the records out: how many a Fetch answer carries
+            int records = 0;
+            for (var topic : f.responses()) {
+                for (var p : topic.partitions()) {
+                    if (p.records() instanceof org.apache.kafka.common.record.Records r) {
+                        for (var batch : r.batches()) {
+                            for (var ignored : batch) {
+                                records++;
+                            }
+                        }
+                    }
+                }
+            }
+            e.put("records", records);
+        }
         emit(e);
     }
 
