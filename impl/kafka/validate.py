@@ -121,6 +121,7 @@ class Shadow:
         self.path: list[tuple[str, dict[str, Any], QState]] = []
         self.actions: Counter[str] = Counter()
         self.known: Counter[str] = Counter()
+        self.numbers: dict[int, int] = {}  # Kafka client value -> the model's (``_renumber``)
         self.ignored: set[int] = set()  # Kafka messages the model has no counterpart for (EndQuorumEpoch responses)
 
     # ----- one command ----------------------------------------------------------------------------------------
@@ -138,6 +139,7 @@ class Shadow:
         drv.fresh = []
         before_inflight = set(drv.state["inflight"])
         drv.run(cmd)
+        self._renumber()
         # Kafka's new requests pay what the model owes first (the model sent them in an earlier step); responses to
         # EndQuorumEpoch have no model counterpart (the model leaves them out: nothing acts on them)
         fresh, paid, owed = [], {}, Counter(self.owed)
@@ -229,7 +231,22 @@ class Shadow:
             if name == "client_request":
                 self.pending[params["leader"] + 1] -= 1
         self.s = t
+        for k, node in drv.state["nodes"].items():
+            if node.get("role") != "Leader":
+                self.pending[int(k)] = 0  # a leader's unwritten appends die with its leadership (BatchAccumulator)
         return None
+
+    def _renumber(self) -> None:
+        """Kafka's client values as the model numbers them: 1, 2, ... in the order they first appear in a leader's
+        log (the model's ``client_request`` takes the next number when the leader appends; Kafka's value was chosen
+        when the client asked, and an append a leader never wrote takes no number)."""
+        views = self.drv.views
+        for nid in sorted(views, key=lambda n: views[n].role != "Leader"):
+            for _, _, val in views[nid].log:
+                if val > 0 and val not in self.numbers:
+                    self.numbers[val] = len(self.numbers) + 1
+        self.drv.views = {nid: v._replace(log=tuple((o, e, self.numbers.get(val, val) if val > 0 else val)
+                                                    for o, e, val in v.log)) for nid, v in views.items()}
 
     def _current(self, mid: int, key: tuple[Any, ...]) -> bool | None:
         """Which copy of model message ``key`` Kafka message ``mid`` is: the one its requester still expects or a
@@ -421,6 +438,7 @@ def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[
     with tempfile.TemporaryDirectory(prefix="kraftcheck-validate-") as d:
         sh = Shadow(h, ctx, seed, d)
         budget = {"dup": 2, "append": 3, "crash": 1}
+        appends = 0
         todo = None if schedule is None else deque(c for c in schedule if c["cmd"] != "start")
         for i in range(steps if todo is None else len(todo)):
             if todo is not None:
@@ -433,8 +451,8 @@ def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[
                 if cmd["cmd"] in budget:
                     budget[cmd["cmd"]] -= 1
             if cmd["cmd"] == "append" and "value" not in cmd:
-                # the value the model's client_request will give it: the next after those in the log or pending
-                cmd["value"] = str(sh.s.hist.values + sum(sh.pending.values()) + 1)
+                appends += 1
+                cmd["value"] = str(appends)  # unique; renumbered as the model numbers them (Shadow.renumber)
             done.append(cmd)
             before = sh.s
             reason = sh.step(cmd)
