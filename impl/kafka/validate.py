@@ -40,6 +40,7 @@ from kraftcheck.impl.kafka.replay import KAFKA_KIND, _bag, _Driver, _key, voter_
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.bounds import Bounds
 from kraftcheck.model.quorum.state import (
+    FETCH,
     LEADER,
     MESSAGE_FIELDS,
     RESIGNED,
@@ -47,6 +48,7 @@ from kraftcheck.model.quorum.state import (
     QState,
     end_quorum_epoch,
     fetch_request,
+    reset_connections,
 )
 
 # bounds no run reaches: the shadow follows Kafka, the bounds must never be what stops a step
@@ -217,7 +219,11 @@ class Shadow:
             return "no model step leads to Kafka's state"
         t, steps, claims, owed, injected = found
         if injected:
-            t = t._replace(net=tuple(sorted(t.net + tuple(m for m, _ in injected))))
+            net = t.net
+            for m, _ in injected:
+                if m.kind == FETCH:  # findReadyBootstrapServer forgot every timed-out request (as observer_fetch)
+                    net = reset_connections(net, m.src)
+            t = t._replace(net=tuple(sorted(net + tuple(m for m, _ in injected))))
             self.known.update(why for _, why in injected)
         if kind == "crash":
             adjusted = _without_pending_leader_change(t, drv, cmd["node"] - 1)

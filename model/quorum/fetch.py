@@ -124,10 +124,11 @@ def observer_fetch(s: QState, ctx: Ctx) -> Succ:
     """An observer sends its Fetch to a voter it awaits nothing from (KafkaRaftClient.maybeSendAnyVoterFetch): while
     Unattached, to find the leader (pollUnattachedAsObserver), and as a Follower, to a voter other than its leader
     after its fetch timeout or a failed request (pollFollowerAsObserver).  The voter's answer (an error naming its
-    epoch and leader, or records if it leads that epoch) goes through the common response handling.  With a Fetch
-    still in flight to that voter, the retry after ``request.timeout.ms`` forgets the old one
-    (``RequestManager.isReady`` is true for a timed-out request, ``findReadyBootstrapServer``), as ``send_fetch``;
-    found by running Kafka 4.2.2 (FIDELITY Q30)."""
+    epoch and leader, or records if it leads that epoch) goes through the common response handling.  Kafka sends it
+    only with no request in flight that has not timed out (``RequestManager.findReadyBootstrapServer``:
+    ``hasAnyInflightRequest`` forgets every timed-out one): with requests still in flight, the send comes after
+    ``request.timeout.ms`` and forgets them all, so their answers are no longer expected; found by running Kafka
+    4.2.2 (FIDELITY Q30)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
@@ -136,14 +137,14 @@ def observer_fetch(s: QState, ctx: Ctx) -> Succ:
         v = s.voters[me]
         if v.role != FOLLOWER and v.role != UNATTACHED:
             continue
+        net = s.net
+        if any(busy(net, me, j) for j in range(b.voters)):
+            if b.resend_when_lost:
+                continue
+            net = reset_connections(net, me)  # the requests timed out
         for j in range(b.voters):
             if j == v.leader:
                 continue
-            net = s.net
-            if busy(net, me, j):
-                if b.resend_when_lost:
-                    continue
-                net = reset_connections(net, me, j)  # the request timed out
             req = fetch_request(src=me, dst=j, epoch=v.epoch, fetch_offset=len(v.log),
                                 last_fetched_epoch=last_epoch(v.log))
             out.append(((me, j), s._replace(net=tuple(sorted(net + (req,))))))
