@@ -165,6 +165,7 @@ class _Driver:
         self.request_id: dict[tuple[int, int, int], int] = {}  # (requester, destination, correlation id) -> message id
         self.reset_after: dict[int, int] = {}  # node -> last message id sent before its last connection reset
         self.hw_forgotten: set[int] = set()  # nodes that resigned and have not known a high watermark since (Q38)
+        self.events: list[dict[str, Any]] = []  # the events of the last command
         self.run({"cmd": "start", "voters": self.ids[:n], "observers": self.ids[n:], "seed": seed, "dir": d,
                   "config": REPLAY_CONFIG if config is None else config,
                   "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
@@ -175,6 +176,7 @@ class _Driver:
         before = {k: (n.get("role"), n.get("epoch")) for k, n in self.state["nodes"].items()}
         last_id = max(self.sent, default=-1)
         events, self.state = self.h.command(cmd)
+        self.events = events
         for k, n in self.state["nodes"].items():
             # KafkaRaftClient resets its connections on every change of role or epoch but a granted vote
             # (FIDELITY Q28): requests sent before are no longer answered as expected

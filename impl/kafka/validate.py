@@ -55,14 +55,13 @@ from kraftcheck.model.quorum.state import (
 VALIDATE_BOUNDS = Bounds(voters=3, observers=1, max_epoch=10_000, max_values=10_000, max_msgs=10_000,
                          fetch_max=10_000, max_dups=10_000, max_restarts=10_000, max_resigns=10_000,
                          max_quorum_epoch=10_000, resend_when_lost=False, lose_responses_only=False)
-KNOWN_Q39 = "FIDELITY Q39: a 4.x Unattached voter fetches from a voter to find the leader (adopted)"
+KNOWN_Q39 = "FIDELITY Q39: an Unattached voter fetches from a voter to find the leader (adopted)"
 KNOWN_Q40 = "FIDELITY Q40: a leader restarted as Resigned sends EndQuorumEpoch (adopted)"
 KNOWN_Q41 = "FIDELITY Q41: a leader crashed before its first poll never wrote its LeaderChange (adopted)"
 
 _TIMERS = ("timeout", "check_quorum")
-# what a state that stands for Kafka's comes with: (claims: Kafka message -> model message key, owed model requests,
-# unattached voters' fetches to adopt)
-_Goal = tuple[dict[int, tuple[Any, ...]], Counter[tuple[Any, ...]], list[Any]]
+# what a state that stands for Kafka's comes with: (claims: Kafka message -> model message key, owed model requests)
+_Goal = tuple[dict[int, tuple[Any, ...]], Counter[tuple[Any, ...]]]
 _SENDS = ("send_vote", "send_begin_epoch", "send_fetch", "observer_fetch")
 # Kafka messages the model has no counterpart for and whose handling it does not need: EndQuorumEpoch's response
 # (nothing acts on it), KIP-853's UpdateRaftVoter (a follower tells the leader its endpoints; with the static voter
@@ -127,6 +126,7 @@ class Shadow:
         self.path: list[tuple[str, dict[str, Any], QState]] = []
         self.actions: Counter[str] = Counter()
         self.known: Counter[str] = Counter()
+        self.raw_views = self.drv.views
         self.numbers: dict[int, int] = {}  # Kafka client value -> the model's (``_renumber``)
         self.ignored: set[int] = set()  # Kafka messages the model has no counterpart for (EndQuorumEpoch responses)
 
@@ -214,17 +214,25 @@ class Shadow:
             if drv.state["nodes"][str(cmd["node"])].get("role") == "Leader":
                 self.pending[cmd["node"]] += 1
         gone = before_inflight - set(drv.state["inflight"])
+        # Kafka's sends the model leaves out (FIDELITY Q39, Q40) enter the shadow network first, as Kafka sends them
+        # in the poll before it handles a message
+        net = self.s.net
+        for mid in list(fresh):
+            adopted = self._adoptable(mid)
+            if adopted is None:
+                continue
+            m, why = adopted
+            if m.kind == FETCH:  # findReadyBootstrapServer forgot every timed-out request (as observer_fetch)
+                net = reset_connections(net, m.src)
+            net = tuple(sorted(net + (m,)))
+            fresh.remove(mid)
+            self.claims[mid] = _key(m)
+            self.known[why] += 1
+        self.s = self.s._replace(net=net)
         found = self._explain(budget, fresh, prefer)
         if found is None:
             return "no model step leads to Kafka's state"
-        t, steps, claims, owed, injected = found
-        if injected:
-            net = t.net
-            for m, _ in injected:
-                if m.kind == FETCH:  # findReadyBootstrapServer forgot every timed-out request (as observer_fetch)
-                    net = reset_connections(net, m.src)
-            t = t._replace(net=tuple(sorted(net + tuple(m for m, _ in injected))))
-            self.known.update(why for _, why in injected)
+        t, steps, claims, owed = found
         if kind == "crash":
             adjusted = _without_pending_leader_change(t, drv, cmd["node"] - 1)
             if adjusted != t:
@@ -247,11 +255,16 @@ class Shadow:
                 self.pending[int(k)] = 0  # a leader's unwritten appends die with its leadership (BatchAccumulator)
         return None
 
+    def kafka_state(self) -> QState:
+        """Kafka's nodes through the abstraction function, with Kafka's own client values (the safety properties
+        compare logs with the committed entries ``Past`` recorded under those values)."""
+        return to_model(self.raw_views, self.drv.past)
+
     def _renumber(self) -> None:
         """Kafka's client values as the model numbers them: 1, 2, ... in the order they first appear in a leader's
         log (the model's ``client_request`` takes the next number when the leader appends; Kafka's value was chosen
         when the client asked, and an append a leader never wrote takes no number)."""
-        views = self.drv.views
+        views = self.raw_views = self.drv.views
         for nid in sorted(views, key=lambda n: views[n].role != "Leader"):
             for _, _, val in views[nid].log:
                 if val > 0 and val not in self.numbers:
@@ -312,7 +325,7 @@ class Shadow:
     def _goal(self, t: QState, fresh: list[int], sends: int,
               dups: Counter[tuple[Any, ...]]) -> _Goal | None:
         """Whether ``t`` stands for Kafka now: the voters match, and Kafka's new messages are the model's new ones
-        (or requests the model owed); (claims, owed, unattached voters' fetches to adopt) when it does.  A model send
+        (or requests the model owed); (claims, owed) when it does.  A model send
         step (``sends`` of them on the way) must be one of Kafka's sends: only requests other steps add (a broadcast,
         the next Fetch) may be owed."""
         drv = self.drv
@@ -336,19 +349,13 @@ class Shadow:
                 claims[mid] = key
         if fresh_owed > sum(new.values()) - sends:
             return None
-        injected: list[Any] = []
         for mid in unclaimed:
             key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
             if key is None:
-                inj = self._adoptable(mid)
-                if inj is None:
-                    return None
-                key = _key(inj[0])
-                injected.append(inj)
-            else:
-                owed[key] -= 1
+                return None
+            owed[key] -= 1
             claims[mid] = key
-        return claims, +owed, injected
+        return claims, +owed
 
     def _adoptable(self, mid: int) -> tuple[Any, str] | None:
         """A Kafka request the model does not send but handles, as the model message it would be, and why: a Fetch
@@ -436,13 +443,22 @@ def _without_pending_leader_change(t: QState, drv: _Driver, only: int | None = N
 
 
 
+def variants_for(version: str) -> frozenset[str]:
+    """The model variants that stand for Kafka ``version``: 4.x has pre-vote (KIP-996) and re-sends
+    BeginQuorumEpoch to every voter that has not fetched lately; 3.9 neither."""
+    return frozenset() if version.startswith("3.") else frozenset({"prevote", "begin-epoch-heartbeat"})
+
+
 def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[Bounds],
-                 schedule: list[dict[str, Any]] | None = None) -> tuple[Shadow, int, Discrepancy | None]:
+                 schedule: list[dict[str, Any]] | None = None,
+                 report: Any = None) -> tuple[Shadow, int, Discrepancy | None]:
     """One seeded random run (``conform._choose``; or the given ``schedule`` of harness commands, a discrepancy's,
-    to re-execute it) validated step by step: (the shadow, the commands executed, the first discrepancy)."""
+    to re-execute it) validated step by step: (the shadow, the commands executed, the first discrepancy).  With a
+    ``conform.Report``, each step is also counted there and the model's safety properties are checked on Kafka's
+    abstracted state (``conform.check``)."""
     import random
 
-    from kraftcheck.impl.kafka.conform import _choose
+    from kraftcheck.impl.kafka.conform import _choose, note_step
 
     rng = random.Random(seed)
     done: list[dict[str, Any]] = []
@@ -466,7 +482,10 @@ def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[
                 cmd["value"] = str(appends)  # unique; renumbered as the model numbers them (Shadow.renumber)
             done.append(cmd)
             before = sh.s
+            seen = sh.kafka_state()
             reason = sh.step(cmd)
+            if report is not None:
+                note_step(report, run, seed, i + 1, cmd, sh.drv.events, seen, sh.kafka_state(), done)
             if reason is not None:
                 return sh, len(done), Discrepancy(
                     run, seed, i + 1, cmd, reason, voter_summary(before),
