@@ -1,13 +1,16 @@
 """CLI plugin: ``kraftcheck conform quorum [--kafka VERSION] [--runs N] [--seed S] [--steps N] [--json FILE]``, and
 ``kraftcheck conform zookeeper`` (the ZooKeeper model against a real ZooKeeper: ``checker/cli/conform_zookeeper.py``).
 
-Runs seeded random schedules on real Kafka voters (the released ``KafkaRaftClient`` in ``impl/kafka/harness/``) and
-checks the quorum model's safety properties on their abstracted states after every step (``impl/kafka/conform.py``).
-It also imposes ``--walks`` seeded walks of the model on Kafka (``impl/kafka/replay.py``; as many as ``--runs``
-unless given), step by step, and lists the model actions they carried out and those they did not, with the reason.
-Exit 0 when every run completed with no property broken and every walk was followed, 23
-(``errors.KAFKA_DISCREPANCY``) when Kafka's states break one or a walk diverged (schedules and steps in the JSON
-report), 2 when Java, Maven or the Kafka jars are missing.
+Runs seeded random schedules on real Kafka nodes (three voters and an observer: the released ``KafkaRaftClient`` in
+``impl/kafka/harness/``), validates every step against the quorum model (``impl/kafka/validate.py``: the abstracted
+Kafka state must be one the model reaches by steps from the previous one) and checks the model's safety properties
+on the abstracted states (``impl/kafka/conform.py``).  It also imposes ``--walks`` seeded walks of the model on Kafka
+(``impl/kafka/replay.py``; as many as ``--runs`` unless given), step by step, and lists the model actions runs and
+walks carried out and those they did not, with the reason.  Exit 0 when every run was validated with no property
+broken and every walk was followed, 23 (``errors.KAFKA_DISCREPANCY``) when a step of Kafka's is no model step,
+Kafka's states break a property or a walk diverged (schedules and steps in the JSON report; with ``--json F`` each
+discrepancy is also an ITF trace beside F, which ``replay quorum T --into kafka`` re-executes), 2 when Java, Maven
+or the Kafka jars are missing.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from kraftcheck.checker import errors
@@ -58,28 +62,35 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
         return cmd_conform_zookeeper(args)
     try:
-        report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks)
+        itf_dir = str(Path(args.json).resolve().parent) if args.json and args.model == "quorum" else None
+        report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks, itf_dir=itf_dir)
     except HarnessUnavailable as exc:
         raise UsageError(str(exc)) from None
     j = report.to_json()
     diverged = report.diverged_walks()
-    verdict = "violation" if report.violations else "diverged" if diverged else "ok"
+    verdict = ("violation" if report.violations else "discrepancy" if report.discrepancies else
+               "diverged" if diverged else "ok")
     print(f"conform quorum on Kafka {report.version}: {verdict}: {report.runs} runs (seeds {args.seed}.."
           f"{args.seed + report.runs - 1}), {report.steps} steps, {j['steps_per_second']} steps/s, "
           f"max epoch {report.max_epoch}, {report.committed} entries committed, "
           f"{len(report.violations)} violations"
           + "".join(f"; known difference ({k}): {n} steps" for k, n in sorted(report.known.items())))
+    print(f"validated step by step: {report.validated} of {report.runs} runs, every step of Kafka's a model step "
+          f"(or a stutter); model actions that explained them: {sum(report.run_actions.values())}")
+    for d in report.discrepancies[:5]:
+        print(f"  run {d.run} (seed {d.seed}) step {d.step} {d.command}: {d.reason}"
+              + (f"; ITF trace {d.itf}" if d.itf else ""))
     for v in report.violations[:5]:
         print(f"  run {v.run} (seed {v.seed}) step {v.step}: {v.prop}")
     if report.walks:
         print(f"model-guided walks: {len(report.walks) - len(diverged)} of {len(report.walks)} followed to the end, "
-              f"{report.walk_steps} model steps, {j['walk_steps_per_second']} steps/s; model actions carried out on "
-              f"Kafka: {dict(sorted(report.actions.items()))}")
-        for name, why in j["model_actions_not_exercised"].items():
-            print(f"  not exercised: {name}: {why}")
+              f"{report.walk_steps} model steps, {j['walk_steps_per_second']} steps/s")
+    print(f"model actions carried out on Kafka (runs and walks): {j['model_actions_on_kafka']}")
+    for name, why in j["model_actions_not_exercised"].items():
+        print(f"  not exercised: {name}: {why}")
     for w in diverged[:5]:
         print(f"  walk seed {w['seed']} diverged at step {w['diverged_at']}: {w['action']}: {w['reason']}")
-    code = errors.KAFKA_DISCREPANCY if report.violations or diverged else errors.OK
+    code = errors.KAFKA_DISCREPANCY if report.violations or report.discrepancies or diverged else errors.OK
     return write_report(args.json, j, code)
 
 
