@@ -13,7 +13,8 @@ Each model step becomes harness commands (``impl/kafka/harness.py``):
   receive delivers a copy);
 - ``client_request(l)``: append the next value on l and poll l; ``resign(l)``: ``KafkaRaftClient.resign``;
   ``check_quorum(l)``: advance l's clock past its check-quorum deadline; ``restart(n)``: crash and restart n;
-  ``epoch_bound``: nothing.  ``observer_fetch`` is not mapped (``UNMAPPED``: the harness has no observers).
+  ``epoch_bound``: nothing.  ``observer_fetch`` is not mapped (``UNMAPPED``: the walks start voters only; the
+  validated random runs have an observer, ``validate.py``).
 
 Messages the model adds in a step are claimed among Kafka's unclaimed messages in flight by kind, ends and content.
 After each step the voters' role, epoch, vote, leader, log and high watermark are compared with the model's
@@ -71,7 +72,7 @@ REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_T
                  "controller.quorum.election.timeout.ms": str(ELECTION_TIMEOUT_MS),
                  "controller.quorum.fetch.timeout.ms": str(FETCH_TIMEOUT_MS)}
 # model actions the harness cannot carry out, and why (``conform``'s JSON lists them with their reason)
-UNMAPPED = {"observer_fetch": "the harness starts voters only (an observer is a broker fetching without a vote)"}
+UNMAPPED = {"observer_fetch": "the walks start voters only (the validated runs have an observer: conform.py)"}
 
 
 def _field(m: Any, name: str) -> Any:

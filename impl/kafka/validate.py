@@ -124,6 +124,7 @@ class Shadow:
         self.queue: dict[int, deque[int]] = {i: deque() for i in self.drv.ids}
         self.pending: Counter[int] = Counter()         # client appends accepted, not yet in the log
         self.path: list[tuple[str, dict[str, Any], QState]] = []
+        self.explained: list[tuple[dict[str, Any], list[str]]] = []  # each command, and the model steps it took
         self.actions: Counter[str] = Counter()
         self.known: Counter[str] = Counter()
         self.raw_views = self.drv.views
@@ -244,6 +245,7 @@ class Shadow:
         self.claims.update(claims)
         in_net = _bag(t.net)
         self.owed = Counter({k: min(n, in_net[k]) for k, n in owed.items() if in_net[k]})  # a restart loses some
+        self.explained.append((cmd, [name for name, _, _ in steps]))
         for name, params, state in steps:
             self.actions[name] += 1
             self.path.append((name, params, state))
