@@ -352,11 +352,11 @@ class Shadow:
         if fresh_owed > sum(new.values()) - sends:
             return None
         for mid in unclaimed:
-            key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
-            if key is None:
+            due = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
+            if due is None:
                 return None
-            owed[key] -= 1
-            claims[mid] = key
+            owed[due] -= 1
+            claims[mid] = due
         return claims, +owed
 
     def _adoptable(self, mid: int) -> tuple[Any, str] | None:
