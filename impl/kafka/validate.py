@@ -109,8 +109,29 @@ class Discrepancy:
                 "itf": self.itf, "schedule": self.schedule}
 
 
+@attrs.define
+class Hypothesis:
+    """One model run that explains Kafka's so far: its state, which model message each Kafka message stands for,
+    the requests the model sent that Kafka has not yet, and the model steps taken.  Kafka's events do not always
+    say which of two copies of a message a node handled (a current one or one its requester no longer expects): the
+    validator keeps every explanation of the shortest length, up to ``MAX_HYPOTHESES``, and drops those a later step
+    refutes."""
+
+    s: QState
+    claims: dict[int, tuple[Any, ...]] = attrs.field(factory=dict)
+    owed: Counter[tuple[Any, ...]] = attrs.field(factory=Counter)
+    path: list[tuple[str, dict[str, Any], QState]] = attrs.field(factory=list)
+
+    def sig(self, inflight: set[int]) -> tuple[Any, ...]:
+        return (self.s, tuple(sorted(self.owed.items())),
+                tuple(sorted((m, k) for m, k in self.claims.items() if m in inflight)))
+
+
+MAX_HYPOTHESES = 8
+
+
 class Shadow:
-    """The model state that stands for the Kafka run, and the bookkeeping that ties Kafka's messages to it."""
+    """The model states that stand for the Kafka run (``Hypothesis``), and the bookkeeping of Kafka's side."""
 
     def __init__(self, h: KafkaHarness, ctx: Context[Bounds], seed: int, d: str) -> None:
         from kraftcheck.model.quorum import QUORUM
@@ -118,106 +139,151 @@ class Shadow:
         self.ctx = ctx
         self.nv = ctx.b.voters
         self.drv = _Driver(h, ctx.b.voters, seed, d, 0, observers=ctx.b.observers, config=_config(), poll=False)
-        self.s: QState = QUORUM.initial_states(ctx)[0]
-        self.claims: dict[int, tuple[Any, ...]] = {}   # Kafka message id -> model message key it stands for
-        self.owed: Counter[tuple[Any, ...]] = Counter()  # model requests Kafka has not sent yet
+        self.hyps = [Hypothesis(QUORUM.initial_states(ctx)[0])]
         self.queue: dict[int, deque[int]] = {i: deque() for i in self.drv.ids}
         self.pending: Counter[int] = Counter()         # client appends accepted, not yet in the log
-        self.path: list[tuple[str, dict[str, Any], QState]] = []
         self.explained: list[tuple[dict[str, Any], list[str]]] = []  # each command, and the model steps it took
         self.actions: Counter[str] = Counter()
         self.known: Counter[str] = Counter()
         self.raw_views = self.drv.views
         self.numbers: dict[int, int] = {}  # Kafka client value -> the model's (``_renumber``)
         self.ignored: set[int] = set()  # Kafka messages the model has no counterpart for (EndQuorumEpoch responses)
+        self.held: list[int] = []  # the hypotheses held after each step
+
+    @property
+    def s(self) -> QState:
+        return self.hyps[0].s
+
+    @property
+    def path(self) -> list[tuple[str, dict[str, Any], QState]]:
+        return self.hyps[0].path
 
     # ----- one command ----------------------------------------------------------------------------------------
     def step(self, cmd: dict[str, Any]) -> str | None:
-        """Run ``cmd`` on Kafka and move the shadow along; a reason when no model steps explain what Kafka did."""
+        """Run ``cmd`` on Kafka and move the hypotheses along; a reason when none explains what Kafka did."""
         kind = cmd["cmd"]
-        budget: Counter[tuple[Any, ...]] = Counter()
-        prefer: dict[tuple[Any, ...], bool | None] = {}  # which copy (current or stale) Kafka's message seems to be
         processed: int | None = None
         if kind in ("poll", "fire"):
-            n = cmd["node"]
-            q = self.queue[n]
+            q = self.queue[cmd["node"]]
             processed = q.popleft() if q else None
         drv = self.drv
         drv.fresh = []
         before_inflight = set(drv.state["inflight"])
         drv.run(cmd)
         self._renumber()
-        # Kafka's new requests pay what the model owes first (the model sent them in an earlier step); responses to
-        # EndQuorumEpoch have no model counterpart (the model leaves them out: nothing acts on them)
-        fresh, paid, owed = [], {}, Counter(self.owed)
+        fresh = []
         for mid in drv.fresh:
             if (drv.sent[mid]["api"], drv.sent[mid]["kind"]) in _UNMODELLED:
-                self.ignored.add(mid)
-                continue
-            key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
-            if key is None:
-                fresh.append(mid)
+                self.ignored.add(mid)  # EndQuorumEpoch's answer, UpdateRaftVoter: no model counterpart
             else:
-                owed[key] -= 1
-                paid[mid] = key
-        self.owed = +owed
-        self.claims.update(paid)
+                fresh.append(mid)
         if kind in ("poll", "fire"):
             n = cmd["node"]
             node = drv.state["nodes"][str(n)]
             if processed is not None and node.get("up") and node.get("pending") != len(self.queue[n]):
                 return (f"harness: node {n} holds {node.get('pending')} queued messages, the validator "
                         f"{len(self.queue[n])}")
+            if not node.get("up"):  # Kafka's poll raised: the node is dead (FIDELITY Q24)
+                return f"Kafka node {n} raised: {node.get('failure')}"
+        elif kind in ("deliver", "dup"):
+            ev = drv.sent[cmd["id"]]
+            if drv.state["nodes"][str(ev["dst"])]["up"]:
+                self.queue[ev["dst"]].append(cmd["id"])
+        elif kind == "crash":
+            self.queue[cmd["node"]].clear()
+        gone = before_inflight - set(drv.state["inflight"])
+        reasons: list[str] = []
+        found: list[tuple[Hypothesis, list[str], Counter[str]]] = []
+        for hyp in self.hyps:
+            out = self._advance(hyp, cmd, processed, fresh, gone)
+            if isinstance(out, str):
+                reasons.append(out)
+            else:
+                found += out
+        if not found:
+            return reasons[0]
+        inflight = set(drv.state["inflight"])
+        seen: set[Any] = set()
+        self.hyps = []
+        for hyp, names, known in found:
+            sig = hyp.sig(inflight)
+            if sig in seen or len(self.hyps) >= MAX_HYPOTHESES:
+                continue
+            seen.add(sig)
+            self.hyps.append(hyp)
+            if len(self.hyps) == 1:
+                self.explained.append((cmd, names))
+                self.actions.update(names)
+                self.known.update(known)
+                if kind in ("poll", "fire"):
+                    self.pending[cmd["node"]] -= names.count("client_request")
+        self.held.append(len(self.hyps))
+        if kind == "crash":
+            self.pending[cmd["node"]] = 0  # appends not yet in the log die with the process
+        elif kind == "append" and drv.state["nodes"][str(cmd["node"])].get("role") == "Leader":
+            self.pending[cmd["node"]] += 1
+        for k, node in drv.state["nodes"].items():
+            if node.get("role") != "Leader":
+                self.pending[int(k)] = 0  # a leader's unwritten appends die with its leadership (BatchAccumulator)
+        return None
+
+    def _advance(self, hyp: Hypothesis, cmd: dict[str, Any], processed: int | None, fresh_all: list[int],
+                 gone: set[int]) -> str | list[tuple[Hypothesis, list[str], Counter[str]]]:
+        """The shortest explanations of ``cmd`` from ``hyp`` (each a new hypothesis, the model steps' names and the
+        known differences adopted), or the reason there is none."""
+        drv = self.drv
+        kind = cmd["cmd"]
+        budget: Counter[tuple[Any, ...]] = Counter()
+        prefer: dict[tuple[Any, ...], bool | None] = {}  # which copy (current or stale) Kafka's message seems to be
+        claims = dict(hyp.claims)
+        known: Counter[str] = Counter()
+        # Kafka's new requests pay what the model owes first (the model sent them in an earlier step)
+        fresh, owed = [], Counter(hyp.owed)
+        for mid in fresh_all:
+            key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
+            if key is None:
+                fresh.append(mid)
+            else:
+                owed[key] -= 1
+                claims[mid] = key
+        owed = +owed
+        if kind in ("poll", "fire"):
+            n = cmd["node"]
             idx = n - 1
             budget[("timer", idx)] += 2
             budget[("client_request", idx)] += self.pending[n]
             budget[("send", idx)] += sum(1 for m in fresh if drv.sent[m]["kind"] == "request" and
                                          drv.sent[m]["src"] == n)
             if processed is not None and processed not in self.ignored:
-                key = self.claims.get(processed)
+                key = claims.get(processed)
                 if key is None:
                     return f"Kafka node {n} handled message {processed}, which no model message stands for"
                 budget[("recv", key)] += 1
                 prefer[("recv", key)] = self._current(processed, key)
-            if not node.get("up"):  # Kafka's poll raised: the node is dead (FIDELITY Q24)
-                return f"Kafka node {n} raised: {node.get('failure')}"
-        elif kind in ("deliver", "dup") and cmd["id"] in self.ignored:
-            ev = drv.sent[cmd["id"]]
-            if drv.state["nodes"][str(ev["dst"])]["up"]:
-                self.queue[ev["dst"]].append(cmd["id"])
+        elif kind in ("deliver", "dup", "drop") and cmd["id"] in self.ignored:
+            pass
         elif kind in ("deliver", "dup"):
             mid = cmd["id"]
-            ev = drv.sent[mid]
-            key = self.claims.get(mid)
+            key = claims.get(mid)
             if key is None:
                 return f"Kafka delivered message {mid}, which no model message stands for"
             if kind == "dup":
                 budget[("duplicate", key)] += 1
                 prefer[("duplicate", key)] = self._current(mid, key)
-            if drv.state["nodes"][str(ev["dst"])]["up"]:
-                self.queue[ev["dst"]].append(mid)
-            else:
+            if not drv.state["nodes"][str(drv.sent[mid]["dst"])]["up"]:
                 budget[("lose", key)] += 1  # to a crashed node: lost
                 prefer[("lose", key)] = self._current(mid, key)
-        elif kind == "drop" and cmd["id"] in self.ignored:
-            pass
         elif kind == "drop":
-            key = self.claims.get(cmd["id"])
+            key = claims.get(cmd["id"])
             if key is None:
                 return f"Kafka lost message {cmd['id']}, which no model message stands for"
             budget[("lose", key)] += 1
             prefer[("lose", key)] = self._current(cmd["id"], key)
         elif kind == "crash":
             budget[("restart", cmd["node"] - 1)] += 1
-            self.queue[cmd["node"]].clear()
-            self.pending[cmd["node"]] = 0  # appends not yet in the log die with the process
-        elif kind == "append":
-            if drv.state["nodes"][str(cmd["node"])].get("role") == "Leader":
-                self.pending[cmd["node"]] += 1
-        gone = before_inflight - set(drv.state["inflight"])
         # Kafka's sends the model leaves out (FIDELITY Q39, Q40) enter the shadow network first, as Kafka sends them
         # in the poll before it handles a message
-        net = self.s.net
+        net = hyp.s.net
         for mid in list(fresh):
             adopted = self._adoptable(mid)
             if adopted is None:
@@ -227,35 +293,28 @@ class Shadow:
                 net = reset_connections(net, m.src)
             net = tuple(sorted(net + (m,)))
             fresh.remove(mid)
-            self.claims[mid] = _key(m)
-            self.known[why] += 1
-        self.s = self.s._replace(net=net)
-        found = self._explain(budget, fresh, prefer)
-        if found is None:
+            claims[mid] = _key(m)
+            known[why] += 1
+        start = hyp.s._replace(net=net)
+        results = self._explain(start, owed, budget, fresh, prefer)
+        if not results:
             return "no model step leads to Kafka's state"
-        t, steps, claims, owed = found
-        if kind == "crash":
-            adjusted = _without_pending_leader_change(t, drv, cmd["node"] - 1)
-            if adjusted != t:
-                self.known[KNOWN_Q41] += 1
-                t = adjusted
-        for mid in gone:
-            if mid not in self.queue.get(drv.sent[mid]["dst"], ()):
-                self.claims.pop(mid, None)
-        self.claims.update(claims)
-        in_net = _bag(t.net)
-        self.owed = Counter({k: min(n, in_net[k]) for k, n in owed.items() if in_net[k]})  # a restart loses some
-        self.explained.append((cmd, [name for name, _, _ in steps]))
-        for name, params, state in steps:
-            self.actions[name] += 1
-            self.path.append((name, params, state))
-            if name == "client_request":
-                self.pending[params["leader"] + 1] -= 1
-        self.s = t
-        for k, node in drv.state["nodes"].items():
-            if node.get("role") != "Leader":
-                self.pending[int(k)] = 0  # a leader's unwritten appends die with its leadership (BatchAccumulator)
-        return None
+        out = []
+        for t, steps, new_claims, new_owed in results:
+            k2 = Counter(known)
+            if kind == "crash":
+                adjusted = _without_pending_leader_change(t, drv, cmd["node"] - 1)
+                if adjusted != t:
+                    k2[KNOWN_Q41] += 1
+                    t = adjusted
+            c2 = {m: k for m, k in {**claims, **new_claims}.items()
+                  if m not in gone or m in self.queue.get(drv.sent[m]["dst"], ())}
+            # what is still owed: requests the model holds in flight and still expects (a restart loses some, a
+            # reset of the requester's connections makes them stale: Kafka's next send is then a new request)
+            in_net = Counter(_key(m) for m in t.net if _cur(m) is not False)
+            o2 = Counter({k: min(n, in_net[k]) for k, n in new_owed.items() if in_net[k]})
+            out.append((Hypothesis(t, c2, o2, hyp.path + list(steps)), [name for name, _, _ in steps], k2))
+        return out
 
     def kafka_state(self) -> QState:
         """Kafka's nodes through the abstraction function, with Kafka's own client values (the safety properties
@@ -281,50 +340,51 @@ class Shadow:
         return self.drv.current(mid) if "cur" in MESSAGE_FIELDS[key[0]] else None
 
     # ----- the search -----------------------------------------------------------------------------------------
-    def _explain(self, budget: Counter[tuple[Any, ...]], fresh: list[int],
-                 prefer: dict[tuple[Any, ...], bool | None]) -> tuple[Any, ...] | None:
-        """The shortest sequence of model steps, each consuming a label of ``budget``, that consumes every label a
-        step must take (the message handled, lost or duplicated, the restart) and reaches a state that stands for
-        Kafka's (``_goal``); (state, steps, claims, owed, fetches to adopt), or None."""
+    def _explain(self, start: QState, owed: Counter[tuple[Any, ...]], budget: Counter[tuple[Any, ...]],
+                 fresh: list[int], prefer: dict[tuple[Any, ...], bool | None]) -> list[tuple[Any, ...]]:
+        """The shortest sequences of model steps from ``start``, each step consuming a label of ``budget``, that
+        consume every label a command must account for (the message handled, lost or duplicated, the restart) and
+        reach a state that stands for Kafka's (``_goal``): [(state, steps, claims, owed)], at most
+        ``MAX_HYPOTHESES``."""
         from kraftcheck.model.quorum import QUORUM
 
         must = Counter({k: v for k, v in budget.items() if k[0] in _MANDATORY})
+        results: list[tuple[Any, ...]] = []
 
         def dfs(s: QState, left: Counter[tuple[Any, ...]], path: list[tuple[str, dict[str, Any], QState]],
-                d: int, sends: int, seen: set[Any]) -> tuple[Any, ...] | None:
-            if not any(left[k] for k in must):
-                goal = self._goal(s, fresh, sends, Counter(_key(p["msg"]) for n, p, _ in path if n == "duplicate"))
-                if goal is not None:
-                    return (s, list(path), *goal)
+                d: int, sends: int, seen: set[Any]) -> None:
+            if len(results) >= MAX_HYPOTHESES:
+                return
             if d == 0:
-                return None
+                if not any(left[k] for k in must):
+                    goal = self._goal(start, s, owed, fresh, sends,
+                                      Counter(_key(p["msg"]) for n, p, _ in path if n == "duplicate"))
+                    if goal is not None:
+                        results.append((s, list(path), *goal))
+                return
             key = (s, d, tuple(sorted((k, v) for k, v in left.items() if v > 0)))
             if key in seen:
-                return None
+                return
             seen.add(key)
             succ = [(a, p, t, _label(a.name, p)) for a, p, t in QUORUM.successors(s, self.ctx)]
-            # the copy of a message Kafka seems to have handled first (a guess from correlation ids: the other is
-            # tried too)
+            # the copy of a message Kafka seems to have handled first (a guess from correlation ids)
             succ.sort(key=lambda x: x[3] in prefer and prefer[x[3]] != _cur(x[1][0]))
             for a, p, t, lab in succ:
                 if lab is None or left[lab] <= 0 or t == s:
                     continue
                 left[lab] -= 1
                 path.append((a.name, dict(zip(a.params, p, strict=True)), t))
-                r = dfs(t, left, path, d - 1, sends + (a.name in _SENDS), seen)
+                dfs(t, left, path, d - 1, sends + (a.name in _SENDS), seen)
                 path.pop()
                 left[lab] += 1
-                if r is not None:
-                    return r
-            return None
 
         for depth in range(sum(must.values()), sum(budget.values()) + 1):  # iterative deepening: shortest first
-            r = dfs(self.s, Counter(budget), [], depth, 0, set())
-            if r is not None:
-                return r
-        return None
+            dfs(start, Counter(budget), [], depth, 0, set())
+            if results:
+                break
+        return results
 
-    def _goal(self, t: QState, fresh: list[int], sends: int,
+    def _goal(self, base: QState, t: QState, owed0: Counter[tuple[Any, ...]], fresh: list[int], sends: int,
               dups: Counter[tuple[Any, ...]]) -> _Goal | None:
         """Whether ``t`` stands for Kafka now: the voters match, and Kafka's new messages are the model's new ones
         (or requests the model owed); (claims, owed) when it does.  A model send
@@ -333,8 +393,8 @@ class Shadow:
         drv = self.drv
         if not drv.matches(_without_pending_leader_change(t, drv)):
             return None
-        owed = Counter(self.owed)
-        new = _bag(t.net) - _bag(self.s.net) - dups  # a duplicate's copy is no send
+        owed = Counter(owed0)
+        new = _bag(t.net) - _bag(base.net) - dups  # a duplicate's copy is no send
         claims: dict[int, tuple[Any, ...]] = {}
         unclaimed = [m for m in fresh if m in drv.state["inflight"]]
         fresh_owed = 0
