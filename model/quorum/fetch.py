@@ -114,6 +114,13 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
             if b.resend_when_lost:
                 continue
             net = reset_connections(net, me, v.leader)  # the request timed out
+        if me >= b.voters and any(busy(s.net, me, j) for j in range(b.voters)):
+            # an observer fetches from its leader only with no request in flight un-timed-out
+            # (pollFollowerAsObserver: hasAnyInflightRequest, which forgets every timed-out one; found by running
+            # Kafka 3.9.1, FIDELITY Q30)
+            if b.resend_when_lost:
+                continue
+            net = reset_connections(s.net, me)
         req = fetch_request(src=me, dst=v.leader, epoch=v.epoch, fetch_offset=len(v.log),
                             last_fetched_epoch=last_epoch(v.log))
         out.append(((me,), s._replace(net=tuple(sorted(net + (req,))))))
