@@ -17,7 +17,8 @@ import pytest
 
 from kraftcheck.checker.cli.main import main
 from kraftcheck.impl.kafka.harness import DEFAULT_VERSION, KafkaHarness
-from kraftcheck.impl.kafka.validate import KNOWN_Q39, VALIDATE_BOUNDS, validate_run, variants_for, write_itf
+from kraftcheck.impl.kafka.matching import variants_for
+from kraftcheck.impl.kafka.validate import KNOWN_Q39, VALIDATE_BOUNDS, validate_run, write_itf
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.bounds import Bounds
 

@@ -264,7 +264,8 @@ def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0
     """``runs`` seeded random runs (seeds ``seed``, ``seed+1``, ...) against real Kafka ``version``, validated step
     by step, then ``walks`` model-guided walks of ``WALK_STEPS`` steps (same seeds; every second one a swarm walk).
     A run's discrepancy is written as an ITF trace into ``itf_dir`` when given."""
-    from kraftcheck.impl.kafka.validate import VALIDATE_BOUNDS, validate_run, variants_for, write_itf
+    from kraftcheck.impl.kafka.matching import variants_for
+    from kraftcheck.impl.kafka.validate import VALIDATE_BOUNDS, validate_run, write_itf
     from kraftcheck.impl.kafka.walk import guided_walk
 
     vctx: Context[Bounds] = Context(VALIDATE_BOUNDS, variants_for(version))

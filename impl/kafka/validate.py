@@ -36,14 +36,21 @@ import attrs
 
 from kraftcheck.impl.kafka.abstraction import to_model
 from kraftcheck.impl.kafka.harness import KafkaHarness
-from kraftcheck.impl.kafka.replay import KAFKA_KIND, _bag, _Driver, _key, voter_summary
+from kraftcheck.impl.kafka.matching import (
+    MANDATORY,
+    SENDS,
+    UNMODELLED,
+    cur_of,
+    fits,
+    label,
+    without_pending_leader_change,
+)
+from kraftcheck.impl.kafka.replay import _bag, _Driver, _key, voter_summary
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.bounds import Bounds
 from kraftcheck.model.quorum.state import (
     FETCH,
-    LEADER,
     MESSAGE_FIELDS,
-    RESIGNED,
     RESPONSES,
     QState,
     end_quorum_epoch,
@@ -59,35 +66,8 @@ KNOWN_Q39 = "FIDELITY Q39: an Unattached voter fetches from a voter to find the 
 KNOWN_Q40 = "FIDELITY Q40: a leader restarted as Resigned sends EndQuorumEpoch (adopted)"
 KNOWN_Q41 = "FIDELITY Q41: a leader crashed before its first poll never wrote its LeaderChange (adopted)"
 
-_TIMERS = ("timeout", "check_quorum")
 # what a state that stands for Kafka's comes with: (claims: Kafka message -> model message key, owed model requests)
 _Goal = tuple[dict[int, tuple[Any, ...]], Counter[tuple[Any, ...]]]
-_SENDS = ("send_vote", "send_begin_epoch", "send_fetch", "observer_fetch")
-# Kafka messages the model has no counterpart for and whose handling it does not need: EndQuorumEpoch's response
-# (nothing acts on it), KIP-853's UpdateRaftVoter (a follower tells the leader its endpoints; with the static voter
-# set the model has, the leader writes nothing: FIDELITY Q30)
-_UNMODELLED = {("END_QUORUM_EPOCH", "response"), ("UPDATE_RAFT_VOTER", "request"), ("UPDATE_RAFT_VOTER", "response")}
-_MANDATORY = ("recv", "lose", "duplicate", "restart")  # what a command did that some model step must account for
-
-
-def _label(action: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """What observed effect a model step consumes (``None``: a step no command can explain, e.g. epoch_bound)."""
-    if action.startswith("receive_"):
-        return ("recv", _key(params[0]))
-    if action in ("lose", "duplicate"):
-        return (action, _key(params[0]))
-    if action in _TIMERS:
-        return ("timer", params[0])
-    if action in _SENDS:
-        return ("send", params[0])
-    if action in ("restart", "client_request", "resign"):
-        return (action, params[0])
-    return None
-
-
-def _cur(m: Any) -> bool | None:
-    """A request's or response's ``cur`` (whether its requester still expects it); None for EndQuorumEpoch."""
-    return bool(m.cur) if "cur" in MESSAGE_FIELDS[m.kind] else None
 
 
 @attrs.define
@@ -173,7 +153,7 @@ class Shadow:
         self._renumber()
         fresh = []
         for mid in drv.fresh:
-            if (drv.sent[mid]["api"], drv.sent[mid]["kind"]) in _UNMODELLED:
+            if (drv.sent[mid]["api"], drv.sent[mid]["kind"]) in UNMODELLED:
                 self.ignored.add(mid)  # EndQuorumEpoch's answer, UpdateRaftVoter: no model counterpart
             else:
                 fresh.append(mid)
@@ -240,7 +220,7 @@ class Shadow:
         # Kafka's new requests pay what the model owes first (the model sent them in an earlier step)
         fresh, owed = [], Counter(hyp.owed)
         for mid in fresh_all:
-            key = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
+            key = next((k for k in owed if owed[k] > 0 and fits(drv, mid, k)), None)
             if key is None:
                 fresh.append(mid)
             else:
@@ -303,7 +283,7 @@ class Shadow:
         for t, steps, new_claims, new_owed in results:
             k2 = Counter(known)
             if kind == "crash":
-                adjusted = _without_pending_leader_change(t, drv, cmd["node"] - 1)
+                adjusted = without_pending_leader_change(t, drv, cmd["node"] - 1)
                 if adjusted != t:
                     k2[KNOWN_Q41] += 1
                     t = adjusted
@@ -311,7 +291,7 @@ class Shadow:
                   if m not in gone or m in self.queue.get(drv.sent[m]["dst"], ())}
             # what is still owed: requests the model holds in flight and still expects (a restart loses some, a
             # reset of the requester's connections makes them stale: Kafka's next send is then a new request)
-            in_net = Counter(_key(m) for m in t.net if _cur(m) is not False)
+            in_net = Counter(_key(m) for m in t.net if cur_of(m) is not False)
             o2 = Counter({k: min(n, in_net[k]) for k, n in new_owed.items() if in_net[k]})
             out.append((Hypothesis(t, c2, o2, hyp.path + list(steps)), [name for name, _, _ in steps], k2))
         return out
@@ -348,7 +328,7 @@ class Shadow:
         ``MAX_HYPOTHESES``."""
         from kraftcheck.model.quorum import QUORUM
 
-        must = Counter({k: v for k, v in budget.items() if k[0] in _MANDATORY})
+        must = Counter({k: v for k, v in budget.items() if k[0] in MANDATORY})
         results: list[tuple[Any, ...]] = []
 
         def dfs(s: QState, left: Counter[tuple[Any, ...]], path: list[tuple[str, dict[str, Any], QState]],
@@ -366,15 +346,15 @@ class Shadow:
             if key in seen:
                 return
             seen.add(key)
-            succ = [(a, p, t, _label(a.name, p)) for a, p, t in QUORUM.successors(s, self.ctx)]
+            succ = [(a, p, t, label(a.name, p)) for a, p, t in QUORUM.successors(s, self.ctx)]
             # the copy of a message Kafka seems to have handled first (a guess from correlation ids)
-            succ.sort(key=lambda x: x[3] in prefer and prefer[x[3]] != _cur(x[1][0]))
+            succ.sort(key=lambda x: x[3] in prefer and prefer[x[3]] != cur_of(x[1][0]))
             for a, p, t, lab in succ:
                 if lab is None or left[lab] <= 0 or t == s:
                     continue
                 left[lab] -= 1
                 path.append((a.name, dict(zip(a.params, p, strict=True)), t))
-                dfs(t, left, path, d - 1, sends + (a.name in _SENDS), seen)
+                dfs(t, left, path, d - 1, sends + (a.name in SENDS), seen)
                 path.pop()
                 left[lab] += 1
 
@@ -391,7 +371,7 @@ class Shadow:
         step (``sends`` of them on the way) must be one of Kafka's sends: only requests other steps add (a broadcast,
         the next Fetch) may be owed."""
         drv = self.drv
-        if not drv.matches(_without_pending_leader_change(t, drv)):
+        if not drv.matches(without_pending_leader_change(t, drv)):
             return None
         owed = Counter(owed0)
         new = _bag(t.net) - _bag(base.net) - dups  # a duplicate's copy is no send
@@ -400,7 +380,7 @@ class Shadow:
         fresh_owed = 0
         for key, count in new.items():
             for _ in range(count):
-                mid = next((m for m in unclaimed if _fits(drv, m, key)), None)
+                mid = next((m for m in unclaimed if fits(drv, m, key)), None)
                 if mid is None:
                     if key[0] in RESPONSES:
                         return None  # Kafka answers a request in the poll that handles it
@@ -412,7 +392,7 @@ class Shadow:
         if fresh_owed > sum(new.values()) - sends:
             return None
         for mid in unclaimed:
-            due = next((k for k in owed if owed[k] > 0 and _fits(drv, mid, k)), None)
+            due = next((k for k in owed if owed[k] > 0 and fits(drv, mid, k)), None)
             if due is None:
                 return None
             owed[due] -= 1
@@ -444,71 +424,6 @@ def _config() -> dict[str, str]:
     from kraftcheck.impl.kafka.conform import CONFIG
 
     return CONFIG
-
-
-def _fits(drv: _Driver, mid: int, key: tuple[Any, ...]) -> bool:
-    """Kafka message ``mid`` carries model message ``key`` (kind, ends, content; ``_Driver.fits`` on a key)."""
-    from kraftcheck.model.quorum.state import MESSAGE_FIELDS, MESSAGE_TYPES
-
-    kind = key[0]
-    fields = [f for f in MESSAGE_FIELDS[kind] if f != "cur"]
-    values = dict(zip(fields, key, strict=True))
-    if "cur" in MESSAGE_FIELDS[kind]:
-        values["cur"] = True
-    m = MESSAGE_TYPES[kind](**values)
-    ev = drv.sent[mid]
-    api, request = KAFKA_KIND[kind]
-    return bool(ev["api"] == api and (ev["kind"] == "request") == request and drv.fits(mid, m)) and \
-        _same_fields(ev, values)
-
-
-def _same_fields(ev: dict[str, Any], m: dict[str, Any]) -> bool:
-    """Beyond kind, ends and epoch (``_Driver.fits``): the fields the receiver acts on, so that the order of steps
-    a search picks is the one Kafka took (a Fetch answer's records, high watermark, error and diverging epoch; a
-    Vote's log position; a response's leader and error).  Kafka writes -1 for the model's NONE, and -1 for an unknown
-    high watermark, which the model writes 0 (FIDELITY Q25)."""
-    d = ev["data"]
-    part = (d.get("topics") or d.get("responses") or [{}])[0].get("partitions", [{}])[0]
-    api, request = ev["api"], ev["kind"] == "request"
-    if api == "VOTE" and request:
-        return bool(part["lastOffsetEpoch"] == m["last_epoch"] and part["lastOffset"] == m["last_offset"])
-    if api == "FETCH" and request:
-        return bool(part["fetchOffset"] == m["fetch_offset"] and part["lastFetchedEpoch"] == m["last_fetched_epoch"])
-    if request:
-        return True
-    error = part.get("errorCode", 0) or d.get("errorCode", 0)
-    leader = part.get("leaderId", part.get("currentLeader", {}).get("leaderId", -1))
-    if error != m["error"] or (api != "FETCH" and leader != (m["leader"] + 1 if m["leader"] >= 0 else -1)):
-        return False
-    if api != "FETCH":
-        return True
-    div = part.get("divergingEpoch", {"epoch": -1, "endOffset": -1})
-    if (div.get("epoch", -1), div.get("endOffset", -1)) != (m["div_epoch"], m["div_end"]):
-        return False
-    if error != 0 or m["div_epoch"] != -1:
-        return True
-    return bool(ev.get("records") == len(m["entries"]) and max(0, part.get("highWatermark", -1)) == m["hw"])
-
-
-def _without_pending_leader_change(t: QState, drv: _Driver, only: int | None = None) -> QState:
-    """``t`` with a new leader's LeaderChange record left out where Kafka has not appended it yet (it does at the
-    leader's next poll, the model in the step that elects it; ``only``: that voter's alone)."""
-    voters = list(t.voters)
-    for k, v in enumerate(voters):
-        kv = drv.views.get(k + 1)
-        if kv is None or (only is not None and k != only) or v.role not in (LEADER, RESIGNED) or not v.log or \
-                v.log[-1] != (v.epoch, 0):
-            continue
-        if len(kv.log) == len(v.log) - 1 and (kv.role == "Leader" or (not kv.up and v.role == RESIGNED)):
-            voters[k] = v._replace(log=v.log[:-1])
-    return t._replace(voters=tuple(voters))
-
-
-
-def variants_for(version: str) -> frozenset[str]:
-    """The model variants that stand for Kafka ``version``: both lines re-send BeginQuorumEpoch to acknowledged
-    voters when the leader's timer expires; 4.x has pre-vote (KIP-996)."""
-    return frozenset({"begin-epoch-heartbeat"} if version.startswith("3.") else {"prevote", "begin-epoch-heartbeat"})
 
 
 def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[Bounds],
