@@ -185,6 +185,12 @@ class _Driver:
             if was is not None and was != now and not (was[1] == now[1] and now[0] == "Voted"):
                 self.reset_after[int(k)] = last_id
         for ev in events:
+            if ev["ev"] == "drop" and ev.get("crash"):
+                # lost with the crashed node's connections (the model's restart loses it too): no longer claimable
+                self.owned.discard(ev["id"])
+                for mids in self.claimed.values():
+                    while ev["id"] in mids:
+                        mids.remove(ev["id"])
             if ev["ev"] == "send":
                 self.sent[ev["id"]] = ev
                 self.fresh.append(ev["id"])
