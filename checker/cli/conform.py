@@ -42,7 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--walks", type=int, default=None, metavar="N",
                    help="also N seeded walks of the quorum model imposed on Kafka step by step, every second one a "
                         "swarm walk (default: as many as --runs; a walk that diverges is a discrepancy: exit 23)")
-    p.add_argument("--json", metavar="FILE", help="write the report (runs, steps, events by kind, violations)")
+    p.add_argument("--json", metavar="FILE", help="write the report (runs, steps, events by kind, model actions, "
+                                                  "discrepancies, violations); a quorum discrepancy is also written "
+                                                  "beside FILE as an ITF trace (discrepancy-seedS.itf.json)")
     p.set_defaults(func=cmd_conform)
 
 
