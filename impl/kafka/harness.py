@@ -24,8 +24,9 @@ Deterministic: a seed gives the same events and states in any JVM.  What the nod
 network after it, in a canonical order (responses, then by source, destination, API), each request under the next
 correlation id of its sender; not in Kafka's order, which can follow a JVM-salted set (``Harness.CANONICAL``).
 
-Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka-harness/<version>`` (default
-``~/.cache``); Maven keeps the jars in its own repository (``~/.m2``).
+Built once per machine, Kafka version and state of the harness sources into
+``$XDG_CACHE_HOME/kraftcheck/kafka-harness/<version>-<digest>`` (default ``~/.cache``); Maven keeps the jars in its
+own repository (``~/.m2``).
 """
 
 from __future__ import annotations
@@ -56,8 +57,11 @@ class HarnessError(Exception):
 
 
 def cache_dir(version: str) -> Path:
+    """Where the harness for ``version`` is built: one directory per version and per state of the harness sources,
+    so that two checkouts with different sources on one machine (or a test run beside a long conform run) never
+    rebuild the directory a running JVM loads its classes from."""
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "kraftcheck" / "kafka-harness" / version
+    return base / "kraftcheck" / "kafka-harness" / f"{version}-{_source_digest()}"
 
 
 def _source_digest() -> str:
@@ -88,7 +92,7 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
     out.parent.mkdir(parents=True, exist_ok=True)
     # one build at a time per version: a second process (a parallel test worker, another conform) waits for the
     # first instead of deleting the directory under its JVM
-    with open(out.parent / f"{version}.lock", "w") as lock:
+    with open(out.parent / f"{out.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         return _build_locked(version, out)
 
