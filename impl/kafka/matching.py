@@ -100,3 +100,22 @@ def variants_for(version: str) -> frozenset[str]:
     """The model variants that stand for Kafka ``version``: both lines re-send BeginQuorumEpoch to acknowledged
     voters when the leader's timer expires; 4.x has pre-vote (KIP-996)."""
     return frozenset({"begin-epoch-heartbeat"} if version.startswith("3.") else {"prevote", "begin-epoch-heartbeat"})
+
+
+def unmodelled_answer(s: QState, me: int, ev: dict[str, Any]) -> QState | None:
+    """An answer the model leaves out (EndQuorumEpoch's) that voter ``me`` handled still goes through the common
+    response handling: a higher epoch moves it on (``KafkaRaftClient.maybeHandleCommonResponse``; FIDELITY Q40).
+    The state after, or None when nothing changes."""
+    from kraftcheck.model.quorum.election import common_response
+    from kraftcheck.model.quorum.state import NONE, replace_voter, reset_if_moved
+
+    part = (ev["data"].get("topics") or [{}])[0].get("partitions", [{}])[0]
+    if ev["api"] != "END_QUORUM_EPOCH" or "leaderEpoch" not in part:
+        return None
+    leader = int(part.get("leaderId", -1))
+    v = s.voters[me]
+    w = common_response(v, me, int(part["leaderEpoch"]), leader - 1 if leader > 0 else NONE,
+                        int(part.get("errorCode", 0)))
+    if w is None or w == v:
+        return None
+    return s._replace(voters=replace_voter(s.voters, me, w), net=reset_if_moved(s.net, me, v, w))

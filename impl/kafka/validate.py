@@ -43,6 +43,7 @@ from kraftcheck.impl.kafka.matching import (
     cur_of,
     fits,
     label,
+    unmodelled_answer,
     without_pending_leader_change,
 )
 from kraftcheck.impl.kafka.replay import _bag, _Driver, _key, voter_summary
@@ -276,6 +277,11 @@ class Shadow:
             claims[mid] = _key(m)
             known[why] += 1
         start = hyp.s._replace(net=net)
+        if processed is not None and processed in self.ignored and kind in ("poll", "fire"):
+            moved = unmodelled_answer(start, cmd["node"] - 1, drv.sent[processed])
+            if moved is not None:
+                start = moved
+                known[KNOWN_Q40] += 1
         results = self._explain(start, owed, budget, fresh, prefer)
         if not results:
             return "no model step leads to Kafka's state"
@@ -401,13 +407,16 @@ class Shadow:
 
     def _adoptable(self, mid: int) -> tuple[Any, str] | None:
         """A Kafka request the model does not send but handles, as the model message it would be, and why: a Fetch
-        from a voter that is not a follower (4.x ``pollUnattachedAsVoter`` fetches from a bootstrap voter to find
-        the leader; FIDELITY Q39); EndQuorumEpoch from a leader restarted as Resigned (``pollResigned``; Q40)."""
+        from a voter that is not a follower (it fetches from a voter to find the leader; FIDELITY Q39);
+        EndQuorumEpoch from a leader restarted as Resigned (``pollResigned``; Q40), which may have moved on in the
+        same poll."""
         ev = self.drv.sent[mid]
         src = ev["src"] - 1
-        if ev["api"] == "END_QUORUM_EPOCH" and ev["kind"] == "request" and \
-                self.drv.state["nodes"][str(ev["src"])].get("role") == "Resigned":
+        if ev["api"] == "END_QUORUM_EPOCH" and ev["kind"] == "request":
+            # only a node that led the epoch sends it; it may have moved on within the same poll (a Vote it handled)
             part = ev["data"]["topics"][0]["partitions"][0]
+            if int(part["leaderId"]) != ev["src"]:
+                return None
             return end_quorum_epoch(src=src, dst=ev["dst"] - 1, epoch=int(part["leaderEpoch"])), KNOWN_Q40
         if ev["api"] != "FETCH" or ev["kind"] != "request" or src >= self.nv:
             return None
