@@ -200,7 +200,8 @@ class _Driver:
         self.views = observe(self.state)
         self.past.update(self.views, self.ids)
         for k, n in self.state["nodes"].items():
-            if n.get("role") == "Resigned":
+            # a leader that resigned, even if it moved on within the same command, knows no high watermark (Q38)
+            if n.get("role") == "Resigned" or (before.get(k, ("",))[0] == "Leader" and n.get("role") != "Leader"):
                 self.hw_forgotten.add(int(k))
             elif n.get("up") and int(n.get("hw", -1)) >= 0:
                 self.hw_forgotten.discard(int(k))

@@ -16,14 +16,10 @@ Kafka's abstracted nodes and whose new messages are Kafka's new messages:
 - ``drop``: ``lose``; ``dup``: ``duplicate``; ``crash``: ``restart`` (the model crashes and restarts in one step;
   the abstraction shows a crashed node as its quorum-state file rebuilds it); ``restart``, ``append``: a stutter.
 
-Model requests Kafka has not sent yet (the model's follower fetches again in the step that receives an answer, Kafka
-at its next poll) are *owed*: Kafka's next matching request pays them; responses are never owed.  A new leader's
-LeaderChange record comes at its next poll in Kafka, in the electing step in the model: a Kafka leader whose log
-lacks only that record matches.  One 4.x behaviour the model leaves out is adopted rather than reported: an
-Unattached voter fetching from a voter to find the leader (FIDELITY Q39): its Fetch is put in the shadow network as
-Kafka sent it, and the model's own handlers answer it.  The first command no sequence explains is a discrepancy,
-with both states, the model steps taken so far (an ITF trace, ``itf``) and Kafka's schedule (which ``replay quorum
-F --into kafka`` re-executes).
+Model requests Kafka sends a poll later (a follower's next Fetch) are *owed* and paid by Kafka's next matching send.
+Kafka's sends the model leaves out are adopted into the shadow network and counted (FIDELITY Q39-Q41).  The first
+command no sequence explains is a discrepancy: both states, the model steps so far and Kafka's schedule, written as
+an ITF trace that ``replay quorum F --into kafka`` re-executes.
 """
 
 from __future__ import annotations
@@ -421,9 +417,10 @@ class Shadow:
         if ev["api"] != "FETCH" or ev["kind"] != "request" or src >= self.nv:
             return None
         node = self.drv.state["nodes"][str(ev["src"])]
-        if node.get("role") == "Follower" and node.get("leader") == ev["dst"]:
-            return None  # a follower's Fetch to its leader: the model's send_fetch
         part = ev["data"]["topics"][0]["partitions"][0]
+        if node.get("role") == "Follower" and node.get("leader") == ev["dst"] and \
+                int(part["currentLeaderEpoch"]) == node.get("epoch"):
+            return None  # a follower's Fetch to its leader: the model's send_fetch (not one sent before it followed)
         return fetch_request(src=src, dst=ev["dst"] - 1, epoch=int(part["currentLeaderEpoch"]),
                              fetch_offset=int(part["fetchOffset"]),
                              last_fetched_epoch=int(part["lastFetchedEpoch"])), KNOWN_Q39
