@@ -78,7 +78,7 @@ class Discrepancy:
     kafka: list[str]
     schedule: list[dict[str, Any]]      # the run's harness commands up to and including the discrepant one
     path: list[tuple[str, dict[str, Any], QState]] = attrs.field(repr=False)  # model steps taken (ITF)
-    itf: str | None = None              # where the ITF trace was written
+    itf: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"run": self.run, "seed": self.seed, "step": self.step, "command": self.command,
@@ -88,11 +88,9 @@ class Discrepancy:
 
 @attrs.define
 class Hypothesis:
-    """One model run that explains Kafka's so far: its state, which model message each Kafka message stands for,
-    the requests the model sent that Kafka has not yet, and the model steps taken.  Kafka's events do not always
-    say which of two copies of a message a node handled (a current one or one its requester no longer expects): the
-    validator keeps every explanation of the shortest length, up to ``MAX_HYPOTHESES``, and drops those a later step
-    refutes."""
+    """One model run that explains Kafka's so far (state, Kafka message -> model message, owed requests, steps).
+    Which of two copies of a message a node handled is not always observable: every shortest explanation is kept
+    (up to ``MAX_HYPOTHESES``) until a later step refutes it."""
 
     s: QState
     claims: dict[int, tuple[Any, ...]] = attrs.field(factory=dict)
@@ -100,8 +98,8 @@ class Hypothesis:
     path: list[tuple[str, dict[str, Any], QState]] = attrs.field(factory=list)
 
     def sig(self, inflight: set[int]) -> tuple[Any, ...]:
-        return (self.s, tuple(sorted(self.owed.items())),
-                tuple(sorted((m, k) for m, k in self.claims.items() if m in inflight)))
+        claims = tuple(sorted(kv for kv in self.claims.items() if kv[0] in inflight))
+        return self.s, tuple(sorted(self.owed.items())), claims
 
 
 MAX_HYPOTHESES = 8
@@ -115,7 +113,9 @@ class Shadow:
 
         self.ctx = ctx
         self.nv = ctx.b.voters
-        self.drv = _Driver(h, ctx.b.voters, seed, d, 0, observers=ctx.b.observers, config=_config(), poll=False)
+        from kraftcheck.impl.kafka.conform import CONFIG  # conform imports this module
+
+        self.drv = _Driver(h, ctx.b.voters, seed, d, 0, observers=ctx.b.observers, config=CONFIG, poll=False)
         self.hyps = [Hypothesis(QUORUM.initial_states(ctx)[0])]
         self.queue: dict[int, deque[int]] = {i: deque() for i in self.drv.ids}
         self.pending: Counter[int] = Counter()         # client appends accepted, not yet in the log
@@ -424,12 +424,6 @@ class Shadow:
         return fetch_request(src=src, dst=ev["dst"] - 1, epoch=int(part["currentLeaderEpoch"]),
                              fetch_offset=int(part["fetchOffset"]),
                              last_fetched_epoch=int(part["lastFetchedEpoch"])), KNOWN_Q39
-
-
-def _config() -> dict[str, str]:
-    from kraftcheck.impl.kafka.conform import CONFIG
-
-    return CONFIG
 
 
 def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[Bounds],
