@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from kraftcheck.checker.cli.conform import write_itf
 from kraftcheck.checker.cli.main import main
 from kraftcheck.impl.kafka.harness import DEFAULT_VERSION, KafkaHarness
 from kraftcheck.impl.kafka.matching import variants_for
-from kraftcheck.impl.kafka.validate import KNOWN_Q39, VALIDATE_BOUNDS, validate_run, write_itf
+from kraftcheck.impl.kafka.validate import KNOWN_Q39, VALIDATE_BOUNDS, validate_run
 from kraftcheck.model.core import Context
 from kraftcheck.model.quorum.bounds import Bounds
 
@@ -79,3 +80,19 @@ def test_conform_json_counts_every_action_and_says_why_epoch_bound_is_not_one(tm
     assert j["model_actions_in_runs"] == j["model_actions_on_kafka"]  # no walks
     assert "not a Kafka action" in j["model_actions_not_exercised"]["epoch_bound"]
     assert "walks" in j["model_actions_not_exercised"]["resign"]  # only walks resign
+
+
+def test_conform_writes_each_discrepancy_as_an_itf_trace_beside_its_json(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model made wrong on purpose (mutation ``no-leader-change`` added to the variants that stand for Kafka):
+    ``conform quorum --json F`` exits 23 and writes the run's discrepancy beside F, named by its seed."""
+    from kraftcheck.impl.kafka import matching
+
+    right = matching.variants_for
+    monkeypatch.setattr(matching, "variants_for", lambda v: right(v) | {"no-leader-change"})
+    out = tmp_path / "wrong.json"
+    assert main(["conform", "quorum", "--runs", "1", "--seed", "1", "--walks", "0", "--json", str(out)]) == 23
+    j = json.loads(out.read_text())
+    (d,) = j["discrepancies"]
+    assert d["itf"] == str(tmp_path / "discrepancy-seed1.itf.json") and Path(d["itf"]).is_file()
+    assert json.loads(Path(d["itf"]).read_text())["#meta"]["kafka"]["step"] == d["step"]

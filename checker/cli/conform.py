@@ -64,10 +64,18 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
         return cmd_conform_zookeeper(args)
     try:
-        itf_dir = str(Path(args.json).resolve().parent) if args.json and args.model == "quorum" else None
-        report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks, itf_dir=itf_dir)
+        report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks)
     except HarnessUnavailable as exc:
         raise UsageError(str(exc)) from None
+    if args.json:  # each discrepancy as an ITF trace beside the report, which replay --into kafka re-executes
+        from kraftcheck.impl.kafka.matching import variants_for
+        from kraftcheck.impl.kafka.validate import VALIDATE_BOUNDS
+        from kraftcheck.model.core import Context
+
+        vctx = Context(VALIDATE_BOUNDS, variants_for(args.kafka))
+        for d in report.discrepancies:
+            d.itf = str(Path(args.json).resolve().parent / f"discrepancy-seed{d.seed}.itf.json")
+            write_itf(d, vctx, report.version, d.itf)
     j = report.to_json()
     diverged = report.diverged_walks()
     verdict = ("violation" if report.violations else "discrepancy" if report.discrepancies else
@@ -106,3 +114,30 @@ def write_report(path: str | None, doc: dict[str, Any], code: int) -> int:
             print(f"kraftcheck: error: {exc}", file=sys.stderr)
             return code if code != errors.OK else getattr(exc, "code", errors.USAGE)
     return code
+
+
+def write_itf(disc: Any, ctx: Any, version: str, path: str) -> None:
+    """A ``conform quorum`` discrepancy as an ITF trace: the model steps that explained the run up to it (the states
+    also hold the messages Kafka sent that the model leaves out, FIDELITY Q39-Q41, so it does not replay on the model
+    alone), with Kafka's schedule in ``#meta.kafka``, which ``replay quorum T --into kafka`` re-executes."""
+    import os
+
+    from kraftcheck.checker.traces.itf import to_itf
+    from kraftcheck.checker.traces.trace import Step, Trace
+    from kraftcheck.model.quorum import QUORUM
+
+    init = QUORUM.initial_states(ctx)[0]
+    trace = Trace(init, [Step(a, p, t) for a, p, t in disc.path], model="quorum", variant=tuple(sorted(ctx.variants)),
+                  bounds={f: getattr(ctx.b, f) for f in QUORUM.bound_fields()},
+                  note=f"conform quorum on Kafka {version}: run {disc.run} (seed {disc.seed}) parts from the model at "
+                       f"harness step {disc.step} ({disc.command}): {disc.reason}")
+    doc = to_itf(trace, QUORUM)
+    doc["#meta"]["kafka"] = {"version": version, "seed": disc.seed, "run": disc.run, "step": disc.step,
+                             "reason": disc.reason, "schedule": disc.schedule}
+    out = Path(path)
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -259,13 +259,12 @@ WALK_BOUNDS = Bounds(voters=3, max_epoch=30, max_values=1, max_msgs=100, fetch_m
 WALK_STEPS = 60
 
 
-def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0,
-            itf_dir: str | None = None) -> Report:
+def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0) -> Report:
     """``runs`` seeded random runs (seeds ``seed``, ``seed+1``, ...) against real Kafka ``version``, validated step
     by step, then ``walks`` model-guided walks of ``WALK_STEPS`` steps (same seeds; every second one a swarm walk).
-    A run's discrepancy is written as an ITF trace into ``itf_dir`` when given."""
+    A run's discrepancy is kept in the report (the CLI writes it as an ITF trace)."""
     from kraftcheck.impl.kafka.matching import variants_for
-    from kraftcheck.impl.kafka.validate import VALIDATE_BOUNDS, validate_run, write_itf
+    from kraftcheck.impl.kafka.validate import VALIDATE_BOUNDS, validate_run
     from kraftcheck.impl.kafka.walk import guided_walk
 
     vctx: Context[Bounds] = Context(VALIDATE_BOUNDS, variants_for(version))
@@ -283,12 +282,6 @@ def conform(version: str, runs: int, seed: int, steps: int = 200, walks: int = 0
             if disc is None:
                 report.validated += 1
                 continue
-            if itf_dir is not None:
-                from pathlib import Path
-
-                path = Path(itf_dir) / f"discrepancy-seed{disc.seed}.itf.json"
-                write_itf(disc, vctx, report.version, str(path))
-                disc.itf = str(path)
             report.discrepancies.append(disc)
         report.seconds = time.perf_counter() - t0
         t0 = time.perf_counter()

@@ -468,31 +468,3 @@ def validate_run(h: KafkaHarness, run: int, seed: int, steps: int, ctx: Context[
                     run, seed, i + 1, cmd, reason, voter_summary(before),
                     voter_summary(to_model(sh.drv.views, sh.drv.past)), done, list(sh.path))
         return sh, len(done), None
-
-
-def write_itf(disc: Discrepancy, ctx: Context[Bounds], version: str, path: str) -> None:
-    """The discrepancy as an ITF trace: the model steps that explained the run up to it (which ``replay`` re-runs on
-    the model), with Kafka's schedule in ``#meta.kafka`` (which ``replay --into kafka`` re-executes and validates)."""
-    import json
-    import os
-    from pathlib import Path
-
-    from kraftcheck.checker.traces.itf import to_itf
-    from kraftcheck.checker.traces.trace import Step, Trace
-    from kraftcheck.model.quorum import QUORUM
-
-    init = QUORUM.initial_states(ctx)[0]
-    trace = Trace(init, [Step(a, p, t) for a, p, t in disc.path], model="quorum", variant=tuple(sorted(ctx.variants)),
-                  bounds=attrs.asdict(ctx.b),
-                  note=f"conform quorum on Kafka {version}: run {disc.run} (seed {disc.seed}) parts from the model at "
-                       f"harness step {disc.step} ({disc.command}): {disc.reason}")
-    doc = to_itf(trace, QUORUM)
-    doc["#meta"]["kafka"] = {"version": version, "seed": disc.seed, "run": disc.run, "step": disc.step,
-                             "reason": disc.reason, "schedule": disc.schedule}
-    out = Path(path)
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
