@@ -203,8 +203,8 @@ class _Driver:
             # a leader that resigned, even if it moved on within the same command, knows no high watermark (Q38)
             if n.get("role") == "Resigned" or (before.get(k, ("",))[0] == "Leader" and n.get("role") != "Leader"):
                 self.hw_forgotten.add(int(k))
-            elif n.get("up") and int(n.get("hw", -1)) >= 0:
-                self.hw_forgotten.discard(int(k))
+            elif n.get("up") and (int(n.get("hw", -1)) >= 0 or n.get("role") == "Leader"):
+                self.hw_forgotten.discard(int(k))  # a leader's high watermark is its own: compared again
 
     def unclaimed(self, m: tuple[Any, ...], fresh_only: bool = False) -> int | None:
         """The newest Kafka message in flight, not yet claimed, that carries model message ``m``'s kind, ends and
