@@ -60,9 +60,11 @@ EXIT_DETAILS = {
         "is left.",
     22: "The Spark engine could not finish: a task failed every attempt (Spark's root cause in the message), or no "
         "executor was left for `--executor-timeout` seconds.",
-    23: "`conform`: the real Kafka's states, abstracted, break a model property, a model-guided walk diverged from "
-        "what Kafka did, or a real ZooKeeper answered an operation differently from the ZooKeeper model; the "
-        "schedule is in the `--json` report.",
+    23: "`conform`: a step of the real Kafka is no model step, the real Kafka's states, abstracted, break a model "
+        "property, a model-guided walk diverged from what Kafka did, or a real ZooKeeper answered an operation "
+        "differently from the ZooKeeper model; the schedule is in the `--json` report (a Kafka step that is no "
+        "model step also as an ITF trace beside it). `replay --into kafka` of such a trace: Kafka parts from the "
+        "model again.",
     24: "`validate`: the event logs are damaged, not what one run wrote (a `seq` gap, repeat or step back, a line "
         "of another run or another node, a node listed in `cluster.json` without events, a malformed line); one line "
         "names `file:line`. Never reported as the implementation's violation (12).",

@@ -41,6 +41,7 @@ def test_parallel_builds_of_one_version_build_once_one_at_a_time(tmp_path: Path,
         t.start()
     for t in threads:
         t.join()
-    out = tmp_path / "kraftcheck" / "kafka-harness" / harness.DEFAULT_VERSION
+    out = tmp_path / "kraftcheck" / "kafka-harness" / f"{harness.DEFAULT_VERSION}-{harness._source_digest()}"
+    assert out == harness.cache_dir(harness.DEFAULT_VERSION)  # one directory per version and state of the sources
     assert most[0] == 1 and builds == [out]  # one build; the others waited for it and found it done
     assert results == [[str(out / "target" / "classes"), "/jars/kafka-raft.jar"]] * 3

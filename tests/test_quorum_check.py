@@ -150,7 +150,7 @@ def test_stored_counterexample_of_a_slow_mutation_replays(name: str) -> None:
     assert replay_trace("quorum", path, variants=[]).verdict == "diverged"
 
 
-@pytest.mark.parametrize("variant", ["prevote", "no-check-quorum"])
+@pytest.mark.parametrize("variant", ["prevote", "no-check-quorum", "begin-epoch-heartbeat"])
 def test_feature_variants_keep_every_property_on_random_runs(variant: str) -> None:
     """The exhaustive checks of the variants live in bench/ (larger state spaces); here seeded simulation."""
     from kraftcheck.checker.api import simulate

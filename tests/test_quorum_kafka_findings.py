@@ -98,3 +98,75 @@ def test_a_resigned_voter_times_out_into_the_next_epoch_unattached_under_prevote
     assert (old.role, old.epoch, old.voted) == (CANDIDATE, 2, 0)  # 3.9: Candidate of epoch 2, voted for itself
     at_bound = state([res._replace(epoch=3), voter(epoch=3), voter(epoch=3)])
     assert (0,) not in {p for p, _ in election.timeout(at_bound, ctx("prevote"))}  # max_epoch=3
+
+
+# ---- found by the step-by-step validation of seeded runs (impl/kafka/validate.py); Kafka sources cited per test ----
+def test_an_observer_fetching_after_a_timeout_forgets_every_request_in_flight() -> None:
+    """``RequestManager.findReadyBootstrapServer`` sends only once ``hasAnyInflightRequest`` found none un-timed-out,
+    and that call removes every timed-out connection: the answer to the old Fetch is no longer expected (3.9 source,
+    4.2.2 run).  The model kept it expected and let the observer fetch only from voters it awaited nothing from."""
+    from kraftcheck.model.quorum import fetch
+    from kraftcheck.model.quorum.state import FETCH, FETCH_RESP
+
+    c = ctx(voters=2, observers=1, max_msgs=4)
+    old = msg(FETCH_RESP, src=0, dst=2, epoch=0, leader=NONE, error=6, div_epoch=NONE, div_end=NONE, offset=NONE,
+              entries=(), hw=NONE, cur=True)
+    s = state([voter(), voter(), voter()], net=[old])
+    sent = dict(fetch.observer_fetch(s, c))
+    assert set(sent) == {(2, 0), (2, 1)}  # to the voter it awaits an answer from, too
+    for t in sent.values():
+        assert [field(m, "cur") for m in t.net if m[0] == FETCH_RESP] == [False]
+        assert [field(m, "cur") for m in t.net if m[0] == FETCH] == [True]
+
+
+def test_a_fetch_answer_that_names_the_leader_is_also_appended() -> None:
+    """``KafkaRaftClient.maybeHandleCommonResponse`` (3.9 and 4.x): the leader of the current epoch answering a node
+    that did not know it makes it a follower and, with no error, "allows an observer to discover the leader and
+    append to the log in the same Fetch request".  The model dropped the records."""
+    from kraftcheck.model.quorum import fetch
+    from kraftcheck.model.quorum.state import FETCH_RESP
+
+    c = ctx(voters=2, observers=1, max_msgs=4, fetch_max=2)
+    resp = msg(FETCH_RESP, src=0, dst=2, epoch=1, leader=0, error=0, div_epoch=NONE, div_end=NONE, offset=0,
+               entries=((1, 0), (1, 1)), hw=2, cur=True)
+    leader = voter(role=3, epoch=1, voted=0, leader=0, log=((1, 0), (1, 1)), hw=2, ends=(2, 2))
+    s = state([leader, voter(role=FOLLOWER, epoch=1, leader=0), voter(epoch=1)], net=[resp])
+    (_, t), = fetch.receive_fetch_response(s, c)
+    obs = t.voters[2]
+    assert (obs.role, obs.leader, obs.log, obs.hw) == (FOLLOWER, 0, ((1, 0), (1, 1)), 2)
+
+
+def test_a_prospective_falling_back_to_voted_resets_its_connections() -> None:
+    """4.2.2: a Prospective that voted (Q35) and times out goes through ``transitionToUnattached`` with its vote,
+    which resets its connections (``resetConnections`` on every transition but a vote granted); Kafka then drops the
+    answer to its pre-vote unread.  The model kept it expected."""
+    c = ctx("prevote", max_msgs=4)
+    resp = msg(VOTE_RESP, src=2, dst=1, epoch=1, leader=2, error=0, granted=False, prevote=True, cur=True)
+    pros = voter(role=PROSPECTIVE, epoch=1, voted=2, votes=(-1, 1, -1))
+    s = state([voter(epoch=1), pros, voter(role=3, epoch=1, voted=2, leader=2, ends=(-1, -1, 1))], net=[resp])
+    nxt = [t for a, p, t in QUORUM.successors(s, c) if a.name == "timeout" and p == (1,)]
+    assert len(nxt) == 1 and nxt[0].voters[1].role == 1  # Voted
+    assert [field(m, "cur") for m in nxt[0].net if m[0] == VOTE_RESP] == [False]
+
+
+def test_a_4x_follower_that_had_voted_for_itself_restarts_as_a_leaderless_candidate() -> None:
+    """4.2.2 run: a follower keeps its vote in its quorum-state file (``ElectionState.withElectedLeader`` with the
+    voted key) and ``QuorumState.initialize`` looks at a vote for itself before the leader: it comes back Candidate,
+    without a leader.  3.9's follower drops the vote (Q2) and comes back Follower, as the model without pre-vote."""
+    from kraftcheck.model.quorum.faults import restarted
+
+    f = voter(role=FOLLOWER, epoch=1, voted=1, leader=0)
+    assert (restarted(f, 1, ctx("prevote")).role, restarted(f, 1, ctx("prevote")).leader) == (CANDIDATE, NONE)
+    assert restarted(f, 1, ctx()).role == FOLLOWER
+
+
+def test_begin_epoch_heartbeat_re_sends_to_voters_that_acknowledged() -> None:
+    """3.9.1 ``KafkaRaftClient.maybeSendBeginQuorumEpochRequests`` (every voter when the timer expires) and 4.2.2
+    ``LeaderState.needToSendBeginQuorumRequests`` (every voter not fetched lately): acknowledged voters too, under
+    variant ``begin-epoch-heartbeat``; without it only those that have not acknowledged."""
+    c = ctx(max_msgs=4)
+    lead = voter(role=3, epoch=1, voted=0, leader=0, log=((1, 0),), ends=(1, 0, -1))
+    s = state([lead, voter(role=FOLLOWER, epoch=1, leader=0), voter(epoch=1)])
+    plain = {p for p, _ in election.send_begin_epoch(s, c)}
+    beat = {p for p, _ in election.send_begin_epoch(s, ctx("begin-epoch-heartbeat", max_msgs=4))}
+    assert plain == {(0, 2)} and beat == {(0, 1), (0, 2)}

@@ -43,7 +43,7 @@ EXIT_CODES = """exit codes:
   20  out of memory (the checker, a Spark executor or the JVM)
   21  no space left on a device (checkpoint, scratch, Spark shuffle or an output file)
   22  Spark could not finish: a task failed every attempt, or no executor for --executor-timeout seconds
-  23  conform: real Kafka (or ZooKeeper) and the model differ (the schedule is in the --json report)
+  23  conform (or replay --into kafka of its discrepancy trace): real Kafka or ZooKeeper and the model differ
   24  validate: the event logs are damaged (a seq gap or repeat, a line of another run, a node's log missing)
   130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)
   141 the reader of the output went away (e.g. '| head')"""

@@ -58,3 +58,37 @@ def replay_into_kafka(spec: Any, trace: Any, ctx: Any, version: str) -> int:
         return errors.VIOLATION
     print(f"replay into kafka: Kafka followed all {len(steps)} steps")
     return errors.OK
+
+
+def replay_schedule_into_kafka(meta: dict[str, Any], ctx: Any, version: str | None) -> int:
+    """A ``conform quorum`` discrepancy's ITF trace (its ``#meta.kafka``: Kafka's schedule): re-execute the schedule
+    on fresh Kafka nodes, validate it step by step again, print what each step did and which model steps explained
+    it.  Exit 23 when the discrepancy comes back at its step, 0 when Kafka and the model now agree on every step."""
+    from kraftcheck.impl.kafka.harness import HarnessUnavailable, KafkaHarness
+    from kraftcheck.impl.kafka.validate import validate_run
+
+    schedule = meta.get("schedule")
+    if not isinstance(schedule, list) or not all(isinstance(c, dict) and "cmd" in c for c in schedule):
+        raise UsageError("the trace's #meta.kafka has no schedule of harness commands (write it with conform quorum "
+                         "--json FILE)")
+    version = version or str(meta.get("version") or "")
+    seed, step = int(meta.get("seed", 0)), int(meta.get("step", 0))
+    try:
+        with KafkaHarness(version) as h:
+            sh, n, disc = validate_run(h, int(meta.get("run", 0)), seed, len(schedule), ctx, schedule=schedule)
+    except HarnessUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    print(f"replay into Kafka {version}: the schedule of conform run {meta.get('run')} (seed {seed}), "
+          f"{len(schedule) - 1} harness steps, validated step by step (variants {', '.join(sorted(ctx.variants))})")
+    for i, (cmd, names) in enumerate(sh.explained, start=1):
+        print(f"Step {i}: {cmd}: " + (f"model steps {', '.join(names)}" if names else "a stutter"))
+    if disc is None:
+        print(f"replay into kafka: Kafka and the model agree on all {n} steps (the discrepancy at step {step} is gone)")
+        return errors.OK
+    print(f"Step {disc.step}: {disc.command}: {disc.reason}")
+    for label, lines in (("model", disc.model), ("Kafka", disc.kafka)):
+        for line in lines:
+            print(f"    {label}: {line}")
+    again = "the recorded step" if disc.step == step else f"not the recorded step {step}"
+    print(f"replay into kafka: Kafka parts from the model at step {disc.step} ({again})")
+    return errors.KAFKA_DISCREPANCY

@@ -77,10 +77,15 @@ class Past:
                        resigns=0, truncated=self.truncated, raised=self.raised)
 
 
-def _role(v: NodeView) -> int:
+def _role(v: NodeView, nid: int) -> int:
     if v.up:
         return ROLE[v.role]
-    # QuorumState.initialize from the quorum-state file (a leader comes back Resigned, Q27)
+    # QuorumState.initialize from the quorum-state file, as the model's faults.restarted has it: a leader comes back
+    # Resigned (Q27), a voter that voted for itself Candidate (even a follower: 4.x keeps its vote)
+    if v.leader == nid:
+        return ROLE["Resigned"]
+    if v.voted == nid:  # before the leader: a 4.x follower keeps its vote in the file (3.9 drops it, Q2)
+        return ROLE["Candidate"]
     if v.leader != -1:
         return ROLE["Follower"]
     return ROLE["Voted"] if v.voted != -1 else ROLE["Unattached"]
@@ -93,8 +98,11 @@ def to_model(views: dict[int, NodeView], past: Past) -> QState:
     for nid in ids:
         v = views[nid]
         voted = nid if v.leader == nid and v.voted == -1 else v.voted  # a leader voted for itself (see above)
+        role = _role(v, nid)
+        if role == ROLE["Candidate"] and not v.up:
+            v = v._replace(leader=-1)  # a Candidate comes back without a leader (QuorumState.initialize)
         voters.append(Voter(
-            role=_role(v), epoch=v.epoch,
+            role=role, epoch=v.epoch,
             voted=ids.index(voted) if voted in ids else NONE,
             leader=ids.index(v.leader) if v.leader in ids else NONE,
             log=tuple((e, val) for _, e, val in v.log), hw=v.hw, ends=(), votes=(), heard=0))

@@ -3,9 +3,11 @@
 The JVM runs N released ``KafkaRaftClient`` instances (see ``Harness.java``) and speaks JSON lines: one command a line
 on its stdin, events on its stdout, each answer ending with a ``state`` event and a ``done`` line.  Commands:
 
-- ``{"cmd": "start", "voters": [1, 2, 3], "seed": S, "dir": D, "config": {...}, "read_batches": K}``: fresh nodes
-  (quorum-state files in D, ``config`` is Kafka's ``controller.quorum.*`` settings; optional ``read_batches``: at
-  most K batches per log read, so a Fetch answer carries at most K batches);
+- ``{"cmd": "start", "voters": [1, 2, 3], "observers": [4], "seed": S, "dir": D, "config": {...},
+  "read_batches": K}``: fresh nodes (quorum-state files in D, ``config`` is Kafka's ``controller.quorum.*`` settings;
+  optional ``observers``: nodes with ids outside the voter set, which fetch from any voter and never vote, as a
+  broker does; optional ``read_batches``: at most K batches per log read, so a Fetch answer carries at most K
+  batches);
 - ``{"cmd": "poll", "node": N}``: one round of node N's event loop (``KafkaRaftClient.poll``);
 - ``{"cmd": "fire", "node": N}``: advance N's clock to the deadline its last poll waited for (its next timer), then
   poll; ``{"cmd": "tick", "node": N, "ms": T}``: advance N's clock by T ms;
@@ -13,8 +15,8 @@ on its stdin, events on its stdout, each answer ending with a ``state`` event an
 - ``{"cmd": "append", "node": N, "value": "k"}``: a client record on N (refused unless N leads);
 - ``{"cmd": "resign", "node": N}``: N, a leader, resigns gracefully (``KafkaRaftClient.resign``; it becomes
   Resigned and sends EndQuorumEpoch at its next poll);
-- ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client; rebuild it from its
-  quorum-state file and its durable log;
+- ``{"cmd": "crash", "node": N}``, ``{"cmd": "restart", "node": N}``: drop N's client (and the messages in flight
+  to it: its connections close, a ``drop`` event each); rebuild it from its quorum-state file and its durable log;
 - ``{"cmd": "state"}``, ``{"cmd": "version"}`` (the Kafka version, and ``set_order``: this JVM's salted iteration
   order of ``Set.of(1, 2)`` and ``Set.of(1, 2, 3)``), ``{"cmd": "quit"}``.
 
@@ -22,8 +24,9 @@ Deterministic: a seed gives the same events and states in any JVM.  What the nod
 network after it, in a canonical order (responses, then by source, destination, API), each request under the next
 correlation id of its sender; not in Kafka's order, which can follow a JVM-salted set (``Harness.CANONICAL``).
 
-Built once per machine and Kafka version into ``$XDG_CACHE_HOME/kraftcheck/kafka-harness/<version>`` (default
-``~/.cache``); Maven keeps the jars in its own repository (``~/.m2``).
+Built once per machine, Kafka version and state of the harness sources into
+``$XDG_CACHE_HOME/kraftcheck/kafka-harness/<version>-<digest>`` (default ``~/.cache``); Maven keeps the jars in its
+own repository (``~/.m2``).
 """
 
 from __future__ import annotations
@@ -54,8 +57,11 @@ class HarnessError(Exception):
 
 
 def cache_dir(version: str) -> Path:
+    """Where the harness for ``version`` is built: one directory per version and per state of the harness sources,
+    so that two checkouts with different sources on one machine (or a test run beside a long conform run) never
+    rebuild the directory a running JVM loads its classes from."""
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "kraftcheck" / "kafka-harness" / version
+    return base / "kraftcheck" / "kafka-harness" / f"{version}-{_source_digest()}"
 
 
 def _source_digest() -> str:
@@ -86,7 +92,7 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
     out.parent.mkdir(parents=True, exist_ok=True)
     # one build at a time per version: a second process (a parallel test worker, another conform) waits for the
     # first instead of deleting the directory under its JVM
-    with open(out.parent / f"{version}.lock", "w") as lock:
+    with open(out.parent / f"{out.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         return _build_locked(version, out)
 

@@ -13,7 +13,8 @@ Each model step becomes harness commands (``impl/kafka/harness.py``):
   receive delivers a copy);
 - ``client_request(l)``: append the next value on l and poll l; ``resign(l)``: ``KafkaRaftClient.resign``;
   ``check_quorum(l)``: advance l's clock past its check-quorum deadline; ``restart(n)``: crash and restart n;
-  ``epoch_bound``: nothing.  ``observer_fetch`` is not mapped (``UNMAPPED``: the harness has no observers).
+  ``epoch_bound``: nothing.  ``observer_fetch`` is not mapped (``UNMAPPED``: the walks start voters only; the
+  validated random runs have an observer, ``validate.py``).
 
 Messages the model adds in a step are claimed among Kafka's unclaimed messages in flight by kind, ends and content.
 After each step the voters' role, epoch, vote, leader, log and high watermark are compared with the model's
@@ -71,7 +72,7 @@ REPLAY_CONFIG = {**CONFIG, "controller.quorum.request.timeout.ms": str(REQUEST_T
                  "controller.quorum.election.timeout.ms": str(ELECTION_TIMEOUT_MS),
                  "controller.quorum.fetch.timeout.ms": str(FETCH_TIMEOUT_MS)}
 # model actions the harness cannot carry out, and why (``conform``'s JSON lists them with their reason)
-UNMAPPED = {"observer_fetch": "the harness starts voters only (an observer is a broker fetching without a vote)"}
+UNMAPPED = {"observer_fetch": "the walks start voters only (the validated runs have an observer: conform.py)"}
 
 
 def _field(m: Any, name: str) -> Any:
@@ -151,9 +152,10 @@ def voter_summary(s: QState) -> list[str]:
 
 
 class _Driver:
-    def __init__(self, h: KafkaHarness, n: int, seed: int, d: str, fetch_max: int) -> None:
+    def __init__(self, h: KafkaHarness, n: int, seed: int, d: str, fetch_max: int, observers: int = 0,
+                 config: dict[str, str] | None = None, poll: bool = True) -> None:
         self.h = h
-        self.ids = list(range(1, n + 1))
+        self.ids = list(range(1, n + observers + 1))  # voters 1..n, then the observers
         self.claimed: dict[tuple[Any, ...], list[int]] = {}
         self.owned: set[int] = set()
         self.past = Past()
@@ -164,15 +166,18 @@ class _Driver:
         self.request_id: dict[tuple[int, int, int], int] = {}  # (requester, destination, correlation id) -> message id
         self.reset_after: dict[int, int] = {}  # node -> last message id sent before its last connection reset
         self.hw_forgotten: set[int] = set()  # nodes that resigned and have not known a high watermark since (Q38)
-        self.run({"cmd": "start", "voters": self.ids, "seed": seed, "dir": d, "config": REPLAY_CONFIG,
+        self.events: list[dict[str, Any]] = []  # the events of the last command
+        self.run({"cmd": "start", "voters": self.ids[:n], "observers": self.ids[n:], "seed": seed, "dir": d,
+                  "config": REPLAY_CONFIG if config is None else config,
                   "read_batches": fetch_max})  # a Fetch answer carries at most fetch_max entries, as in the model
-        for i in self.ids:
+        for i in self.ids if poll else ():
             self.run({"cmd": "poll", "node": i})
 
     def run(self, cmd: dict[str, Any]) -> None:
         before = {k: (n.get("role"), n.get("epoch")) for k, n in self.state["nodes"].items()}
         last_id = max(self.sent, default=-1)
         events, self.state = self.h.command(cmd)
+        self.events = events
         for k, n in self.state["nodes"].items():
             # KafkaRaftClient resets its connections on every change of role or epoch but a granted vote
             # (FIDELITY Q28): requests sent before are no longer answered as expected
@@ -180,6 +185,12 @@ class _Driver:
             if was is not None and was != now and not (was[1] == now[1] and now[0] == "Voted"):
                 self.reset_after[int(k)] = last_id
         for ev in events:
+            if ev["ev"] == "drop" and ev.get("crash"):
+                # lost with the crashed node's connections (the model's restart loses it too): no longer claimable
+                self.owned.discard(ev["id"])
+                for mids in self.claimed.values():
+                    while ev["id"] in mids:
+                        mids.remove(ev["id"])
             if ev["ev"] == "send":
                 self.sent[ev["id"]] = ev
                 self.fresh.append(ev["id"])
@@ -189,10 +200,11 @@ class _Driver:
         self.views = observe(self.state)
         self.past.update(self.views, self.ids)
         for k, n in self.state["nodes"].items():
-            if n.get("role") == "Resigned":
+            # a leader that resigned, even if it moved on within the same command, knows no high watermark (Q38)
+            if n.get("role") == "Resigned" or (before.get(k, ("",))[0] == "Leader" and n.get("role") != "Leader"):
                 self.hw_forgotten.add(int(k))
-            elif n.get("up") and int(n.get("hw", -1)) >= 0:
-                self.hw_forgotten.discard(int(k))
+            elif n.get("up") and (int(n.get("hw", -1)) >= 0 or n.get("role") == "Leader"):
+                self.hw_forgotten.discard(int(k))  # a leader's high watermark is its own: compared again
 
     def unclaimed(self, m: tuple[Any, ...], fresh_only: bool = False) -> int | None:
         """The newest Kafka message in flight, not yet claimed, that carries model message ``m``'s kind, ends and

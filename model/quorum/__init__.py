@@ -57,6 +57,10 @@ QUORUM: Model[QState, Bounds] = Model(
 
 QUORUM.variant("prevote", "KIP-996 pre-vote: a timed-out voter becomes Prospective and needs a majority of pre-votes "
                "before it bumps the epoch")
+QUORUM.variant("begin-epoch-heartbeat", "the leader re-sends BeginQuorumEpoch to voters that acknowledged its epoch "
+               "too, as Kafka does when its timer expires (3.9.1 maybeSendBeginQuorumEpochRequests: every voter; "
+               "4.2.2 LeaderState.needToSendBeginQuorumRequests: every voter not fetched lately); without it only "
+               "to voters that have not acknowledged (LeaderState.nonAcknowledgingVoters)")
 QUORUM.variant("no-check-quorum", "Kafka before 3.7 and the KIP-595 text: no check quorum, a leader that a majority "
                "stopped fetching from stays leader (the default resigns it, as KAFKA-15489 ships from 3.7)")
 QUORUM.variant("skip-log-check", "a voter grants its vote without comparing the candidate's log with its own",

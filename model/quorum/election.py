@@ -351,16 +351,20 @@ def receive_vote_response(s: QState, ctx: Ctx) -> Succ:
 def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
     """The leader sends BeginQuorumEpoch again to a voter that has not acknowledged it (neither answered nor
     fetched), one request in flight per voter (LeaderState.nonAcknowledgingVoters, beginQuorumEpochTimer); a request
-    still in flight is forgotten first when it timed out (RequestManager.isReady), as for ``send_vote``."""
+    still in flight is forgotten first when it timed out (RequestManager.isReady), as for ``send_vote``.  Under
+    ``begin-epoch-heartbeat`` to acknowledged voters too, as Kafka does when the timer expires (3.9.1
+    ``maybeSendBeginQuorumEpochRequests``: every voter; 4.2.2 ``LeaderState.needToSendBeginQuorumRequests``: every
+    voter whose last Fetch is older than the timer, which may be any at any moment)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
         return out
+    heartbeat = "begin-epoch-heartbeat" in ctx.variants
     for me, v in enumerate(s.voters):
         if v.role != LEADER:
             continue
         for j, end in enumerate(v.ends):
-            if end >= 0 or j == me:
+            if (end >= 0 and not heartbeat) or j == me:
                 continue
             net = s.net
             if busy(net, me, j):

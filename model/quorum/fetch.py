@@ -34,6 +34,7 @@ from kraftcheck.model.quorum.state import (
     prevote_on,
     replace_voter,
     reset_connections,
+    reset_if_moved,
     respond,
     unflushed_after_truncation,
 )
@@ -142,6 +143,13 @@ def send_fetch(s: QState, ctx: Ctx) -> Succ:
             if b.resend_when_lost:
                 continue
             net = reset_connections(net, me, v.leader)  # the request timed out
+        if me >= b.voters and any(busy(s.net, me, j) for j in range(b.voters)):
+            # an observer fetches from its leader only with no request in flight un-timed-out
+            # (pollFollowerAsObserver: hasAnyInflightRequest, which forgets every timed-out one; found by running
+            # Kafka 3.9.1, FIDELITY Q30)
+            if b.resend_when_lost:
+                continue
+            net = reset_connections(s.net, me)
         req = fetch_request(src=me, dst=v.leader, epoch=v.epoch, fetch_offset=len(v.log),
                             last_fetched_epoch=last_epoch(v.log))
         out.append(((me,), s._replace(net=tuple(sorted(net + (req,))))))
@@ -152,7 +160,11 @@ def observer_fetch(s: QState, ctx: Ctx) -> Succ:
     """An observer sends its Fetch to a voter it awaits nothing from (KafkaRaftClient.maybeSendAnyVoterFetch): while
     Unattached, to find the leader (pollUnattachedAsObserver), and as a Follower, to a voter other than its leader
     after its fetch timeout or a failed request (pollFollowerAsObserver).  The voter's answer (an error naming its
-    epoch and leader, or records if it leads that epoch) goes through the common response handling."""
+    epoch and leader, or records if it leads that epoch) goes through the common response handling.  Kafka sends it
+    only with no request in flight that has not timed out (``RequestManager.findReadyBootstrapServer``:
+    ``hasAnyInflightRequest`` forgets every timed-out one): with requests still in flight, the send comes after
+    ``request.timeout.ms`` and forgets them all, so their answers are no longer expected; found by running Kafka
+    4.2.2 (FIDELITY Q30)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
@@ -161,12 +173,17 @@ def observer_fetch(s: QState, ctx: Ctx) -> Succ:
         v = s.voters[me]
         if v.role != FOLLOWER and v.role != UNATTACHED:
             continue
+        net = s.net
+        if any(busy(net, me, j) for j in range(b.voters)):
+            if b.resend_when_lost:
+                continue
+            net = reset_connections(net, me)  # the requests timed out
         for j in range(b.voters):
-            if j == v.leader or busy(s.net, me, j):
+            if j == v.leader:
                 continue
             req = fetch_request(src=me, dst=j, epoch=v.epoch, fetch_offset=len(v.log),
                                 last_fetched_epoch=last_epoch(v.log))
-            out.append(((me, j), s._replace(net=tuple(sorted(s.net + (req,))))))
+            out.append(((me, j), s._replace(net=tuple(sorted(net + (req,))))))
     return out
 
 
@@ -283,10 +300,17 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
             continue
         v = s.voters[me]
         w = common_response(v, me, m.epoch, m.leader, m.error)
-        if w is not None:
+        if w is not None and not (m.error == OK and w.role == FOLLOWER and w.leader == src and w.epoch == v.epoch):
             voters = s.voters if w is v else replace_voter(s.voters, me, w)
             out.append(((m,), s._replace(voters=voters, net=answered(rest, me, src, v, w))))
             continue
+        if w is not None:
+            # the leader of its epoch answered a voter that did not know it: it becomes its follower and, the answer
+            # carrying no error, handles the records in the same response (KafkaRaftClient.maybeHandleCommonResponse,
+            # 3.9 and 4.x: "This handling allows an observer to discover the leader and append to the log in the
+            # same Fetch request"); found by running Kafka 4.2.2 (FIDELITY Q30)
+            rest = reset_if_moved(rest, me, v, w)
+            v = w
         rest = reset_connections(rest, me, src)  # RequestManager.onResponseResult: the Fetch is answered
         if v.role != FOLLOWER or v.leader != src or m.error != OK:
             # not reachable while connections reset on every change of role (kept as Kafka's handler checks it)
@@ -335,7 +359,7 @@ def receive_fetch_response(s: QState, ctx: Ctx) -> Succ:
                     out.append(((m,), raise_step(s, rest, RAISED_HW_NON_MONOTONIC)))
                     continue
             w = v._replace(log=log, hw=new_hw, ends=(), votes=(), heard=heard, unflushed=unflushed)
-        voters = s.voters if w == v else replace_voter(s.voters, me, w)
+        voters = s.voters if w == s.voters[me] else replace_voter(s.voters, me, w)
         # the follower fetches again at once from its new position (KafkaRaftClient.pollFollower)
         nxt = fetch_request(src=me, dst=w.leader, epoch=w.epoch, fetch_offset=len(w.log),
                             last_fetched_epoch=last_epoch(w.log))

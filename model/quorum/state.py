@@ -422,8 +422,10 @@ def reset_connections(net: tuple[Msg, ...], me: int, peer: int = NONE) -> tuple[
 def moved(v: Voter, w: Voter) -> bool:
     """KafkaRaftClient resets every connection when a voter changes role or epoch (onBecomeLeader, onBecomeCandidate,
     onBecomeFollower, transitionToUnattached, transitionToResigned), but not when it grants a vote in its epoch
-    (transitionToUnattachedVoted)."""
-    if w.epoch == v.epoch and (w.role == v.role or w.role == VOTED):
+    (transitionToUnattachedVoted).  A Prospective that falls back to Voted (4.x: it voted while Prospective, Q35)
+    goes through transitionToUnattached and does reset: found by running Kafka 4.2.2, where it dropped the answer to
+    its pre-vote unread (FIDELITY Q34)."""
+    if w.epoch == v.epoch and (w.role == v.role or (w.role == VOTED and v.role != PROSPECTIVE)):
         return False
     return True
 

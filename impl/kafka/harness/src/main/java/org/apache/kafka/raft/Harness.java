@@ -219,6 +219,8 @@ public final class Harness {
          *  Kafka with the id Kafka expects (RequestManager matches it by equality only). */
         final Map<Integer, Integer> kafkaCorrelationIds = new HashMap<>();
         int incarnation = 0;
+        /** An observer: a node with an id that is not in the voter set (a broker fetching the metadata log). */
+        boolean observer;
         KafkaRaftClient<String> client;
         Queue queue;
         Expirations expirations;
@@ -293,9 +295,13 @@ public final class Harness {
         v.expirations = new Expirations(v.clock);
         v.store = new Store(v.id, v.stateFile);
         v.log.reopen();
+        // the static voter set (controller.quorum.voters): observers are not in it, they fetch from any voter
+        // (KafkaRaftClient.maybeSendAnyVoterFetch) and never stand for election
         Map<Integer, InetSocketAddress> addresses = new TreeMap<>();
-        for (int id : voters.keySet()) {
-            addresses.put(id, InetSocketAddress.createUnresolved("localhost", 9990 + id));
+        for (Voter n : voters.values()) {
+            if (!n.observer) {
+                addresses.put(n.id, InetSocketAddress.createUnresolved("localhost", 9990 + n.id));
+            }
         }
         Map<String, Object> props = new HashMap<>(config);
         AbstractConfig ac = new AbstractConfig(QuorumConfig.CONFIG_DEF, props, false);
@@ -315,7 +321,8 @@ public final class Harness {
                 return LISTENER;
             }
         };
-        Endpoints local = Endpoints.fromInetSocketAddresses(Map.of(LISTENER, addresses.get(v.id)));
+        Endpoints local = Endpoints.fromInetSocketAddresses(
+            Map.of(LISTENER, InetSocketAddress.createUnresolved("localhost", 9990 + v.id)));
         Constructor<?> ctor = null;
         for (Constructor<?> c : KafkaRaftClient.class.getDeclaredConstructors()) {
             if (c.getParameterCount() == 18) {
@@ -380,6 +387,22 @@ public final class Harness {
         e.put("corr", correlationId);
         e.put("api", org.apache.kafka.common.protocol.ApiKeys.forId(data.apiKey()).name());
         e.set("data", toJson(data));
+        if (data instanceof org.apache.kafka.common.message.FetchResponseData f) {
+            // the JSON form leaves the records out: how many a Fetch answer carries
+            int records = 0;
+            for (var topic : f.responses()) {
+                for (var p : topic.partitions()) {
+                    if (p.records() instanceof org.apache.kafka.common.record.Records r) {
+                        for (var batch : r.batches()) {
+                            for (var ignored : batch) {
+                                records++;
+                            }
+                        }
+                    }
+                }
+            }
+            e.put("records", records);
+        }
         emit(e);
     }
 
@@ -459,6 +482,7 @@ public final class Harness {
     ObjectNode nodeState(Voter v) {
         ObjectNode n = JSON.createObjectNode();
         n.put("up", v.up());
+        n.put("observer", v.observer);
         n.put("time", v.clock.ms);
         if (v.failure != null) {
             n.put("failure", v.failure);
@@ -579,6 +603,17 @@ public final class Harness {
                     }
                     voters.put(v.id, v);
                 }
+                for (JsonNode id : cmd.path("observers")) {
+                    Voter v = new Voter(id.asInt(), dir);
+                    v.stateFile.delete();
+                    v.observer = true;
+                    if (cmd.path("read_batches").asInt(0) > 0) {
+                        v.log.readBatches = cmd.path("read_batches").asInt();
+                    }
+                    if (voters.put(v.id, v) != null) {
+                        throw new IllegalArgumentException("observer " + v.id + " is also a voter");
+                    }
+                }
                 for (Voter v : voters.values()) {
                     start(v);
                 }
@@ -648,6 +683,19 @@ public final class Harness {
                 ObjectNode e = event("crash");
                 e.put("node", v.id);
                 emit(e);
+                // its connections close with it: what was in flight to it is lost, as the model's restart loses it
+                // (faults.restart); delivering it to the next incarnation would be a harness artefact
+                Iterator<Map.Entry<Long, Message>> msgs = inflight.entrySet().iterator();
+                while (msgs.hasNext()) {
+                    Message m = msgs.next().getValue();
+                    if (m.dst() == v.id) {
+                        msgs.remove();
+                        ObjectNode d = event("drop");
+                        d.put("id", m.id());
+                        d.put("crash", true);
+                        emit(d);
+                    }
+                }
                 break;
             }
             case "restart": {
