@@ -56,14 +56,14 @@ def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, i
         return None, DUPLICATE_BROKER_REGISTRATION
     if check_features and registration_refusal((supported_mv,), (FINALIZED_MV,)) is not None:
         return None, UNSUPPORTED_VERSION
-    return [reg_record(b, inc)], K_REGISTER
+    return [reg_record(broker=b, incarnation=inc)], K_REGISTER
 
 
 def fence_batch(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Record]:
     """ReplicationControlManager.handleBrokerFenced: partition changes first, then the fence record."""
     reg = img.regs[b]
     assert reg is not None
-    return remove_broker(img, b, keep_fenced_leader) + [fence_record(b, reg.epoch)]
+    return remove_broker(img, b, keep_fenced_leader) + [fence_record(broker=b, broker_epoch=reg.epoch)]
 
 
 def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool = False,
@@ -81,13 +81,14 @@ def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool 
         if req.want_shutdown:
             return None, "SHUTDOWN_NOW", R_SHUTDOWN_NOW
         if req.offset > reg.epoch:  # currentMetadataOffset >= registerBrokerRecordOffset
-            unfence = unfence_record(b, reg.epoch)
+            unfence = unfence_record(broker=b, broker_epoch=reg.epoch)
             after = apply_record(img, unfence, -1)
             return [unfence] + elect_leaderless(after), K_UNFENCE, R_UNFENCED
         return None, "FENCED", R_FENCED
     if req.want_shutdown:  # UNFENCED
         if leads_something(img, b):
-            return [cs_record(b, reg.epoch)] + remove_broker(img, b), K_SHUTDOWN, R_CONTROLLED_SHUTDOWN
+            cs = cs_record(broker=b, broker_epoch=reg.epoch)
+            return [cs] + remove_broker(img, b), K_SHUTDOWN, R_CONTROLLED_SHUTDOWN
         return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
     return None, "UNFENCED", R_UNFENCED
 
