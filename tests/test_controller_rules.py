@@ -255,6 +255,23 @@ def _registered_broker_state() -> State:
     return s
 
 
+def test_metadata_records_are_the_plain_tuples_they_name() -> None:
+    # a record equals and hashes as the tuple of its fields, led by its kind, so two kinds never compare equal
+    assert reg(0, 1) == ("reg", 0, 1) and hash(reg(0, 1)) == hash(("reg", 0, 1))
+    assert unfence_record(broker=0, broker_epoch=0) != fence_record(broker=0, broker_epoch=0)
+    assert part(0, 1, (1,), 2, 3).leader_epoch == 2 and part(0, 1, (1,), 2, 3).partition_epoch == 3
+
+
+def test_the_state_key_holds_records_as_plain_tuples() -> None:
+    """The fingerprinted key (symmetry.key / canonical) is the repr of plain tuples, with or without renaming: the
+    record classes' names never reach it, so fingerprints are those of the tuples they replaced."""
+    from kraftcheck.model.controller.symmetry import canonical, key
+
+    s = _registered_broker_state()
+    for text in (key(s), key(s, (0, 1)), key(s, (1, 0), (1, 0)), canonical(s, B)):
+        assert "('reg', " in text and "Record" not in text
+
+
 def test_deposed_controller_acts_on_its_own_uncommitted_writes_then_reverts_them() -> None:
     # QuorumController.ControllerWriteEvent.run (3.9): a controller whose Raft client still leads the old epoch
     # appends locally and replays at once; renounce reverts to the last committed offset
