@@ -35,9 +35,9 @@ def _ids(bp: tuple[int, ...], ids: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(bp[m] for m in ids))
 
 
-def _plain(r: Record) -> tuple[Any, ...]:
-    """A record as the plain tuple of its fields (the key's text is the ``repr`` of plain tuples)."""
-    return tuple(r)
+# A record as the plain tuple of its fields (the key's text is the ``repr`` of plain tuples); ``tuple`` itself, not a
+# Python function, so the conversion costs no call.
+_plain = tuple
 
 
 def _record(r: Record, bp: tuple[int, ...]) -> tuple[Any, ...]:
