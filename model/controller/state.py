@@ -12,6 +12,8 @@ from typing import Any, NamedTuple
 
 import attrs
 
+from kraftcheck.model.records import positional
+
 # ---- bounds ----------------------------------------------------------------------------------------------------------
 
 
@@ -130,34 +132,38 @@ Record = BrokerRecord | PartitionRecord
 PARTITION_RECORDS = (PartitionChangeRecord, ReassignmentChangeRecord)  # isinstance: the records of PART_KINDS
 
 
+# the keyword-only builders below fix each record's kind; ``positional`` (model/records.py) fills the fields in order,
+# in C, as the quorum model's message constructors do
+_new_reg, _new_unfence = positional(RegisterBrokerRecord), positional(UnfenceBrokerRecord)
+_new_fence, _new_cs = positional(FenceBrokerRecord), positional(ControlledShutdownRecord)
+_new_part, _new_assign = positional(PartitionChangeRecord), positional(ReassignmentChangeRecord)
+
+
 def reg_record(*, broker: int, incarnation: int) -> RegisterBrokerRecord:
-    return RegisterBrokerRecord(kind=REG, broker=broker, incarnation=incarnation)
+    return _new_reg((REG, broker, incarnation))
 
 
 def unfence_record(*, broker: int, broker_epoch: int) -> UnfenceBrokerRecord:
-    return UnfenceBrokerRecord(kind=UNFENCE, broker=broker, broker_epoch=broker_epoch)
+    return _new_unfence((UNFENCE, broker, broker_epoch))
 
 
 def fence_record(*, broker: int, broker_epoch: int) -> FenceBrokerRecord:
-    return FenceBrokerRecord(kind=FENCE, broker=broker, broker_epoch=broker_epoch)
+    return _new_fence((FENCE, broker, broker_epoch))
 
 
 def cs_record(*, broker: int, broker_epoch: int) -> ControlledShutdownRecord:
-    return ControlledShutdownRecord(kind=CS, broker=broker, broker_epoch=broker_epoch)
+    return _new_cs((CS, broker, broker_epoch))
 
 
 def part_record(*, partition: int, leader: int, isr: tuple[int, ...], leader_epoch: int,
                 partition_epoch: int) -> PartitionChangeRecord:
-    return PartitionChangeRecord(kind=PART, partition=partition, leader=leader, isr=isr, leader_epoch=leader_epoch,
-                                 partition_epoch=partition_epoch)
+    return _new_part((PART, partition, leader, isr, leader_epoch, partition_epoch))
 
 
 def assign_record(*, partition: int, leader: int, isr: tuple[int, ...], leader_epoch: int, partition_epoch: int,
                   replicas: tuple[int, ...], adding: tuple[int, ...],
                   removing: tuple[int, ...]) -> ReassignmentChangeRecord:
-    return ReassignmentChangeRecord(kind=ASSIGN, partition=partition, leader=leader, isr=isr,
-                                    leader_epoch=leader_epoch, partition_epoch=partition_epoch, replicas=replicas,
-                                    adding=adding, removing=removing)
+    return _new_assign((ASSIGN, partition, leader, isr, leader_epoch, partition_epoch, replicas, adding, removing))
 
 
 # entry kinds: which controller event wrote the batch
