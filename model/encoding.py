@@ -442,6 +442,8 @@ def to_view(value: Any) -> Any:
         return [to_view(v) for v in value]
     if t is frozenset or t is set:
         return {"#set": sorted((to_view(v) for v in value), key=repr)}
+    if isinstance(value, tuple) and hasattr(t, "_fields"):  # a NamedTuple record: as the tuple it is (traces unchanged)
+        return [to_view(v) for v in value]
     if t is dict:
         return {"#map": sorted(([to_view(k), to_view(v)] for k, v in value.items()), key=repr)}
     if attrs.has(t):

@@ -19,9 +19,10 @@ from kraftcheck.model.controller.state import (
     K_REGISTER,
     OFFLINE,
     STOPPING,
-    UNFENCE,
     Bounds,
+    RegisterBrokerRecord,
     State,
+    UnfenceBrokerRecord,
     supported_mv,
 )
 from kraftcheck.model.core import Context
@@ -183,7 +184,7 @@ def unfenced_only_when_caught_up(s: State, step: Step, t: State, ctx: Context[Bo
     x, c = step[1]
     before, after = mlog.own_log(s.ml, c), mlog.own_log(t.ml, c)
     applied = s.brokers[x].applied
-    return all(not (r[0] == UNFENCE and r[1] == x and applied <= r[2])
+    return all(not (isinstance(r, UnfenceBrokerRecord) and r.broker == x and applied <= r.broker_epoch)
                for e in after[len(before):] for r in e.records)
 
 
@@ -197,7 +198,9 @@ def unfenced_only_when_caught_up(s: State, step: Step, t: State, ctx: Context[Bo
 def registered_support_mv(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
     for e in t.ml.log[len(s.ml.log):] if len(t.ml.log) > len(s.ml.log) else ():
         if e.kind == K_REGISTER:
-            lo, hi = supported_mv(ctx.b, e.records[0][1])
+            reg = e.records[0]
+            assert isinstance(reg, RegisterBrokerRecord)
+            lo, hi = supported_mv(ctx.b, reg.broker)
             if not lo <= FINALIZED_MV <= hi:
                 return False
     return True

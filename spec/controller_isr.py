@@ -13,11 +13,11 @@ from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.actions import controller_image
 from kraftcheck.model.controller.image import Image, image_of
 from kraftcheck.model.controller.state import (
-    CS,
-    FENCE,
     NO_LEADER,
-    PART_KINDS,
+    PARTITION_RECORDS,
     Bounds,
+    ControlledShutdownRecord,
+    FenceBrokerRecord,
     State,
 )
 from kraftcheck.model.core import Context
@@ -45,10 +45,10 @@ def partition_changed_twice(s: State, ctx: Context[Bounds]) -> bool:
         seen: set[int] = set()
         for e in log:
             for r in e.records:
-                if r[0] in PART_KINDS:
-                    if r[1] in seen:
+                if isinstance(r, PARTITION_RECORDS):
+                    if r.partition in seen:
                         return True
-                    seen.add(r[1])
+                    seen.add(r.partition)
     return False
 
 
@@ -59,9 +59,9 @@ def leader_fenced_or_stopped(s: State, ctx: Context[Bounds]) -> bool:
         for e in log:
             before = set(leaders.values())
             for r in e.records:
-                if r[0] in PART_KINDS:
-                    leaders[r[1]] = r[2]
-                elif r[0] in (FENCE, CS) and r[1] in before:
+                if isinstance(r, PARTITION_RECORDS):
+                    leaders[r.partition] = r.leader
+                elif isinstance(r, (FenceBrokerRecord, ControlledShutdownRecord)) and r.broker in before:
                     return True
     return False
 
@@ -92,8 +92,8 @@ def partition_epoch_monotonic(s: State, ctx: Context[Bounds]) -> bool:
         last: dict[int, tuple[int, int]] = {}
         for e in log:
             for r in e.records:
-                if r[0] in PART_KINDS:
-                    p, le, pe = r[1], r[4], r[5]
+                if isinstance(r, PARTITION_RECORDS):
+                    p, le, pe = r.partition, r.leader_epoch, r.partition_epoch
                     ple, ppe = last.get(p, (0, 0))
                     if pe <= ppe or le < ple:
                         return False

@@ -18,7 +18,15 @@ import attrs
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.image import Image, Partition, image_of, replicas_of
 from kraftcheck.model.controller.replicas import in_progress
-from kraftcheck.model.controller.state import K_CANCEL, K_REASSIGN, NO_LEADER, PART_KINDS, Bounds, Entry, State
+from kraftcheck.model.controller.state import (
+    K_CANCEL,
+    K_REASSIGN,
+    NO_LEADER,
+    PARTITION_RECORDS,
+    Bounds,
+    Entry,
+    State,
+)
 from kraftcheck.model.core import Context
 from kraftcheck.spec.core import action_property, invariant, reachable
 
@@ -44,12 +52,13 @@ def _scan_entries(log: tuple[Entry, ...], b: Bounds) -> Scan:
     for i, e in enumerate(log):
         before: Image | None = None
         for r in e.records:
-            if r[0] not in PART_KINDS:
+            if not isinstance(r, PARTITION_RECORDS):
                 continue
             if before is None:
                 before = image_of(log[:i], b.brokers, b.partitions, b.replication_factor)
             after = image_of(log[: i + 1], b.brokers, b.partitions, b.replication_factor)
-            out = _change(out, target, e.kind, r[1], before.parts[r[1]], after.parts[r[1]], b.brokers)
+            p = r.partition
+            out = _change(out, target, e.kind, p, before.parts[p], after.parts[p], b.brokers)
     return out
 
 

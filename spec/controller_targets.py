@@ -9,7 +9,16 @@ from typing import Any
 
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.image import image_of
-from kraftcheck.model.controller.state import CS, FENCE, K_SHUTDOWN, NO_LEADER, PART_KINDS, UNFENCE, Bounds, State
+from kraftcheck.model.controller.state import (
+    K_SHUTDOWN,
+    NO_LEADER,
+    PARTITION_RECORDS,
+    Bounds,
+    ControlledShutdownRecord,
+    FenceBrokerRecord,
+    State,
+    UnfenceBrokerRecord,
+)
 from kraftcheck.model.core import Context
 from kraftcheck.spec.core import action_property, reachable
 
@@ -51,9 +60,9 @@ def fenced_then_unfenced(s: State, ctx: Context[Bounds]) -> bool:
     fenced: set[int] = set()
     for e in _committed(s):
         for r in e.records:
-            if r[0] == FENCE:
-                fenced.add(r[1])
-            elif r[0] == UNFENCE and r[1] in fenced:
+            if isinstance(r, FenceBrokerRecord):
+                fenced.add(r.broker)
+            elif isinstance(r, UnfenceBrokerRecord) and r.broker in fenced:
                 return True
     return False
 
@@ -67,8 +76,8 @@ def shutdown_moves_leadership(s: State, ctx: Context[Bounds]) -> bool:
     for e in _committed(s):
         if e.kind != K_SHUTDOWN:
             continue
-        b = next(r[1] for r in e.records if r[0] == CS)
-        if any(r[0] in PART_KINDS and r[2] not in (NO_LEADER, b) for r in e.records):
+        b = next(r.broker for r in e.records if isinstance(r, ControlledShutdownRecord))
+        if any(isinstance(r, PARTITION_RECORDS) and r.leader not in (NO_LEADER, b) for r in e.records):
             return True
     return False
 

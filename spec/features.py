@@ -76,7 +76,7 @@ def incompatible_levels_around(s: Any, ctx: Ctx) -> bool:
             continue
         if cur is not None and not compatible(br.binary, cur):
             return True
-        if any(st == ENABLED and not compatible(br.binary, lv) for v, st, lv in br.inbox if v >= 0):
+        if any(sn.status == ENABLED and not compatible(br.binary, sn.levels) for sn in br.inbox if sn.version >= 0):
             return True
     return False
 
@@ -92,7 +92,7 @@ def stale_snapshot_applied(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
     if step[0] != "zk_apply":
         return False
     br = s.brokers[step[1][0]]
-    return br.cache is not None and br.inbox[0][0] < br.cache[0]
+    return br.cache is not None and br.inbox[0].version < br.cache[0]
 
 
 def update_with_levels(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:

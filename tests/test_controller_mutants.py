@@ -7,7 +7,7 @@ from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.controller import actions as A
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.reassignment import reassign
-from kraftcheck.model.controller.state import FENCED, UNFENCE, Bounds, Broker, State
+from kraftcheck.model.controller.state import FENCED, Bounds, Broker, State, UnfenceBrokerRecord
 from kraftcheck.spec.controller import SPEC
 from kraftcheck.spec.controller_brokers import fenced_broker_behind_heartbeats
 
@@ -36,7 +36,7 @@ def test_unfence_waits_for_the_registration_to_be_applied() -> None:
     assert (0, 0) not in dict(A.heartbeat(s, CTX))  # handle_heartbeat: FENCED, nothing written
     fetched = next(t for (x,), t in A.fetch(s, CTX) if x == 0)
     t = dict(A.heartbeat(fetched, CTX))[(0, 0)]
-    assert any(r[0] == UNFENCE and r[1] == 0 for r in t.ml.log[-1].records)
+    assert any(isinstance(r, UnfenceBrokerRecord) and r.broker == 0 for r in t.ml.log[-1].records)
     assert UNFENCED_ONLY.pred(fetched, step, t, CTX)
     assert not fenced_broker_behind_heartbeats(fetched, step, t, CTX)
 

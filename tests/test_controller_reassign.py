@@ -14,7 +14,15 @@ from kraftcheck.model.controller.image import Image, Partition, Registration, ap
 from kraftcheck.model.controller.partitions import INVALID_REQUEST, NONE, alter_partition, remove_broker
 from kraftcheck.model.controller.reassignment import cancel_reassignment, change_reassignment, targets
 from kraftcheck.model.controller.replicas import KAFKA, Completion, maybe_complete, requested, revert
-from kraftcheck.model.controller.state import ASSIGN, NO_LEADER, PART, RQ_ALTER, Bounds, Request
+from kraftcheck.model.controller.state import (
+    NO_LEADER,
+    RQ_ALTER,
+    Bounds,
+    ReassignmentChangeRecord,
+    Record,
+    Request,
+    part_record,
+)
 from kraftcheck.spec.controller import SPEC
 
 LIVE = [Registration(epoch=i, inc=1, fenced=False) for i in range(3)]
@@ -24,7 +32,7 @@ def three(part: Partition) -> Image:
     return Image((LIVE[0], LIVE[1], LIVE[2]), (part,))
 
 
-def replay(image: Image, rec: tuple[object, ...]) -> Partition:
+def replay(image: Image, rec: Record) -> Partition:
     return apply_record(image, rec, 9).parts[0]
 
 
@@ -63,7 +71,7 @@ def test_revert_restores_original_and_drops_adding_from_isr() -> None:
 def test_request_writes_adding_and_removing_and_keeps_the_leader() -> None:
     part = Partition(0, (0, 1), 1, 1, (0, 1))
     rec = change_reassignment(three(part), 0, part, (1, 2), 3, KAFKA)
-    assert rec is not None and rec[0] == ASSIGN
+    assert isinstance(rec, ReassignmentChangeRecord)
     new = replay(three(part), rec)
     # changePartitionReassignment: replicas [0,1,2], adding [2], removing [0]; the ISR is not touched, the leader
     # stays (it is still valid); nothing dropped yet, so only the partition epoch moves
@@ -126,7 +134,8 @@ def test_defaults_keep_every_broker_a_replica() -> None:
     assert list(targets(Bounds(brokers=2))) == [(0,), (1,), (0, 1)]
     # a plain ISR change keeps the replicas (a "part" record)
     part = Partition(0, (0,), 1, 1, (0, 1))
-    assert replay(three(part), (PART, 0, 0, (0, 1), 1, 2)).replicas == (0, 1)
+    assert replay(three(part), part_record(partition=0, leader=0, isr=(0, 1), leader_epoch=1,
+                                                  partition_epoch=2)).replicas == (0, 1)
 
 
 # ---- exhaustive checks ----------------------------------------------------------------------------------------------

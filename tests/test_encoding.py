@@ -232,3 +232,9 @@ def test_pairs_in_a_set_found_by_their_parts_stay_exact() -> None:
         b = stable_encode(Msg(0, "bag", frozenset({(Msg(i % 5, "x"), i % 3), ("k", (i,))})))
         assert a == b
         assert a != stable_encode(Msg(0, "bag", frozenset({(Msg(i % 5, "x"), i % 3 + 1), ("k", (i,))})))
+
+
+def test_a_named_tuple_is_viewed_as_the_tuple_it_is() -> None:
+    """Traces show a NamedTuple record (the controller's metadata records, a /features snapshot) as the list a plain
+    tuple gives, so turning a plain tuple into a NamedTuple leaves trace files as they were."""
+    assert encoding.to_view(Pair(a=1, b=(2, "x"))) == encoding.to_view((1, (2, "x"))) == [1, [2, "x"]]

@@ -175,7 +175,7 @@ def test_kraft_upgrade_needs_every_controller_and_registration_is_checked() -> N
     assert (0, 3) in {(f, lv) for (f, lv, _), _t in update(s, _ctx("local-quorum-check"))}
     # metadata.version is never downgraded, even with allow_downgrade (the downgrade would change metadata)
     up = attrs.evolve(s, log=(("level", 0, 2),))
-    assert not [v for v, _t in update(up, ctx) if v[0] == 0 and v[1] < 2]
+    assert not [v for v, _t in update(up, ctx) if v[0] == 0 and int(v[1]) < 2]
     # broker 0 (binary 2) is refused once metadata.version 3 is finalized
     high = attrs.evolve(s, log=(("level", 0, 3),))
     out = dict(register(high, ctx))
@@ -235,3 +235,16 @@ def test_new_feature_without_kraft_only_is_one_line_and_exit_2(capsys: Any) -> N
     assert main(["check", "features", "--set", "new_feature=true"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "new_feature needs zk=false" in err and "Traceback" not in err
+
+
+def test_a_pending_snapshot_is_encoded_as_its_plain_tuple() -> None:
+    """A /features snapshot waiting in a broker's inbox is a ``Snapshot`` record read by name; the model's encoding
+    (what the checker fingerprints) holds it as the plain (version, status, levels) tuple it was before."""
+    from kraftcheck.model.features.state import Snapshot, encode, snapshot
+
+    s = _zk()
+    snap = snapshot(s.zk)
+    assert isinstance(snap, Snapshot) and snap == (snap.version, snap.status, snap.levels)
+    pending = attrs.evolve(s, brokers=(attrs.evolve(s.brokers[0], inbox=(snap,)),) + s.brokers[1:])
+    text = encode(pending).decode()
+    assert repr((snap.version, snap.status, snap.levels)) in text and "Snapshot" not in text

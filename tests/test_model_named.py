@@ -4,8 +4,7 @@ A record is a class under model/ that is a ``NamedTuple`` or an attrs class.  Bu
 (``Voter(LEADER, v.epoch, ...)``, ``tuple.__new__(Voter, (...))``) or unpacking one by position
 (``_, src, dst, epoch, cur = m``) hides which field is which; a model builds records by keyword or changes them with
 ``replace(v, hw=...)`` / ``v._replace(hw=...)``.  The quorum model is held to it outright; the other models, written
-earlier, build their records by keyword too; what they still read by position (``KNOWN``: plain tuples that are not
-yet records) may only fall.
+earlier, build their records by keyword too and read them by name (``KNOWN``, now empty, lists any exception).
 """
 
 from __future__ import annotations
@@ -21,13 +20,9 @@ MODEL = ROOT / "model"
 STRICT = MODEL / "quorum"
 # The one module that may build a tuple record by position: the records layer (compiled ``_replace``, ``positional``).
 LAYER = MODEL / "records.py"
-# Positional unpackings still in the other models (every record is built by keyword): file -> the most this test
-# accepts.
-KNOWN: dict[str, int] = {
-    "model/controller/image.py": 2,  # a metadata record (a plain tuple led by its kind) read by position
-    "model/controller/symmetry.py": 2,  # the same records, renamed
-    "model/features/zk_brokers.py": 1,  # a /features snapshot (version, status, levels)
-}
+# Positional unpackings still allowed in the other models: file -> the most this test accepts.  Empty since the
+# controller's metadata records and the features model's /features snapshot became NamedTuples read by name.
+KNOWN: dict[str, int] = {}
 
 
 def _trees() -> dict[Path, ast.Module]:

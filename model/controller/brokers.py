@@ -60,15 +60,15 @@ def handle_registration(img: Image, b: int, inc: int, supported_mv: tuple[int, i
         # variant register-unclean-shutdown (4.x; 3.9 returns at once with ELR off, FIDELITY C7, C40): a new
         # incarnation id runs BrokerUncleanShutdownHandler (ClusterControlManager.registerBroker), whose
         # generateLeaderAndIsrUpdates drops the broker from every non-singleton ISR before its RegisterBrokerRecord
-        return remove_broker(img, b) + [reg_record(b, inc)], K_REGISTER
-    return [reg_record(b, inc)], K_REGISTER
+        return remove_broker(img, b) + [reg_record(broker=b, incarnation=inc)], K_REGISTER
+    return [reg_record(broker=b, incarnation=inc)], K_REGISTER
 
 
 def fence_batch(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Record]:
     """ReplicationControlManager.handleBrokerFenced: partition changes first, then the fence record."""
     reg = img.regs[b]
     assert reg is not None
-    return remove_broker(img, b, keep_fenced_leader) + [fence_record(b, reg.epoch)]
+    return remove_broker(img, b, keep_fenced_leader) + [fence_record(broker=b, broker_epoch=reg.epoch)]
 
 
 def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool = False,
@@ -91,13 +91,14 @@ def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool 
                 return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
             return None, "SHUTDOWN_NOW", R_SHUTDOWN_NOW
         if req.offset > reg.epoch:  # currentMetadataOffset >= registerBrokerRecordOffset
-            unfence = unfence_record(b, reg.epoch)
+            unfence = unfence_record(broker=b, broker_epoch=reg.epoch)
             after = apply_record(img, unfence, -1)
             return [unfence] + elect_leaderless(after), K_UNFENCE, R_UNFENCED
         return None, "FENCED", R_FENCED
     if req.want_shutdown:  # UNFENCED
         if leads_something(img, b):
-            return [cs_record(b, reg.epoch)] + remove_broker(img, b), K_SHUTDOWN, R_CONTROLLED_SHUTDOWN
+            cs = cs_record(broker=b, broker_epoch=reg.epoch)
+            return [cs] + remove_broker(img, b), K_SHUTDOWN, R_CONTROLLED_SHUTDOWN
         return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
     return None, "UNFENCED", R_UNFENCED
 

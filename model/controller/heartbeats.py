@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kraftcheck.model.controller import metadata_log as mlog
 from kraftcheck.model.controller.image import image_of
-from kraftcheck.model.controller.state import CS, OFFLINE, Bounds, State
+from kraftcheck.model.controller.state import OFFLINE, Bounds, ControlledShutdownRecord, State
 
 
 def controlled_shutdown_offset(s: State, b: Bounds, c: int, x: int) -> int:
@@ -24,7 +24,8 @@ def controlled_shutdown_offset(s: State, b: Bounds, c: int, x: int) -> int:
     log = mlog.own_log(s.ml, c)
     for i in range(len(log) - 1, -1, -1):
         e = log[i]
-        if any(r[0] == CS and r[1] == x and r[2] == reg.epoch for r in e.records):
+        if any(isinstance(r, ControlledShutdownRecord) and r.broker == x and r.broker_epoch == reg.epoch
+               for r in e.records):
             return i if e.by == c and e.epoch == s.ml.ctrl_epoch[c] else -1
     return -1
 

@@ -12,7 +12,17 @@ from functools import lru_cache
 
 import attrs
 
-from kraftcheck.model.controller.state import ASSIGN, CS, FENCE, NO_LEADER, PART, REG, UNFENCE, Entry, Record
+from kraftcheck.model.controller.state import (
+    CS,
+    FENCE,
+    NO_LEADER,
+    UNFENCE,
+    Entry,
+    PartitionChangeRecord,
+    ReassignmentChangeRecord,
+    Record,
+    RegisterBrokerRecord,
+)
 from kraftcheck.model.records import replace
 
 
@@ -66,31 +76,33 @@ def replicas_of(part: Partition, brokers: int) -> tuple[int, ...]:
 def apply_record(img: Image, rec: Record, offset: int) -> Image:
     """Replay one record found in the entry at log ``offset`` (ClusterControlManager.replay,
     ReplicationControlManager.replay).  A registration change for a stale broker epoch is ignored."""
-    kind = rec[0]
-    if kind == PART:
-        _, p, leader, isr, le, pe = rec
+    if isinstance(rec, PartitionChangeRecord):
+        p = rec.partition
         o = img.parts[p]
-        parts = img.parts[:p] + (Partition(leader=leader, isr=isr, le=le, pe=pe, replicas=o.replicas, adding=o.adding,
-                                           removing=o.removing),) + img.parts[p + 1:]
+        parts = img.parts[:p] + (Partition(leader=rec.leader, isr=rec.isr, le=rec.leader_epoch, pe=rec.partition_epoch,
+                                           replicas=o.replicas, adding=o.adding, removing=o.removing),) \
+            + img.parts[p + 1:]
         return Image(regs=img.regs, parts=parts)
-    if kind == ASSIGN:  # PartitionRegistration.merge(PartitionChangeRecord) with Replicas/Adding/RemovingReplicas set
-        _, p, leader, isr, le, pe, replicas, adding, removing = rec
-        parts = img.parts[:p] + (Partition(leader=leader, isr=isr, le=le, pe=pe, replicas=replicas, adding=adding,
-                                           removing=removing),) + img.parts[p + 1:]
+    if isinstance(rec, ReassignmentChangeRecord):
+        # PartitionRegistration.merge(PartitionChangeRecord) with Replicas/Adding/RemovingReplicas set
+        p = rec.partition
+        parts = img.parts[:p] + (Partition(leader=rec.leader, isr=rec.isr, le=rec.leader_epoch, pe=rec.partition_epoch,
+                                           replicas=rec.replicas, adding=rec.adding, removing=rec.removing),) \
+            + img.parts[p + 1:]
         return Image(regs=img.regs, parts=parts)
-    b = rec[1]
-    if kind == REG:
+    b = rec.broker
+    if isinstance(rec, RegisterBrokerRecord):
         # ClusterControlManager.replay(RegisterBrokerRecord, offset): the broker epoch is the record's offset
-        reg: Registration | None = Registration(epoch=offset, inc=rec[2])
+        reg: Registration | None = Registration(epoch=offset, inc=rec.incarnation)
     else:
         cur = img.regs[b]
-        if cur is None or cur.epoch != rec[2]:
+        if cur is None or cur.epoch != rec.broker_epoch:
             return img  # replayRegistrationChange: no registration with that epoch
-        if kind == UNFENCE:
+        if rec.kind == UNFENCE:
             reg = replace(cur, fenced=False)
-        elif kind == FENCE:
+        elif rec.kind == FENCE:
             reg = replace(cur, fenced=True, in_cs=False)
-        elif kind == CS:
+        elif rec.kind == CS:
             reg = replace(cur, in_cs=True)
         else:
             raise ValueError(f"unknown metadata record {rec!r}")

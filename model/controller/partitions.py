@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from kraftcheck.model.controller.image import Image, Partition, is_active
 from kraftcheck.model.controller.replicas import KAFKA, Completion, Ids, maybe_complete
-from kraftcheck.model.controller.state import NO_LEADER, Record, Request, assign_record, part_record
+from kraftcheck.model.controller.state import NO_LEADER, PartitionRecord, Record, Request, assign_record, part_record
 from kraftcheck.model.records import replace
 
 Assignment = tuple[Ids, Ids, Ids]  # (replicas, adding, removing)
@@ -57,7 +57,8 @@ def elect_leader(img: Image, part: Partition, isr: tuple[int, ...]) -> int:
     return NO_LEADER
 
 
-def change(p: int, part: Partition, leader: int, isr: tuple[int, ...], asg: Assignment | None = None) -> Record | None:
+def change(p: int, part: Partition, leader: int, isr: tuple[int, ...],
+           asg: Assignment | None = None) -> PartitionRecord | None:
     """The PartitionChangeRecord for a change, or None when nothing changes (PartitionChangeBuilder.build).  With a
     new assignment ``asg`` it sets the replicas too (an "assign" record); a change that drops a replica bumps the
     leader epoch (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded)."""
@@ -65,10 +66,12 @@ def change(p: int, part: Partition, leader: int, isr: tuple[int, ...], asg: Assi
         if leader == part.leader and isr == part.isr:
             return None
         le = part.le + 1 if leader != part.leader else part.le
-        return part_record(p, leader, isr, le, part.pe + 1)
+        return part_record(partition=p, leader=leader, isr=isr, leader_epoch=le,
+                           partition_epoch=part.pe + 1)
     dropped = part.replicas and not set(part.replicas) <= set(asg[0])
     le = part.le + 1 if leader != part.leader or dropped else part.le
-    return assign_record(p, leader, isr, le, part.pe + 1, *asg)
+    return assign_record(partition=p, leader=leader, isr=isr, leader_epoch=le, partition_epoch=part.pe + 1,
+                         replicas=asg[0], adding=asg[1], removing=asg[2])
 
 
 def complete(part: Partition, isr: Ids, rules: Completion = KAFKA) -> tuple[Ids, Assignment | None]:
@@ -122,7 +125,8 @@ def _ineligible(img: Image, r: int, epoch: int, check_epoch: bool) -> bool:
 
 
 def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool = False,
-                    ignore_replica_epoch: bool = False, rules: Completion = KAFKA) -> tuple[Record | None, str]:
+                    ignore_replica_epoch: bool = False,
+                    rules: Completion = KAFKA) -> tuple[PartitionRecord | None, str]:
     """Validate an AlterPartition from broker ``b`` (ReplicationControlManager.alterPartition) and return the
     PartitionChangeRecord to write, or None and the error.
 
@@ -150,10 +154,12 @@ def alter_partition(img: Image, b: int, req: Request, trust_request_epoch: bool 
         return None, INELIGIBLE_REPLICA  # KIP-841, KIP-903: only current, unfenced, not-shutting-down replicas
     if trust_request_epoch and req.partition_epoch != part.pe:
         # the mutated controller takes the request's view as the partition's: its ISR, and its epoch plus one
-        return part_record(req.partition, b, req.isr, req.leader_epoch, req.partition_epoch + 1), NONE
+        return part_record(partition=req.partition, leader=b, isr=req.isr, leader_epoch=req.leader_epoch,
+                           partition_epoch=req.partition_epoch + 1), NONE
     if req.isr == part.isr:
         return None, NONE  # nothing to change
     isr, asg = complete(part, req.isr, rules)
     if asg is not None:  # KIP-455 completion: the removing replicas leave; a removed leader is replaced
         return change(req.partition, part, elect_leader(img, part, isr), isr, asg), NONE
-    return part_record(req.partition, b, req.isr, part.le, part.pe + 1), NONE
+    return part_record(partition=req.partition, leader=b, isr=req.isr, leader_epoch=part.le,
+                       partition_epoch=part.pe + 1), NONE

@@ -24,7 +24,7 @@ from kraftcheck.model.controller.actions import Succ, completion_rules, controll
 from kraftcheck.model.controller.image import Image, Partition, replicas_of
 from kraftcheck.model.controller.partitions import change, complete, elect_leader
 from kraftcheck.model.controller.replicas import Completion, Ids, requested, revert
-from kraftcheck.model.controller.state import K_CANCEL, K_REASSIGN, Bounds, Record, State
+from kraftcheck.model.controller.state import K_CANCEL, K_REASSIGN, Bounds, PartitionRecord, State
 from kraftcheck.model.core import Context
 from kraftcheck.model.records import replace
 
@@ -32,7 +32,7 @@ V_CANCEL_KEEPS_ADDING = "cancel-keeps-adding-replicas"
 
 
 def change_reassignment(img: Image, p: int, part: Partition, target: Ids, brokers: int,
-                        rules: Completion) -> Record | None:
+                        rules: Completion) -> PartitionRecord | None:
     """ReplicationControlManager.changePartitionReassignment (3.9): the record for a reassignment of partition
     ``p`` to ``target``, or None when the target is invalid (a broker not registered) or nothing changes."""
     if any(img.regs[r] is None for r in target):
@@ -46,7 +46,7 @@ def change_reassignment(img: Image, p: int, part: Partition, target: Ids, broker
     return change(p, part, elect_leader(img, part, isr), isr, asg)
 
 
-def cancel_reassignment(img: Image, p: int, part: Partition, keep_adding: bool = False) -> Record | None:
+def cancel_reassignment(img: Image, p: int, part: Partition, keep_adding: bool = False) -> PartitionRecord | None:
     """ReplicationControlManager.cancelPartitionReassignment (3.9): None when no reassignment is in progress
     (NoReassignmentInProgressException) or the revert would need an unclean election (the ISR holds only adding
     replicas and unclean.leader.election.enable is false: InvalidReplicaAssignmentException)."""

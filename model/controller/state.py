@@ -1,15 +1,18 @@
 """State records of the controller model: bounds, metadata records, log entries, brokers.
 
-Metadata records are plain tuples (cheap to hash and encode), built by the helpers below; each names the Kafka record
-it stands for.  A log entry is one atomic batch of records written by one controller event (QuorumController appends
-a ``ControllerResult``'s records with ``scheduleAtomicAppend``), tagged with the leader epoch it was written in.
+Metadata records are NamedTuples led by their kind (cheap to hash and encode), built by the keyword-only helpers
+below; each class names the Kafka record it stands for.  A log entry is one atomic batch of records written by one
+controller event (QuorumController appends a ``ControllerResult``'s records with ``scheduleAtomicAppend``), tagged
+with the leader epoch it was written in.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
+
+from kraftcheck.model.records import positional
 
 # ---- bounds ----------------------------------------------------------------------------------------------------------
 
@@ -54,47 +57,113 @@ def supported_mv(b: Bounds, broker: int) -> tuple[int, int]:
     return (1, FINALIZED_MV - 1) if broker < b.old_brokers else (1, FINALIZED_MV)
 
 
-# ---- metadata records (tuples) ---------------------------------------------------------------------------------------
-# ("reg", broker, incarnation)                   RegisterBrokerRecord (fenced=true); broker epoch = its log offset
-# ("unfence", broker, broker_epoch)              UnfenceBrokerRecord / BrokerRegistrationChangeRecord(fenced=-1)
-# ("fence", broker, broker_epoch)                FenceBrokerRecord / BrokerRegistrationChangeRecord(fenced=1)
-# ("cs", broker, broker_epoch)                   BrokerRegistrationChangeRecord(inControlledShutdown=1)
-# ("part", p, leader, isr, leader_epoch, partition_epoch)
-#     PartitionChangeRecord, carrying the resulting registration (as the AlterPartition response does)
-# ("assign", p, leader, isr, leader_epoch, partition_epoch, replicas, adding, removing)
-#     PartitionChangeRecord that also sets Replicas / AddingReplicas / RemovingReplicas (KIP-455, written by a
-#     reassignment, its cancel or its completion); fields 1-5 are those of "part"
+# ---- metadata records ------------------------------------------------------------------------------------------------
+# Each is a NamedTuple led by its kind (REG, UNFENCE, ...): equal to, and hashing as, the plain tuple of its fields, so
+# two records of different kinds never compare equal.  The controller's state key (symmetry.py) encodes them as the
+# plain tuples they are; they are built by the keyword-only helpers below, which fix the kind.
 
 REG, UNFENCE, FENCE, CS, PART, ASSIGN = "reg", "unfence", "fence", "cs", "part", "assign"
 PART_KINDS = (PART, ASSIGN)  # the records that change a partition registration
 NO_LEADER = -1  # LeaderConstants.NO_LEADER
 
-Record = tuple[Any, ...]
+
+class RegisterBrokerRecord(NamedTuple):
+    """RegisterBrokerRecord (fenced=true); the broker epoch is its log offset."""
+
+    kind: str  # REG
+    broker: int
+    incarnation: int
 
 
-def reg_record(broker: int, inc: int) -> Record:
-    return (REG, broker, inc)
+class UnfenceBrokerRecord(NamedTuple):
+    """UnfenceBrokerRecord / BrokerRegistrationChangeRecord(fenced=-1)."""
+
+    kind: str  # UNFENCE
+    broker: int
+    broker_epoch: int
 
 
-def unfence_record(broker: int, epoch: int) -> Record:
-    return (UNFENCE, broker, epoch)
+class FenceBrokerRecord(NamedTuple):
+    """FenceBrokerRecord / BrokerRegistrationChangeRecord(fenced=1)."""
+
+    kind: str  # FENCE
+    broker: int
+    broker_epoch: int
 
 
-def fence_record(broker: int, epoch: int) -> Record:
-    return (FENCE, broker, epoch)
+class ControlledShutdownRecord(NamedTuple):
+    """BrokerRegistrationChangeRecord(inControlledShutdown=1)."""
+
+    kind: str  # CS
+    broker: int
+    broker_epoch: int
 
 
-def cs_record(broker: int, epoch: int) -> Record:
-    return (CS, broker, epoch)
+class PartitionChangeRecord(NamedTuple):
+    """PartitionChangeRecord, carrying the resulting registration (as the AlterPartition response does)."""
+
+    kind: str  # PART
+    partition: int
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    partition_epoch: int
 
 
-def part_record(p: int, leader: int, isr: tuple[int, ...], le: int, pe: int) -> Record:
-    return (PART, p, leader, isr, le, pe)
+class ReassignmentChangeRecord(NamedTuple):
+    """PartitionChangeRecord that also sets Replicas / AddingReplicas / RemovingReplicas (KIP-455, written by a
+    reassignment, its cancel or its completion); its first fields are those of ``PartitionChangeRecord``."""
+
+    kind: str  # ASSIGN
+    partition: int
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    partition_epoch: int
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
 
 
-def assign_record(p: int, leader: int, isr: tuple[int, ...], le: int, pe: int, replicas: tuple[int, ...],
-                  adding: tuple[int, ...], removing: tuple[int, ...]) -> Record:
-    return (ASSIGN, p, leader, isr, le, pe, replicas, adding, removing)
+BrokerRecord = RegisterBrokerRecord | UnfenceBrokerRecord | FenceBrokerRecord | ControlledShutdownRecord
+BrokerChangeRecord = UnfenceBrokerRecord | FenceBrokerRecord | ControlledShutdownRecord  # name a broker epoch
+PartitionRecord = PartitionChangeRecord | ReassignmentChangeRecord
+Record = BrokerRecord | PartitionRecord
+PARTITION_RECORDS = (PartitionChangeRecord, ReassignmentChangeRecord)  # isinstance: the records of PART_KINDS
+
+
+# the keyword-only builders below fix each record's kind; ``positional`` (model/records.py) fills the fields in order,
+# in C, as the quorum model's message constructors do
+_new_reg, _new_unfence = positional(RegisterBrokerRecord), positional(UnfenceBrokerRecord)
+_new_fence, _new_cs = positional(FenceBrokerRecord), positional(ControlledShutdownRecord)
+_new_part, _new_assign = positional(PartitionChangeRecord), positional(ReassignmentChangeRecord)
+
+
+def reg_record(*, broker: int, incarnation: int) -> RegisterBrokerRecord:
+    return _new_reg((REG, broker, incarnation))
+
+
+def unfence_record(*, broker: int, broker_epoch: int) -> UnfenceBrokerRecord:
+    return _new_unfence((UNFENCE, broker, broker_epoch))
+
+
+def fence_record(*, broker: int, broker_epoch: int) -> FenceBrokerRecord:
+    return _new_fence((FENCE, broker, broker_epoch))
+
+
+def cs_record(*, broker: int, broker_epoch: int) -> ControlledShutdownRecord:
+    return _new_cs((CS, broker, broker_epoch))
+
+
+def part_record(*, partition: int, leader: int, isr: tuple[int, ...], leader_epoch: int,
+                partition_epoch: int) -> PartitionChangeRecord:
+    return _new_part((PART, partition, leader, isr, leader_epoch, partition_epoch))
+
+
+def assign_record(*, partition: int, leader: int, isr: tuple[int, ...], leader_epoch: int, partition_epoch: int,
+                  replicas: tuple[int, ...], adding: tuple[int, ...],
+                  removing: tuple[int, ...]) -> ReassignmentChangeRecord:
+    return _new_assign((ASSIGN, partition, leader, isr, leader_epoch, partition_epoch, replicas, adding, removing))
 
 
 # entry kinds: which controller event wrote the batch

@@ -18,27 +18,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraftcheck.model.controller.state import ASSIGN, PART, PART_KINDS, Bounds, Entry, State
+from kraftcheck.model.controller.state import (
+    ASSIGN,
+    PART,
+    PARTITION_RECORDS,
+    Bounds,
+    Entry,
+    PartitionChangeRecord,
+    ReassignmentChangeRecord,
+    Record,
+    State,
+)
 
 
 def _ids(bp: tuple[int, ...], ids: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(bp[m] for m in ids))
 
 
-def _record(r: tuple[Any, ...], bp: tuple[int, ...]) -> tuple[Any, ...]:
-    if r[0] == PART:
-        _, p, leader, isr, le, pe = r
-        return (PART, p, bp[leader] if leader >= 0 else leader, _ids(bp, isr), le, pe)
-    if r[0] == ASSIGN:  # KIP-455: the replica sets are renamed too
-        _, p, leader, isr, le, pe, replicas, adding, removing = r
-        return (ASSIGN, p, bp[leader] if leader >= 0 else leader, _ids(bp, isr), le, pe, _ids(bp, replicas),
-                _ids(bp, adding), _ids(bp, removing))
-    return (r[0], bp[r[1]]) + r[2:]
+# A record as the plain tuple of its fields (the key's text is the ``repr`` of plain tuples); ``tuple`` itself, not a
+# Python function, so the conversion costs no call.
+_plain = tuple
 
 
-def _mentions(r: tuple[Any, ...], x: int) -> bool:
+def _record(r: Record, bp: tuple[int, ...]) -> tuple[Any, ...]:
+    """Record ``r`` with broker ``x`` renamed ``bp[x]``, as a plain tuple."""
+    if isinstance(r, PartitionChangeRecord):
+        return (PART, r.partition, bp[r.leader] if r.leader >= 0 else r.leader, _ids(bp, r.isr), r.leader_epoch,
+                r.partition_epoch)
+    if isinstance(r, ReassignmentChangeRecord):  # KIP-455: the replica sets are renamed too
+        return (ASSIGN, r.partition, bp[r.leader] if r.leader >= 0 else r.leader, _ids(bp, r.isr), r.leader_epoch,
+                r.partition_epoch, _ids(bp, r.replicas), _ids(bp, r.adding), _ids(bp, r.removing))
+    return (r.kind, bp[r.broker]) + tuple(r)[2:]
+
+
+def _mentions(r: Record, x: int) -> bool:
     """Whether record ``r`` names broker ``x`` (as its subject, or as a partition leader)."""
-    return r[2] == x if r[0] in PART_KINDS else r[1] == x
+    return r.leader == x if isinstance(r, PARTITION_RECORDS) else r.broker == x
 
 
 def broker_symmetric(b: Bounds) -> bool:
@@ -83,9 +98,9 @@ def _log_text(log: tuple[Entry, ...], info: _LogInfo, cp: tuple[int, ...] | None
     text = info.text.get(key)
     if text is None:
         if cp is None:
-            flat_log: tuple[Any, ...] = tuple((e.epoch, e.by, e.kind, e.records) for e in log)
+            flat_log: tuple[Any, ...] = tuple((e.epoch, e.by, e.kind, tuple(map(_plain, e.records))) for e in log)
         elif bp is None:
-            flat_log = tuple((e.epoch, cp[e.by], e.kind, e.records) for e in log)
+            flat_log = tuple((e.epoch, cp[e.by], e.kind, tuple(map(_plain, e.records))) for e in log)
         else:
             flat_log = tuple((e.epoch, cp[e.by], e.kind, tuple(_record(r, bp) for r in e.records)) for e in log)
         text = info.text[key] = repr(flat_log)

@@ -27,7 +27,7 @@ max_level, which announce no range for it (the class of KAFKA-17305 and KAFKA-17
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -73,7 +73,14 @@ BOOTSTRAP_MV = 1  # KRaft: the metadata.version the cluster is formatted with
 
 Level = tuple[int, int] | None
 Levels = tuple[Level, ...]
-Snapshot = tuple[int, int, Levels]  # what a listener read: (znode version or -1 if absent, status, levels)
+
+
+class Snapshot(NamedTuple):
+    """What a listener read: zkClient.getDataAndVersion(FeatureZNode.path), decoded as a FeatureZNode."""
+
+    version: int  # the znode's version, -1 if absent
+    status: int  # FeatureZNodeStatus
+    levels: Levels  # the finalized features
 
 
 # ---- ZooKeeper mode ----------------------------------------------------------------------------------------------
@@ -186,8 +193,8 @@ def snapshot(zk: Zk) -> Snapshot:
     """What ``zkClient.getDataAndVersion(FeatureZNode.path)`` returns."""
     n = zkm.get(zk, FEATURES)
     if n is None:
-        return (-1, DISABLED, ())
-    return (n.version, n.data[0], n.data[1])
+        return Snapshot(version=-1, status=DISABLED, levels=())
+    return Snapshot(version=n.version, status=n.data[0], levels=n.data[1])
 
 
 def features_version(zk: Zk) -> int:
@@ -253,7 +260,8 @@ def encode(s: Any) -> bytes:
     ``("b", id)``)."""
     if isinstance(s, ZkState):
         nodes = tuple((p, n.data, n.version, None if n.owner is None else n.owner[:2]) for p, n in s.zk.nodes)
-        brokers = tuple((x.up, x.binary, x.cache, x.inbox, x.active, x.waiting) for x in s.brokers)
+        # snapshots as plain tuples: the encoding is the repr of plain values
+        brokers = tuple((x.up, x.binary, x.cache, tuple(map(tuple, x.inbox)), x.active, x.waiting) for x in s.brokers)
         u = s.used
         used = (u.updates, u.failovers, u.upgrades, u.restarts, u.delayed, u.ibp_changes)
         hist = (s.had_levels, s.mid_update_failover, s.refused_start, s.upgraded, s.downgraded)

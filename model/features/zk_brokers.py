@@ -52,15 +52,15 @@ def start_broker(s: ZkState, b: int, binary: int, ctx: Context[Bounds]) -> ZkSta
     it is incompatible with shuts down before registering (updateFeaturesOrThrow throws; KIP-584 'incompatible
     broker')."""
     gen = s.brokers[b].gen + 1
-    version, status, levels = snapshot(s.zk)
-    enabled = version >= 0 and status != DISABLED
-    if enabled and s.ibp and not compatible(binary, levels) and not ctx.on("listener-skips-check"):
+    snap = snapshot(s.zk)
+    enabled = snap.version >= 0 and snap.status != DISABLED
+    if enabled and s.ibp and not compatible(binary, snap.levels) and not ctx.on("listener-skips-check"):
         down = ZBroker(up=False, binary=binary, gen=gen)
         return replace(s, brokers=set_broker(s.brokers, b, down), refused_start=True)
     zk, _ = zkm.open_session(s.zk, session(b, gen))
     zk, _ = zkm.create(zk, broker_path(b), binary, session(b, gen))
     # with IBP < 2.7 KafkaServer does not start the listener: no cache, no reads
-    cache = (version, levels) if enabled and s.ibp else None
+    cache = (snap.version, snap.levels) if enabled and s.ibp else None
     up = ZBroker(up=True, binary=binary, gen=gen, cache=cache)
     return replace(s, zk=zk, brokers=set_broker(s.brokers, b, up))
 
@@ -96,11 +96,11 @@ def news_for(br: ZBroker, zk: zkm.Zk) -> bool:
     """Reading /features now would tell ``br`` something: a version it has neither cached nor pending, or a
     disabled/absent node while it still holds features (reading a disabled node into a clear cache changes
     nothing)."""
-    version, status, _ = snapshot(zk)
-    newest = br.inbox[-1][0] if br.inbox else br.cache[0] if br.cache is not None else None
-    if version >= 0 and status != DISABLED:
-        return newest != version
-    return (br.cache is not None or bool(br.inbox)) and newest != version
+    snap = snapshot(zk)
+    newest = br.inbox[-1].version if br.inbox else br.cache[0] if br.cache is not None else None
+    if snap.version >= 0 and snap.status != DISABLED:
+        return newest != snap.version
+    return (br.cache is not None or bool(br.inbox)) and newest != snap.version
 
 
 def propagate(s: ZkState, ctx: Context[Bounds], only: int | None = None) -> Iterator[ZkState]:
@@ -158,16 +158,15 @@ def apply_snapshot(s: ZkState, b: int, snap: Snapshot, rest: tuple[Snapshot, ...
     """ZkMetadataCache.updateFeaturesOrThrow (or clearFeatures for a disabled or absent node) at broker ``b``.
     The controller's wait for its own write (waitUntilFeatureEpochOrThrow) returns once its cache reaches it."""
     br = s.brokers[b]
-    version, status, levels = snap
-    if version < 0 or status == DISABLED:
+    if snap.version < 0 or snap.status == DISABLED:
         return replace(s, brokers=set_broker(s.brokers, b, replace(br, inbox=rest, cache=None)))
-    stale = br.cache is not None and br.cache[0] > version and not ctx.on("stale-apply")
-    incompatible = not compatible(br.binary, levels) and not ctx.on("listener-skips-check")
+    stale = br.cache is not None and br.cache[0] > snap.version and not ctx.on("stale-apply")
+    incompatible = not compatible(br.binary, snap.levels) and not ctx.on("listener-skips-check")
     if stale or incompatible:
         t = stop_broker(s, b)  # FeatureCacheUpdateException -> FatalExitError: the broker exits
         return replace(t, refused_start=t.refused_start or incompatible)
-    waiting = -1 if 0 <= br.waiting <= version else br.waiting
-    nb = replace(br, inbox=rest, cache=(version, levels), waiting=waiting)
+    waiting = -1 if 0 <= br.waiting <= snap.version else br.waiting
+    nb = replace(br, inbox=rest, cache=(snap.version, snap.levels), waiting=waiting)
     return replace(s, brokers=set_broker(s.brokers, b, nb))
 
 
