@@ -198,9 +198,11 @@ def unfenced_only_when_caught_up(s: State, step: Step, t: State, ctx: Context[Bo
 def registered_support_mv(s: State, step: Step, t: State, ctx: Context[Bounds]) -> bool:
     for e in t.ml.log[len(s.ml.log):] if len(t.ml.log) > len(s.ml.log) else ():
         if e.kind == K_REGISTER:
-            reg = e.records[0]
-            assert isinstance(reg, RegisterBrokerRecord)
-            lo, hi = supported_mv(ctx.b, reg.broker)
-            if not lo <= FINALIZED_MV <= hi:
-                return False
+            # the RegisterBrokerRecord is the batch's last record: variant register-unclean-shutdown (C40) puts the
+            # broker's ISR removals before it
+            for reg in e.records:
+                if isinstance(reg, RegisterBrokerRecord):
+                    lo, hi = supported_mv(ctx.b, reg.broker)
+                    if not lo <= FINALIZED_MV <= hi:
+                        return False
     return True

@@ -252,14 +252,14 @@ def test_a_trace_of_two_controllers_is_refused(tmp_path: Path) -> None:
 def test_the_variants_write_what_kafka_wrote() -> None:
     from kraftcheck.model.controller.brokers import handle_heartbeat, handle_registration
     from kraftcheck.model.controller.image import apply_record, bootstrap
-    from kraftcheck.model.controller.state import Request
+    from kraftcheck.model.controller.state import Request, reg_record
 
     img = bootstrap(brokers=2, partitions=1)  # leaderless, ISR (0, 1)
     # C40: a new incarnation's registration drops it from the ISR first, in its batch (4.2.2's first registration)
     assert handle_registration(img, 0, 1)[0] == [("reg", 0, 1)]
     assert handle_registration(img, 0, 1, unclean_shutdown=True)[0] == [("part", 0, -1, (1,), 0, 1), ("reg", 0, 1)]
     # C41: a fenced broker's shutdown request writes the fence again (BrokerRegistrationChangeRecord fenced=1)
-    img = apply_record(img, ("reg", 1, 1), 0)
+    img = apply_record(img, reg_record(broker=1, incarnation=1), 0)
     req = Request(kind="BrokerHeartbeat", to=0, broker_epoch=0, offset=1, want_shutdown=True)
     assert handle_heartbeat(img, 1, req)[:2] == (None, "SHUTDOWN_NOW")
     # (broker 1 is still in the ISR of this image, so handleBrokerFenced drops it first, as a session expiry does: C13)

@@ -12,10 +12,10 @@ Two steps, as for the quorum (``impl/kafka/abstraction.py``):
    what the model's ``part`` record carries; a change that sets replicas, adding or removing replicas (KIP-455) ->
    ``["assign", ..., replicas, adding, removing]``, the lists sorted here (the model keeps replicas in id order,
    Kafka the target's order); any other record by its class name;
-2. :func:`entries` (here): batches to the model's ``Entry`` records, with Kafka's broker epochs (the offset of the
-   batch holding the RegisterBrokerRecord: QuorumController passes the next write offset) renumbered as the model
-   numbers them (the index of that batch among the model's entries, the activation batch left out); the high
-   watermark in batches.
+2. :func:`entries` (here): batches to the model's ``Entry`` records (its named metadata records), with Kafka's
+   broker epochs (the offset of the batch holding the RegisterBrokerRecord: QuorumController passes the next write
+   offset) renumbered as the model numbers them (the index of that batch among the model's entries, the activation
+   batch left out); the high watermark in batches.
 
 What is abstracted: offsets (Kafka counts records, the model batches), the activation batch (bootstrap
 metadata.version and the topic: the model's bootstrap image, ``image.bootstrap``), every record field the model does
@@ -27,7 +27,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraftcheck.model.controller.state import (
+    assign_record,
+    cs_record,
+    fence_record,
+    part_record,
+    reg_record,
+    unfence_record,
+)
+
 Rec = tuple[Any, ...]
+# the model's named metadata records (model/controller/state.py), built from Kafka's abstracted ones
+_CHANGE = {"fence": fence_record, "unfence": unfence_record, "cs": cs_record}
 
 
 def kafka_epoch_to_entry(state: dict[str, Any]) -> dict[int, int]:
@@ -44,14 +55,16 @@ def entries(state: dict[str, Any]) -> list[tuple[int, tuple[Rec, ...]]]:
         for a in b["abstract"]:
             kind = a[0]
             if kind == "part":
-                recs.append(("part", a[1], a[2], tuple(a[3]), a[4], a[5]))
+                recs.append(part_record(partition=a[1], leader=a[2], isr=tuple(a[3]), leader_epoch=a[4],
+                                        partition_epoch=a[5]))
             elif kind == "assign":  # replicas in id order, as the model keeps them (FIDELITY C29)
-                recs.append(("assign", a[1], a[2], tuple(a[3]), a[4], a[5], tuple(sorted(a[6])),
-                             tuple(sorted(a[7])), tuple(sorted(a[8]))))
+                recs.append(assign_record(partition=a[1], leader=a[2], isr=tuple(a[3]), leader_epoch=a[4],
+                                          partition_epoch=a[5], replicas=tuple(sorted(a[6])),
+                                          adding=tuple(sorted(a[7])), removing=tuple(sorted(a[8]))))
             elif kind == "reg":
-                recs.append(("reg", a[1], a[2]))
-            elif kind in ("fence", "unfence", "cs"):
-                recs.append((kind, a[1], to_entry.get(int(a[2]), -1 - int(a[2]))))
+                recs.append(reg_record(broker=a[1], incarnation=a[2]))
+            elif kind in _CHANGE:
+                recs.append(_CHANGE[kind](broker=a[1], broker_epoch=to_entry.get(int(a[2]), -1 - int(a[2]))))
             else:
                 recs.append((kind,))
         out.append((int(b["epoch"]), tuple(recs)))

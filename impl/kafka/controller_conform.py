@@ -240,7 +240,8 @@ class _Driver:
         if mine != theirs:
             for i, (a, b) in enumerate(zip(mine, theirs, strict=False)):
                 if a != b:
-                    return f"log entry {i} differs: model {a}, Kafka {b}"
+                    plain = (b[0], tuple(tuple(r) for r in b[1]))  # the records as plain tuples, as the model's
+                    return f"log entry {i} differs: model {a}, Kafka {plain}"
             return f"the logs differ in length: model {len(mine)} entries, Kafka {len(theirs)}"
         if int(k["hw"]) != t.ml.hw:
             return f"high watermark: model {t.ml.hw}, Kafka {k['hw']}"
