@@ -493,3 +493,5 @@ SPEC = Spec(
     ],
     family="kraft",
 )
+
+from kraftcheck.spec import controller_brokers_view  # noqa: E402,F401  (its properties register on SPEC)

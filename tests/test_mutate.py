@@ -503,3 +503,14 @@ def test_skip_update_keeps_the_old_value_of_one_field_by_keyword_or_position() -
                 if s.operator == "skip-update")
     apply(tree, site.path, site.replacement)
     assert "Rec(a=old.a, b=old.b, c=ctx)" in ast.unparse(tree)
+
+
+def test_a_property_registered_by_decorator_in_another_module_is_checked() -> None:
+    """spec/controller_brokers_view.py registers its properties on the controller's SPEC with ``@SPEC.invariant``;
+    each run re-executes the spec module, so that module must be served again too (or its properties would sit on
+    the parent's spec only).  A crash that leaves the broker its epoch is what BrokerEpochIsCommittedRegistration
+    sees (issue 30)."""
+    plan = prepare("controller", profile="gone", ids=["f872c76fea"])
+    assert "kraftcheck.spec.controller_brokers_view" in plan.setup.sources
+    result = analyse(plan, jobs=1)
+    assert [(r.outcome, r.killed_by) for r in result.results] == [("killed", "BrokerEpochIsCommittedRegistration")]

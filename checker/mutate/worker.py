@@ -79,6 +79,10 @@ def install(setup: Setup, mutant: Mutant | None) -> SnapshotFinder:
         mutated = (mutant.module, compile_mutant(setup.sources[mutant.module], mutant))
     for name in setup.sources:
         sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and parent not in setup.sources:
+            # ``from parent import child`` reads the parent's attribute before sys.modules: forget it too
+            sys.modules[parent].__dict__.pop(child, None)
     finder = SnapshotFinder(setup.sources, mutated)
     sys.meta_path.insert(0, finder)
     importlib.invalidate_caches()
