@@ -495,3 +495,4 @@ SPEC = Spec(
 )
 
 from kraftcheck.spec import controller_brokers_view  # noqa: E402,F401  (its properties register on SPEC)
+from kraftcheck.spec import controller_partitions  # noqa: E402,F401  (its properties register on SPEC)
