@@ -494,5 +494,5 @@ SPEC = Spec(
     family="kraft",
 )
 
-from kraftcheck.spec import controller_brokers_view  # noqa: E402,F401  (its properties register on SPEC)
-from kraftcheck.spec import controller_partitions  # noqa: E402,F401  (its properties register on SPEC)
+# modules whose properties register on SPEC with its decorators (issue 30)
+from kraftcheck.spec import controller_brokers_view, controller_partitions  # noqa: E402,F401
