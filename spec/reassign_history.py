@@ -44,8 +44,9 @@ def _reassignment_in_flight(s: RState, ctx: Ctx) -> bool:
     "ReassignmentHistoryInStep",
     "the history of the in-flight reassignment (its original assignment, first target and the routes of the "
     "requests applied to it) is recorded exactly while /admin/reassignments/foo/0 exists",
-    "no Kafka rule: the evidence OneRoutePerReassignment, NoIntermediateReplica and CzxidIdentifiesReassignment "
-    "read (seed 001: the reassignment znode is the reassignment)",
+    "seed 001: 'the child nodes of /admin/reassignments correspond precisely to the replicas currently being "
+    "reassigned' (no Kafka rule of its own: the evidence OneRoutePerReassignment, NoIntermediateReplica and "
+    "CzxidIdentifiesReassignment read)",
     premise=_reassignment_in_flight,
 )
 def reassignment_history_in_step(s: RState, ctx: Ctx) -> bool:
@@ -74,9 +75,9 @@ def _label_step(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
     "the labels behind ReassignedByLegacyRoute, ReassignedByNewRoute and FailoverMidReassignment turn on only on a "
     "step that does what they record: a request of that route applied, a controller elected after a failover "
     "rebuilding an in-flight reassignment",
-    "no Kafka rule: the evidence behind those targets (a target reached through a wrong label would report a route "
-    "or a failover as covered that no run took; seed 001 'legacy znode protocol', 'new znode protocol', 'On "
-    "controller failover')",
+    "seed 001 'legacy znode protocol', 'new znode protocol', 'On controller failover' (no Kafka rule of its own: "
+    "the evidence behind those targets; a target reached through a wrong label would report a route or a failover "
+    "as covered that no run took)",
     premise=_label_step,
 )
 def route_labels_record_their_requests(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
