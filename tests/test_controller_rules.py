@@ -460,4 +460,5 @@ def test_the_alter_partition_targets_need_a_committed_alter_partition() -> None:
     uncommitted = attrs.evolve(s, ml=attrs.evolve(s.ml, hw=2))
     assert not expand.pred(uncommitted, CTX)  # type: ignore[union-attr]
     fenced = _with_log(elect0, Entry(1, 0, "session-timeout", (part_record(0, 0, (0,), 1, 2),)))
-    assert not shrink.pred(fenced, CTX)  # type: ignore[union-attr]  (a fencing's shrink is not an AlterPartition)
+    # a fencing's shrink is not an AlterPartition
+    assert not shrink.pred(fenced, CTX)  # type: ignore[union-attr]
