@@ -9,6 +9,9 @@ the broker starts again).  Registered on the controller's SPEC (spec/controller.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Any
+
 from kraftcheck.model.controller.state import OFFLINE, ONLINE, STOPPING, UNFENCE, Bounds, State, reg_record
 from kraftcheck.model.core import Context
 from kraftcheck.spec.controller import SPEC
@@ -55,10 +58,14 @@ def _broker_running(s: State, ctx: Context[Bounds]) -> bool:
     premise=_broker_running,
 )
 def running_broker_was_unfenced(s: State, ctx: Context[Bounds]) -> bool:
-    committed = s.ml.log[: s.ml.hw]
-    for x, br in enumerate(s.brokers):
-        if br.proc in (ONLINE, STOPPING):
-            want = (UNFENCE, x, br.epoch)
-            if not any(want in e.records for e in committed):
-                return False
-    return True
+    running = [(UNFENCE, x, br.epoch) for x, br in enumerate(s.brokers) if br.proc in (ONLINE, STOPPING)]
+    if not running:
+        return True
+    unfenced = _committed_unfences(s.ml.log, s.ml.hw)
+    return all(r in unfenced for r in running)
+
+
+@lru_cache(maxsize=1 << 16)
+def _committed_unfences(log: tuple[Any, ...], hw: int) -> frozenset[Any]:
+    """The UnfenceBrokerRecords of the committed prefix ``log[:hw]`` (memoised: states share their logs)."""
+    return frozenset(r for e in log[:hw] for r in e.records if r[0] == UNFENCE)

@@ -8,13 +8,13 @@ are every log and image a controller holds in memory, so every prefix of them wa
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
-from kraftcheck.model.controller import metadata_log as mlog
-from kraftcheck.model.controller.image import bootstrap
+from kraftcheck.model.controller.image import bootstrap, image_of
 from kraftcheck.model.controller.state import ASSIGN, K_ALTER, PART_KINDS, Bounds, State
 from kraftcheck.model.core import Context
-from kraftcheck.spec.controller import SPEC, held_images, held_logs, partition_changed_twice
+from kraftcheck.spec.controller import SPEC, held_logs, partition_changed_twice
 
 
 @SPEC.invariant(
@@ -27,21 +27,25 @@ from kraftcheck.spec.controller import SPEC, held_images, held_logs, partition_c
 )
 def partition_change_bumps_epochs_by_one(s: State, ctx: Context[Bounds]) -> bool:
     b = ctx.b
-    start = bootstrap(b.brokers, b.partitions, b.replication_factor).parts
-    for log in held_logs(s):
-        last: dict[int, tuple[int, int, int]] = {p: (part.leader, part.le, part.pe) for p, part in enumerate(start)}
-        for e in log:
-            for r in e.records:
-                if r[0] in PART_KINDS:
-                    p, leader, le, pe = r[1], r[2], r[4], r[5]
-                    pleader, ple, ppe = last[p]
-                    if pe != ppe + 1 or le not in (ple, ple + 1):
-                        return False
-                    if leader != pleader and le != ple + 1:
-                        return False
-                    if le == ple + 1 and leader == pleader and r[0] != ASSIGN:
-                        return False
-                    last[p] = (leader, le, pe)
+    return all(_bumps_by_one(log, b.brokers, b.partitions, b.replication_factor) for log in held_logs(s))
+
+
+@lru_cache(maxsize=1 << 16)
+def _bumps_by_one(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
+    """PartitionChangeBumpsEpochsByOne along one log (memoised: states share their logs)."""
+    last = {p: (part.leader, part.le, part.pe) for p, part in enumerate(bootstrap(brokers, partitions, rf).parts)}
+    for e in log:
+        for r in e.records:
+            if r[0] in PART_KINDS:
+                p, leader, le, pe = r[1], r[2], r[4], r[5]
+                pleader, ple, ppe = last[p]
+                if pe != ppe + 1 or le not in (ple, ple + 1):
+                    return False
+                if leader != pleader and le != ple + 1:
+                    return False
+                if le == ple + 1 and leader == pleader and r[0] != ASSIGN:
+                    return False
+                last[p] = (leader, le, pe)
     return True
 
 
@@ -54,20 +58,34 @@ def partition_change_bumps_epochs_by_one(s: State, ctx: Context[Bounds]) -> bool
     premise=partition_changed_twice,
 )
 def isr_never_empty(s: State, ctx: Context[Bounds]) -> bool:
-    return all(p.isr for img in held_images(s, ctx.b) for p in img.parts)
+    b = ctx.b
+    return all(_isrs_nonempty(log, b.brokers, b.partitions, b.replication_factor) for log in held_logs(s))
 
 
-def _committed_alters(s: State, b: Bounds) -> list[tuple[Any, ...]]:
-    """The (old ISR, new ISR) of every committed AlterPartition batch's partition change, in log order."""
-    out: list[tuple[Any, ...]] = []
-    isr = {p: part.isr for p, part in enumerate(bootstrap(b.brokers, b.partitions, b.replication_factor).parts)}
-    for e in mlog.committed(s.ml):
+@lru_cache(maxsize=1 << 16)
+def _isrs_nonempty(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
+    """No partition of ``log``'s image has an empty ISR (every prefix was once a held log and checked then)."""
+    return all(p.isr for p in image_of(log, brokers, partitions, rf).parts)
+
+
+@lru_cache(maxsize=1 << 16)
+def _committed_alters(log: tuple[Any, ...], hw: int, brokers: int, partitions: int, rf: int) -> tuple[bool, bool]:
+    """Whether the committed prefix ``log[:hw]`` holds an AlterPartition batch that shrinks, and one that expands,
+    a partition's ISR (memoised: states share their logs)."""
+    shrink = expand = False
+    isr = {p: part.isr for p, part in enumerate(bootstrap(brokers, partitions, rf).parts)}
+    for e in log[:hw]:
         for r in e.records:
             if r[0] in PART_KINDS:
                 if e.kind == K_ALTER:
-                    out.append((isr[r[1]], r[3]))
+                    shrink = shrink or set(r[3]) < set(isr[r[1]])
+                    expand = expand or set(r[3]) > set(isr[r[1]])
                 isr[r[1]] = r[3]
-    return out
+    return shrink, expand
+
+
+def _alters(s: State, b: Bounds) -> tuple[bool, bool]:
+    return _committed_alters(s.ml.log, s.ml.hw, b.brokers, b.partitions, b.replication_factor)
 
 
 @SPEC.reachable(
@@ -76,7 +94,7 @@ def _committed_alters(s: State, b: Bounds) -> list[tuple[Any, ...]]:
     "ReplicationControlManager.alterPartition (3.9); KIP-497 AlterPartition, Partition.maybeShrinkIsr",
 )
 def isr_shrink_committed(s: State, ctx: Context[Bounds]) -> bool:
-    return any(set(new) < set(old) for old, new in _committed_alters(s, ctx.b))
+    return _alters(s, ctx.b)[0]
 
 
 @SPEC.reachable(
@@ -85,4 +103,4 @@ def isr_shrink_committed(s: State, ctx: Context[Bounds]) -> bool:
     "ReplicationControlManager.alterPartition, ineligibleReplicasForIsr (3.9); KIP-497, Partition.maybeExpandIsr",
 )
 def isr_expand_committed(s: State, ctx: Context[Bounds]) -> bool:
-    return any(set(new) > set(old) for old, new in _committed_alters(s, ctx.b))
+    return _alters(s, ctx.b)[1]
