@@ -67,7 +67,7 @@ def _processed(s: RState, step: Step) -> Any:
 
 def _label_step(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
     """a step adds a reachability label"""
-    return t.seen != s.seen
+    return t.seen is not s.seen and t.seen != s.seen
 
 
 @SPEC.action_property(
@@ -81,6 +81,8 @@ def _label_step(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
     premise=_label_step,
 )
 def route_labels_record_their_requests(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
+    if t.seen is s.seen:
+        return True  # most steps carry the labels over untouched
     new = t.seen - s.seen
     if "legacy" in new or "new" in new:
         req = _processed(s, step) if step[0] == "process" else None
