@@ -81,3 +81,6 @@ SPEC = Spec(
     ],
     family="kraft",
 )
+
+# modules whose properties register on SPEC with its decorators (issue 30)
+from kraftcheck.spec import controller_brokers_view, controller_partitions  # noqa: E402,F401

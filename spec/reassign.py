@@ -342,3 +342,6 @@ SPEC = Spec(REASSIGN, [
 ], family="kraft")
 
 __all__ = ["SPEC", "REASSIGN"]
+
+# a module whose properties register on SPEC with its decorators (issue 30)
+from kraftcheck.spec import reassign_history  # noqa: E402,F401

@@ -415,3 +415,80 @@ def test_invariants_reject_bad_states() -> None:
 
 def test_bootstrap_image_is_leaderless_with_every_replica_in_sync() -> None:
     assert bootstrap(2, 1) == Image((None, None), (Partition(NO_LEADER, (0, 1), 0, 0),))
+
+
+# ---- issue 30: the broker views and partition rules registered by spec/controller_brokers_view.py and
+# spec/controller_partitions.py (each expected value from the Kafka rule the property names)
+
+
+def _holds(name: str, s: State, ctx: object = CTX) -> bool:
+    prop = SPEC.property_named(name)
+    assert prop is not None and prop.kind == "invariant"
+    return bool(prop.pred(s, ctx))  # type: ignore[union-attr]
+
+
+def test_a_broker_epoch_must_be_its_committed_registration() -> None:
+    # ClusterControlManager.registerBroker: the epoch is the record's offset; the reply waits for the commit
+    s = _registered_broker_state()  # broker 0's registration written at offset 0, not committed yet
+    assert _holds("BrokerEpochIsCommittedRegistration", s)
+    early = A._with(s, 0, Broker(proc=FENCED, inc=1, epoch=0))  # the epoch before the record commits
+    assert not _holds("BrokerEpochIsCommittedRegistration", early)
+    s = next(iter(A.commit(s, CTX)))
+    assert s.brokers[0].epoch == 0 and _holds("BrokerEpochIsCommittedRegistration", s)
+    wrong = A._with(s, 0, Broker(proc=FENCED, inc=2, epoch=0))  # another incarnation's record
+    assert not _holds("BrokerEpochIsCommittedRegistration", wrong)
+    kept = A._with(s, 0, Broker(proc=OFFLINE, inc=1, epoch=0))  # a stopped process keeps no epoch
+    assert not _holds("BrokerEpochIsCommittedRegistration", kept)
+
+
+def test_a_running_broker_was_unfenced_in_the_committed_log() -> None:
+    # BrokerLifecycleManager moves to RUNNING on isFenced=false, sent once the UnfenceBrokerRecord commits
+    s = _registered_broker_state()
+    s = next(iter(A.commit(s, CTX)))
+    online = A._with(s, 0, Broker(proc=ONLINE, inc=1, epoch=0))
+    assert not _holds("RunningBrokerWasUnfenced", online)
+    ml = s.ml
+    unfenced = attrs.evolve(ml, log=ml.log + (Entry(1, 0, K_UNFENCE, (("unfence", 0, 0),)),), hw=ml.hw + 1)
+    assert _holds("RunningBrokerWasUnfenced", attrs.evolve(online, ml=unfenced))
+    uncommitted = attrs.evolve(ml, log=unfenced.log)  # written but not committed: a failover may revert it
+    assert not _holds("RunningBrokerWasUnfenced", attrs.evolve(online, ml=uncommitted))
+
+
+def _with_log(*entries: Entry) -> State:
+    ml = mlog.initial(2)
+    return State(attrs.evolve(ml, epoch=1, leader=0, log=entries, hw=len(entries)), (Broker(proc=FENCED, inc=1),) * 2)
+
+
+def test_a_partition_change_bumps_its_epochs_by_one() -> None:
+    # PartitionChangeBuilder: partitionEpoch + 1; leaderEpoch + 1 exactly when the leader changes
+    elect0 = Entry(1, 0, K_UNFENCE, (part_record(0, 0, (0, 1), 1, 1),))
+    shrink = Entry(1, 0, "alter-partition", (part_record(0, 0, (0,), 1, 2),))
+    assert _holds("PartitionChangeBumpsEpochsByOne", _with_log(elect0, shrink))
+    for bad in (part_record(0, 0, (0,), 1, 3),  # partition epoch + 2
+                part_record(0, 0, (0,), 2, 2),  # leader epoch bumped by an ISR shrink
+                part_record(0, 1, (0, 1), 1, 2)):  # leader moved without a leader epoch bump
+        assert not _holds("PartitionChangeBumpsEpochsByOne", _with_log(elect0, Entry(1, 0, "alter-partition", (bad,))))
+
+
+def test_an_isr_never_empties() -> None:
+    # generateLeaderAndIsrUpdates keeps the last ISR member (before KIP-966)
+    last = Entry(1, 0, K_UNFENCE, (part_record(0, NO_LEADER, (1,), 1, 1),))
+    assert _holds("IsrNeverEmpty", _with_log(last))
+    assert not _holds("IsrNeverEmpty", _with_log(Entry(1, 0, K_UNFENCE, (part_record(0, NO_LEADER, (), 1, 1),))))
+
+
+def test_the_alter_partition_targets_need_a_committed_alter_partition() -> None:
+    shrink, expand = SPEC.property_named("IsrShrinkCommitted"), SPEC.property_named("IsrExpandCommitted")
+    assert shrink is not None and expand is not None
+    elect0 = Entry(1, 0, K_UNFENCE, (part_record(0, 0, (0, 1), 1, 1),))
+    shrunk = Entry(1, 0, "alter-partition", (part_record(0, 0, (0,), 1, 2),))
+    grown = Entry(1, 0, "alter-partition", (part_record(0, 0, (0, 1), 1, 3),))
+    s = _with_log(elect0, shrunk)
+    assert shrink.pred(s, CTX) and not expand.pred(s, CTX)  # type: ignore[union-attr]
+    s = _with_log(elect0, shrunk, grown)
+    assert expand.pred(s, CTX)  # type: ignore[union-attr]
+    uncommitted = attrs.evolve(s, ml=attrs.evolve(s.ml, hw=2))
+    assert not expand.pred(uncommitted, CTX)  # type: ignore[union-attr]
+    fenced = _with_log(elect0, Entry(1, 0, "session-timeout", (part_record(0, 0, (0,), 1, 2),)))
+    # a fencing's shrink is not an AlterPartition
+    assert not shrink.pred(fenced, CTX)  # type: ignore[union-attr]

@@ -338,8 +338,8 @@ def test_a_property_registered_by_a_spec_extension_module_judges_the_mutants() -
     assert (by["learn_leader"].outcome, by["learn_leader"].killed_by) == ("killed", "DeposedControllerLearnsLeader")
 
 
-@pytest.mark.parametrize("model, marked", [("quorum", 4), ("features", 19), ("controller", 16), ("migration", 31),
-                                            ("reassign", 13)])
+@pytest.mark.parametrize("model, marked", [("quorum", 4), ("features", 19), ("controller", 32), ("migration", 31),
+                                            ("reassign", 16)])
 def test_checked_in_equivalents_name_existing_mutants(model: str, marked: int) -> None:
     """spec/mutants/<model>.toml (issue 14's review): every entry names a mutant the model has, none is stale."""
     plan = prepare(model)
@@ -518,3 +518,14 @@ def test_skip_update_keeps_the_old_value_of_one_field_by_keyword_or_position() -
                 if s.operator == "skip-update")
     apply(tree, site.path, site.replacement)
     assert "Rec(a=old.a, b=old.b, c=ctx)" in ast.unparse(tree)
+
+
+def test_a_property_registered_by_decorator_in_another_module_is_checked() -> None:
+    """spec/controller_brokers_view.py registers its properties on the controller's SPEC with ``@SPEC.invariant``;
+    each run re-executes the spec module, so that module must be served again too (or its properties would sit on
+    the parent's spec only).  A crash that leaves the broker its epoch is what BrokerEpochIsCommittedRegistration
+    sees (issue 30)."""
+    plan = prepare("controller", profile="gone", ids=["f872c76fea"])
+    assert "kraftcheck.spec.controller_brokers_view" in plan.setup.sources
+    result = analyse(plan, jobs=1)
+    assert [(r.outcome, r.killed_by) for r in result.results] == [("killed", "BrokerEpochIsCommittedRegistration")]

@@ -189,3 +189,29 @@ def test_a_crashed_target_broker_that_never_restarts_stalls_the_reassignment() -
     last = r.trace.states()[-1]
     target = last.ctls[0].ctx.target if last.ctls[0].ctx is not None else ()
     assert in_flight(last) and set(last.down) & set(target) and not set(target) <= set(part(last)[2])
+
+
+def test_hosted_replicas_history_and_route_labels_follow_zookeeper() -> None:
+    """Issue 30 (spec/reassign_history.py): the replicas brokers hold are the assignment (ReplicaStateMachine), the
+    in-flight reassignment's history exists exactly while its znode does, and a route label needs a request of that
+    route applied."""
+    import attrs
+
+    ctx = Context(Bounds())
+    hosted, history, labels = (SPEC.property_named(n) for n in (
+        "ReplicasHostedByAssignment", "ReassignmentHistoryInStep", "RouteLabelsRecordTheirRequests"))
+    assert hosted is not None and history is not None and labels is not None
+    s = REASSIGN.initial_states(ctx)[0]
+    (_, s1), *_ = [x for x in cluster.submit(s, ctx) if x[0] == ("new", (0, 2))]
+    (_, s2), = controller.deliver_requests(s1, ctx)
+    (_, s3), = controller.process(s2, ctx)
+    for t in (s, s3):
+        assert hosted.pred(t, ctx) and history.pred(t, ctx)
+    assert not hosted.pred(attrs.evolve(s3, hosts=frozenset({0, 1})), ctx)  # broker 2's new replica not created
+    assert not history.pred(attrs.evolve(s3, routes=frozenset()), ctx)  # the applied request's route forgotten
+    assert not history.pred(attrs.evolve(s, orig_assign=(0, 1)), ctx)  # history with nothing in flight
+    step = ("process", (0,))
+    assert "new" in s3.seen - s2.seen and labels.pred(s2, step, s3, ctx)
+    wrong = attrs.evolve(s3, seen=s2.seen | {"legacy"})  # a new-route request labelled legacy
+    assert not labels.pred(s2, step, wrong, ctx)
+    assert not labels.pred(s2, ("catch_up", (2,)), attrs.evolve(s2, seen=s2.seen | {"new"}), ctx)

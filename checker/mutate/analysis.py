@@ -34,7 +34,13 @@ from kraftcheck.checker.mutate.profiles import ProfileRun, cheapest_first, check
 from kraftcheck.checker.mutate.progress import Progress, Say
 from kraftcheck.checker.mutate.report import DETECTED, NOT_COUNTED, MutantResult, Score, by_module, judge, score
 from kraftcheck.checker.mutate.runner import Task, cpu_seconds, run_pool
-from kraftcheck.checker.mutate.sites import model_module_names, read_sources, spec_extension_modules, spec_location
+from kraftcheck.checker.mutate.sites import (
+    model_module_names,
+    read_sources,
+    registering_modules,
+    spec_extension_modules,
+    spec_location,
+)
 from kraftcheck.checker.mutate.worker import Setup
 
 SCHEMA = "kraftcheck-mutate/2"
@@ -153,7 +159,8 @@ def prepare(
     contexts = [prepare_context(spec, variants, overrides, p)[0] for p in names]  # bad input: one line, exit 2
     mod_names = model_module_names(spec)
     spec_module, spec_attr = spec_location(name)
-    sources = read_sources(sorted(set(mod_names) | {spec_module, *spec_extension_modules(spec_module)}))
+    extensions = {*spec_extension_modules(spec_module), *registering_modules(spec, spec_module)}
+    sources = read_sources(sorted(set(mod_names) | {spec_module} | extensions))
     everything = generate(spec, sources, mod_names)
     if modules:
         unknown = [n for n in modules if not any(module_matches(m, n) for m in everything)]

@@ -8,7 +8,9 @@ states.  ``spec/`` and ``checker/`` are never mutated.
 
 The snapshot holds the source of those modules and of the module that defines the spec, read once: the original
 model (the baseline) and every mutant are imported from it, so a file edited on disk during a long run changes
-neither.
+neither.  It also holds each module that registers properties on that spec with ``@SPEC.invariant`` and the like
+(a module that binds the spec object as a global): the spec module imports it, and served again it registers them on
+the spec each run builds afresh (a cached module would have registered them on the parent's spec only).
 """
 
 from __future__ import annotations
@@ -79,6 +81,14 @@ def spec_location(name: str) -> tuple[str, str]:
         raise LookupError(f"unknown model {name!r}")
     module, _, attr = target.partition(":")
     return module, attr or "SPEC"
+
+
+def registering_modules(spec: Spec, spec_module: str) -> list[str]:
+    """The modules other than ``spec_module`` that bind ``spec`` as a global (``from ... import SPEC``), sorted: those
+    that register properties on it with its decorators, which each run must execute again (module docstring)."""
+    return sorted(name for name, mod in list(sys.modules.items())
+                  if name not in (spec_module, "__main__") and str(getattr(mod, "__file__", "")).endswith(".py")
+                  and any(v is spec for v in vars(mod).values()))
 
 
 def model_module_names(spec: Spec) -> list[str]:

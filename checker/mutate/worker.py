@@ -80,7 +80,8 @@ def install(setup: Setup, mutant: Mutant | None) -> SnapshotFinder:
     for name in setup.sources:
         sys.modules.pop(name, None)
         # `from package import name` reads the package's attribute before sys.modules: forget it too, or a spec
-        # extension module (spec/<model>_<concern>.py) would come back bound to the old SPEC
+        # extension module (spec/<model>_<concern>.py) would come back bound to the old SPEC (and a model module
+        # imported as `from kraftcheck.model import zookeeper` unmutated)
         package, _, attr = name.rpartition(".")
         if package not in setup.sources and package in sys.modules:
             vars(sys.modules[package]).pop(attr, None)
