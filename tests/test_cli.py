@@ -235,7 +235,7 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     # profile (KIP-455 reassignment, off by default); reassign its faults profile (Model.main_profiles); every
     # model its unreduced profile (issue 30: no reduction hides a bug class from the main job)
     assert runs == [("quorum", "default"), ("quorum", "duplication"), ("quorum", "faults"), ("quorum", "unreduced"),
-                    ("quorum", "resign"), ("quorum", "observer"),
+                    ("quorum", "resign"), ("quorum", "observer"), ("quorum", "unflushed"), ("quorum", "prevote"),
                     ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
                     ("controller", "unreduced"), ("controller", "gone"), ("controller", "shutdown"),
                     ("migration", "default"), ("migration", "unreduced"), ("migration", "stale-reads"),
@@ -253,7 +253,8 @@ def test_a_named_model_runs_its_main_profiles_unless_a_profile_is_given(tmp_path
         data = json.loads(out.read_text())
         return [r["manifest"]["profile"] for r in data.get("results", [data])]
 
-    assert profiles("quorum") == ["default", "duplication", "faults", "unreduced", "resign", "observer"]
+    assert profiles("quorum") == ["default", "duplication", "faults", "unreduced", "resign", "observer", "unflushed",
+                                  "prevote"]
     assert profiles("quorum", "--profile", "default") == ["default"]
     assert profiles("quorum", "--set", "max_dups=1") == ["default"]
     assert profiles("quorum", "--variant", "double-vote") == ["default"]

@@ -187,9 +187,11 @@ def test_an_old_checkpoint_is_refused_with_one_line(tmp_path: Path) -> None:
 
 
 def test_the_spark_driver_stamps_the_encoding_version() -> None:
-    """The driver's identity dict names the encoding (read from its source: running it needs Java)."""
-    text = (ROOT / "checker" / "spark" / "driver.py").read_text()
+    """The Spark run's identity dict (``checkpoint.identity``, which the driver stamps on every checkpoint) names the
+    encoding (read from the sources: running it needs Java)."""
+    text = (ROOT / "checker" / "spark" / "checkpoint.py").read_text()
     assert '"encoding": ENCODING_VERSION' in text
+    assert "identity(" in (ROOT / "checker" / "spark" / "driver.py").read_text()
 
 
 def _golden_sample() -> Any:

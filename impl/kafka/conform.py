@@ -117,6 +117,9 @@ def not_exercised(actions: Counter[str]) -> dict[str, str]:
 
     reasons = {"epoch_bound": "not a Kafka action: a stutter the model takes at its own epoch bound (max_epoch), "
                               "where Kafka would start another election; the runs validate with no bound reached",
+               "flush": "a bound that is off here: the flush step exists only under lose_unflushed (FIDELITY Q27), and "
+                        "the harness's log is durable (every append survives a crash), so no run loses or flushes a "
+                        "suffix",
                "observer_fetch": "no observer fetched in these runs: run more (--runs)",
                "resign": "graceful resignation is in the walks only: run walks (--walks)"}
     return {a.name: reasons.get(a.name, "not drawn in these runs and walks: run more (--runs, --walks)")
