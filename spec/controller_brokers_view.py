@@ -36,7 +36,8 @@ def broker_epoch_is_committed_registration(s: State, ctx: Context[Bounds]) -> bo
         if br.proc == OFFLINE:
             if br.epoch != -1 or br.pending is not None or br.applied != 0:
                 return False
-        elif br.epoch >= 0 and (br.epoch >= hw or reg_record(x, br.inc) not in log[br.epoch].records):
+        elif br.epoch >= 0 and (br.epoch >= hw
+                                or reg_record(broker=x, incarnation=br.inc) not in log[br.epoch].records):
             return False
         elif br.epoch < -1:
             return False

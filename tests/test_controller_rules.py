@@ -461,34 +461,34 @@ def _with_log(*entries: Entry) -> State:
 
 def test_a_partition_change_bumps_its_epochs_by_one() -> None:
     # PartitionChangeBuilder: partitionEpoch + 1; leaderEpoch + 1 exactly when the leader changes
-    elect0 = Entry(1, 0, K_UNFENCE, (part_record(0, 0, (0, 1), 1, 1),))
-    shrink = Entry(1, 0, "alter-partition", (part_record(0, 0, (0,), 1, 2),))
+    elect0 = Entry(1, 0, K_UNFENCE, (part(0, 0, (0, 1), 1, 1),))
+    shrink = Entry(1, 0, "alter-partition", (part(0, 0, (0,), 1, 2),))
     assert _holds("PartitionChangeBumpsEpochsByOne", _with_log(elect0, shrink))
-    for bad in (part_record(0, 0, (0,), 1, 3),  # partition epoch + 2
-                part_record(0, 0, (0,), 2, 2),  # leader epoch bumped by an ISR shrink
-                part_record(0, 1, (0, 1), 1, 2)):  # leader moved without a leader epoch bump
+    for bad in (part(0, 0, (0,), 1, 3),  # partition epoch + 2
+                part(0, 0, (0,), 2, 2),  # leader epoch bumped by an ISR shrink
+                part(0, 1, (0, 1), 1, 2)):  # leader moved without a leader epoch bump
         assert not _holds("PartitionChangeBumpsEpochsByOne", _with_log(elect0, Entry(1, 0, "alter-partition", (bad,))))
 
 
 def test_an_isr_never_empties() -> None:
     # generateLeaderAndIsrUpdates keeps the last ISR member (before KIP-966)
-    last = Entry(1, 0, K_UNFENCE, (part_record(0, NO_LEADER, (1,), 1, 1),))
+    last = Entry(1, 0, K_UNFENCE, (part(0, NO_LEADER, (1,), 1, 1),))
     assert _holds("IsrNeverEmpty", _with_log(last))
-    assert not _holds("IsrNeverEmpty", _with_log(Entry(1, 0, K_UNFENCE, (part_record(0, NO_LEADER, (), 1, 1),))))
+    assert not _holds("IsrNeverEmpty", _with_log(Entry(1, 0, K_UNFENCE, (part(0, NO_LEADER, (), 1, 1),))))
 
 
 def test_the_alter_partition_targets_need_a_committed_alter_partition() -> None:
     shrink, expand = SPEC.property_named("IsrShrinkCommitted"), SPEC.property_named("IsrExpandCommitted")
     assert shrink is not None and expand is not None
-    elect0 = Entry(1, 0, K_UNFENCE, (part_record(0, 0, (0, 1), 1, 1),))
-    shrunk = Entry(1, 0, "alter-partition", (part_record(0, 0, (0,), 1, 2),))
-    grown = Entry(1, 0, "alter-partition", (part_record(0, 0, (0, 1), 1, 3),))
+    elect0 = Entry(1, 0, K_UNFENCE, (part(0, 0, (0, 1), 1, 1),))
+    shrunk = Entry(1, 0, "alter-partition", (part(0, 0, (0,), 1, 2),))
+    grown = Entry(1, 0, "alter-partition", (part(0, 0, (0, 1), 1, 3),))
     s = _with_log(elect0, shrunk)
     assert shrink.pred(s, CTX) and not expand.pred(s, CTX)  # type: ignore[union-attr]
     s = _with_log(elect0, shrunk, grown)
     assert expand.pred(s, CTX)  # type: ignore[union-attr]
     uncommitted = attrs.evolve(s, ml=attrs.evolve(s.ml, hw=2))
     assert not expand.pred(uncommitted, CTX)  # type: ignore[union-attr]
-    fenced = _with_log(elect0, Entry(1, 0, "session-timeout", (part_record(0, 0, (0,), 1, 2),)))
+    fenced = _with_log(elect0, Entry(1, 0, "session-timeout", (part(0, 0, (0,), 1, 2),)))
     # a fencing's shrink is not an AlterPartition
     assert not shrink.pred(fenced, CTX)  # type: ignore[union-attr]
