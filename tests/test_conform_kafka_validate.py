@@ -96,3 +96,17 @@ def test_conform_writes_each_discrepancy_as_an_itf_trace_beside_its_json(
     (d,) = j["discrepancies"]
     assert d["itf"] == str(tmp_path / "discrepancy-seed1.itf.json") and Path(d["itf"]).is_file()
     assert json.loads(Path(d["itf"]).read_text())["#meta"]["kafka"]["step"] == d["step"]
+
+
+def test_a_stale_end_quorum_epoch_answer_moves_no_one_on_3_9() -> None:
+    """Seeds 380 and 708 of 3.9.1 (issue 31): a voter handles an EndQuorumEpoch answer (FENCED_LEADER_EPOCH, a
+    higher epoch) to a request it sent before it changed role (connections reset) or sent again on that connection.
+    Kafka drops it unhandled (``RequestManager.isResponseExpected``) and stays where it is; the validator used to
+    move the model's voter on by that epoch (``unmodelled_answer``) and part there (steps 182 and 116): a validator
+    artefact, fixed by applying only a current answer."""
+    ctx: Context[Bounds] = Context(VALIDATE_BOUNDS, variants_for("3.9.1"))
+    with KafkaHarness("3.9.1") as h:
+        for seed, parted_at in ((380, 182), (708, 116)):
+            _, n, disc = validate_run(h, 0, seed, parted_at + 1, ctx)
+            assert disc is None, disc and disc.to_json()
+            assert n == parted_at + 1

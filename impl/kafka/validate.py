@@ -273,7 +273,10 @@ class Shadow:
             claims[mid] = _key(m)
             known[why] += 1
         start = hyp.s._replace(net=net)
-        if processed is not None and processed in self.ignored and kind in ("poll", "fire"):
+        # a stale answer (its requester sent again on that connection, or reset its connections, since) is dropped
+        # unhandled (``RequestManager.isResponseExpected``), as the model drops a response that is not ``cur``
+        if processed is not None and processed in self.ignored and kind in ("poll", "fire") and \
+                drv.current(processed):
             moved = unmodelled_answer(start, cmd["node"] - 1, drv.sent[processed])
             if moved is not None:
                 start = moved
