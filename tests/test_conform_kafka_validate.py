@@ -96,3 +96,18 @@ def test_conform_writes_each_discrepancy_as_an_itf_trace_beside_its_json(
     (d,) = j["discrepancies"]
     assert d["itf"] == str(tmp_path / "discrepancy-seed1.itf.json") and Path(d["itf"]).is_file()
     assert json.loads(Path(d["itf"]).read_text())["#meta"]["kafka"]["step"] == d["step"]
+
+
+def test_an_end_quorum_epoch_answer_moves_its_receiver_only_if_kafka_still_expects_it() -> None:
+    """The last four parting seeds of 3.9.1 (issue 31), all one validator artefact: a voter handles an EndQuorumEpoch
+    answer (FENCED_LEADER_EPOCH, a higher epoch; the model has no such answer) to a request it sent before it reset
+    its connections or sent again on that connection.  Kafka drops it unhandled (``RequestManager.isResponseExpected``)
+    and stays where it is (380, 708; 297's step 105); the validator used to move the model's voter on by that epoch.
+    Yet when the answer itself moves the voter (913's step 119, a Resigned voter now Unattached at the answer's
+    epoch) the connections reset in the same poll, after the answer: that one must still be applied."""
+    ctx: Context[Bounds] = Context(VALIDATE_BOUNDS, variants_for("3.9.1"))
+    with KafkaHarness("3.9.1") as h:
+        for seed, parted_at in ((380, 182), (708, 116), (297, 115), (913, 134)):
+            _, n, disc = validate_run(h, 0, seed, parted_at + 1, ctx)
+            assert disc is None, disc and disc.to_json()
+            assert n == parted_at + 1

@@ -126,6 +126,7 @@ class Shadow:
         self.numbers: dict[int, int] = {}  # Kafka client value -> the model's (``_renumber``)
         self.ignored: set[int] = set()  # Kafka messages the model has no counterpart for (EndQuorumEpoch responses)
         self.held: list[int] = []  # the hypotheses held after each step
+        self.answer_before: tuple[bool, int | None] | None = None  # the handled message: current, its connection's last
 
     @property
     def s(self) -> QState:
@@ -146,6 +147,9 @@ class Shadow:
         drv = self.drv
         drv.fresh = []
         before_inflight = set(drv.state["inflight"])
+        # whether the message handled was still expected before the poll, and on which connection's last request
+        self.answer_before = None if processed is None else \
+            (drv.current(processed), drv.latest.get((drv.sent[processed]["dst"], drv.sent[processed]["src"])))
         drv.run(cmd)
         self._renumber()
         fresh = []
@@ -273,12 +277,25 @@ class Shadow:
             claims[mid] = _key(m)
             known[why] += 1
         start = hyp.s._replace(net=net)
+        results: list[tuple[Any, ...]] = []
+        applied = False  # a current answer moves its receiver: no explanation without it
         if processed is not None and processed in self.ignored and kind in ("poll", "fire"):
             moved = unmodelled_answer(start, cmd["node"] - 1, drv.sent[processed])
-            if moved is not None:
-                start = moved
-                known[KNOWN_Q40] += 1
-        results = self._explain(start, owed, budget, fresh, prefer)
+            # a stale answer (its requester sent again on that connection, or reset its connections, since) is
+            # dropped unhandled (``RequestManager.isResponseExpected``), as the model drops a response that is not
+            # ``cur``.  An answer that was current before the poll and still is after it is applied; one that was
+            # current before and not after, with no new request on that connection, saw a connection reset in this
+            # poll: by a timer that fired first (then stale) or by this answer's own epoch (then applied): both tried
+            ev = drv.sent[processed]
+            was_current, last = self.answer_before or (False, None)
+            reset_here = was_current and drv.latest.get((ev["dst"], ev["src"])) == last
+            applied = moved is not None and drv.current(processed)
+            if moved is not None and (applied or reset_here):
+                results = self._explain(moved, owed, budget, fresh, prefer)
+                if results:
+                    known[KNOWN_Q40] += 1
+        if not results and not applied:
+            results = self._explain(start, owed, budget, fresh, prefer)
         if not results:
             return "no model step leads to Kafka's state"
         out = []
