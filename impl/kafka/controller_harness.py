@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
-from kraftcheck.impl.kafka.harness import HOW, HarnessError, HarnessUnavailable
+from kraftcheck.impl.kafka.harness import HOW, HarnessUnavailable, JsonLinesJVM
 
 DEFAULT_VERSION = "4.2.2"
 SOURCE = Path(__file__).resolve().parent / "controller_harness"
@@ -98,62 +96,15 @@ def build(version: str = DEFAULT_VERSION) -> list[str]:
         return [str(out / "target" / "classes"), *cp_file.read_text().strip().split(os.pathsep)]
 
 
-class ControllerJVM:
+class ControllerJVM(JsonLinesJVM):
     """One JVM running the controller harness; ``command`` sends a command and returns (events, state)."""
 
+    name = "controller harness"
+    quit_timeout = 20.0
+
     def __init__(self, version: str = DEFAULT_VERSION) -> None:
-        self.version = version
-        classpath = build(version)
-        self.proc = subprocess.Popen(
-            ["java", "-cp", os.pathsep.join(classpath), "org.apache.kafka.controller.ControllerHarness"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.commands = 0
-
-    def command(self, cmd: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        try:
-            self.proc.stdin.write(json.dumps(cmd) + "\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            raise HarnessError("the controller harness JVM has exited") from None
-        self.commands += 1
-        events: list[dict[str, Any]] = []
-        state: dict[str, Any] = {}
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise HarnessError(f"the controller harness JVM exited during {cmd}")
-            ev = json.loads(line)
-            if ev["ev"] == "done":
-                break
-            if ev["ev"] == "error":
-                raise HarnessError(f"{cmd}: {ev['error']}")
-            if ev["ev"] == "state":
-                state = ev
-            else:
-                events.append(ev)
-        return events, state
-
-    def kafka_version(self) -> str:
-        events, _ = self.command({"cmd": "version"})
-        return str(events[0]["kafka"])
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.write('{"cmd": "quit"}\n')
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=20)
-            except (BrokenPipeError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-
-    def __enter__(self) -> ControllerJVM:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(["java", "-cp", os.pathsep.join(build(version)),
+                          "org.apache.kafka.controller.ControllerHarness"], version)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 DEFAULT_VERSION = "4.2.2"
 SOURCE = Path(__file__).resolve().parent / "harness"
@@ -119,15 +119,22 @@ def _build_locked(version: str, out: Path) -> list[str]:
     return [str(out / "target" / "classes"), *cp_file.read_text().strip().split(os.pathsep)]
 
 
-class KafkaHarness:
-    """One JVM running the harness; ``command`` sends a command and returns (events, state)."""
+_J = TypeVar("_J", bound="JsonLinesJVM")
 
-    def __init__(self, version: str = DEFAULT_VERSION) -> None:
+
+class JsonLinesJVM:
+    """One JVM speaking the harnesses' JSON lines (a command a line on stdin; events on stdout, each answer ending
+    with a ``state`` event and a ``done`` line); ``command`` sends one and returns (events, state).  The quorum
+    harness (``KafkaHarness``) and the controller harness (``controller_harness.ControllerJVM``) differ only in the
+    command line that starts them and in their names."""
+
+    name = "harness"  # in messages: "the harness JVM has exited"
+    quit_timeout = 10.0  # seconds the JVM gets to end after ``quit`` before it is killed
+
+    def __init__(self, argv: list[str], version: str) -> None:
         self.version = version
-        classpath = build(version)
-        self.proc = subprocess.Popen(
-            ["java", "-Xss4m", "-cp", os.pathsep.join(classpath), "org.apache.kafka.raft.Harness"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1)
         self.commands = 0
 
     def command(self, cmd: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -137,14 +144,14 @@ class KafkaHarness:
             self.proc.stdin.write(json.dumps(cmd) + "\n")
             self.proc.stdin.flush()
         except BrokenPipeError:
-            raise HarnessError("the harness JVM has exited") from None
+            raise HarnessError(f"the {self.name} JVM has exited") from None
         self.commands += 1
         events: list[dict[str, Any]] = []
         state: dict[str, Any] = {}
         while True:
             line = self.proc.stdout.readline()
             if not line:
-                raise HarnessError(f"the harness JVM exited during {cmd}")
+                raise HarnessError(f"the {self.name} JVM exited during {cmd}")
             ev = json.loads(line)
             kind = ev["ev"]
             if kind == "done":
@@ -167,16 +174,24 @@ class KafkaHarness:
                 assert self.proc.stdin is not None
                 self.proc.stdin.write('{"cmd": "quit"}\n')
                 self.proc.stdin.flush()
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=self.quit_timeout)
             except (BrokenPipeError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
 
-    def __enter__(self) -> KafkaHarness:
+    def __enter__(self: _J) -> _J:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class KafkaHarness(JsonLinesJVM):
+    """One JVM running the quorum harness (``Harness.java``: N real KafkaRaftClients)."""
+
+    def __init__(self, version: str = DEFAULT_VERSION) -> None:
+        super().__init__(["java", "-Xss4m", "-cp", os.pathsep.join(build(version)), "org.apache.kafka.raft.Harness"],
+                         version)
 
 
 def main(argv: list[str] | None = None) -> int:
