@@ -170,11 +170,12 @@ def prepare(
                              f"(modules: {', '.join(files)})")
     chosen = select(everything, list(operators), list(modules), max_mutants, seed)
     if ids:
-        unknown_ids = sorted(set(ids) - {m.id for m in everything})
+        wanted = set(ids)
+        unknown_ids = sorted(wanted - {m.id for m in everything})
         if unknown_ids:
             raise UsageError(f"model {spec.model.name} has no mutant {unknown_ids[0]!r} (the code changed since the "
                              "report? list the ids with --list)")
-        chosen = [m for m in chosen if m.id in set(ids)]
+        chosen = [m for m in chosen if m.id in wanted]
     path = Path(equivalents_file) if equivalents_file else eqv.default_file(spec.model.name)
     entries = eqv.load(path, required=equivalents_file is not None)
     marked, stale = eqv.match(entries, everything)

@@ -26,14 +26,11 @@ jars in ``~/.m2``.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
-from kraftcheck.impl.kafka.harness import HOW, HarnessUnavailable, JsonLinesJVM
+from kraftcheck.impl.kafka.harness import HOW, HarnessUnavailable, JsonLinesJVM, maven_build, source_digest
 
 DEFAULT_VERSION = "4.2.2"
 SOURCE = Path(__file__).resolve().parent / "controller_harness"
@@ -45,15 +42,6 @@ SUPPORTED_LINES = ("4.1.", "4.2.")
 def cache_dir(version: str) -> Path:
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "kraftcheck" / "kafka-controller-harness" / version
-
-
-def _source_digest() -> str:
-    h = hashlib.sha256()
-    for f in sorted(SOURCE.rglob("*")):
-        if f.is_file() and "target" not in f.relative_to(SOURCE).parts:
-            h.update(str(f.relative_to(SOURCE)).encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def check_version(version: str) -> None:
@@ -70,30 +58,9 @@ def build(version: str = DEFAULT_VERSION) -> list[str]:
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None:
             raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka controller harness needs it; {HOW}")
-    digest = _source_digest()
     # one directory per source digest: worktrees with different harness sources (parallel sessions) then never
     # rebuild under each other's running JVM, as they do when they share one directory per version
-    out = cache_dir(version) / digest
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per version; released when the file closes
-        stamp = out / "built.txt"
-        cp_file = out / "target" / "classpath.txt"
-        if not (stamp.is_file() and stamp.read_text().strip() == digest and cp_file.is_file()):
-            if out.exists():
-                shutil.rmtree(out)
-            out.mkdir(parents=True)
-            shutil.copy(SOURCE / "pom.xml", out / "pom.xml")
-            shutil.copytree(SOURCE / "src", out / "src")
-            r = subprocess.run(["mvn", "-B", "-q", "package", f"-Dkafka.version={version}"], cwd=out,
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                tail = " | ".join(line.strip() for line in (r.stdout + r.stderr).splitlines()
-                                  if "ERROR" in line)[:400]
-                raise HarnessUnavailable(f"building the Kafka {version} controller harness with Maven failed "
-                                         f"({tail}); {HOW}")
-            stamp.write_text(digest + "\n")
-        return [str(out / "target" / "classes"), *cp_file.read_text().strip().split(os.pathsep)]
+    return maven_build(SOURCE, cache_dir(version) / source_digest(SOURCE), version, "controller harness")
 
 
 class ControllerJVM(JsonLinesJVM):

@@ -65,10 +65,15 @@ def cache_dir(version: str) -> Path:
 
 
 def _source_digest() -> str:
+    return source_digest(SOURCE)
+
+
+def source_digest(source: Path) -> str:
+    """A digest of a harness's sources (its pom.xml and src/, not a local target/): marks a finished build."""
     h = hashlib.sha256()
-    for f in sorted(SOURCE.rglob("*")):
-        if f.is_file() and "target" not in f.relative_to(SOURCE).parts:
-            h.update(str(f.relative_to(SOURCE)).encode())
+    for f in sorted(source.rglob("*")):
+        if f.is_file() and "target" not in f.relative_to(source).parts:
+            h.update(str(f.relative_to(source)).encode())
             h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
@@ -88,35 +93,35 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None:
             raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka harness needs it; {HOW}")
-    out = cache_dir(version)
+    args = ("-Pkafka-3.9",) if version.startswith("3.") else ()
+    return maven_build(SOURCE, cache_dir(version), version, "harness", args)
+
+
+def maven_build(source: Path, out: Path, version: str, what: str, args: tuple[str, ...] = ()) -> list[str]:
+    """Build the harness in ``source`` against Kafka ``version`` into ``out`` (once: a digest of the sources in
+    ``out/built.txt`` marks a finished build) and return the JVM classpath.  One build at a time per ``out``: a
+    second process (a parallel test worker, another conform) waits for the first instead of deleting the directory
+    under its JVM.  ``what`` names the harness in the one-line error."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    # one build at a time per version: a second process (a parallel test worker, another conform) waits for the
-    # first instead of deleting the directory under its JVM
     with open(out.parent / f"{out.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        return _build_locked(version, out)
-
-
-def _build_locked(version: str, out: Path) -> list[str]:
-    stamp = out / "built.txt"
-    digest = _source_digest()
-    cp_file = out / "target" / "classpath.txt"
-    if not (stamp.is_file() and stamp.read_text().strip() == digest and cp_file.is_file()):
-        if out.exists():
-            shutil.rmtree(out)
-        out.mkdir(parents=True)
-        shutil.copy(SOURCE / "pom.xml", out / "pom.xml")
-        shutil.copytree(SOURCE / "src", out / "src")
-        cmd = ["mvn", "-B", "-q", "package", f"-Dkafka.version={version}"]
-        if version.startswith("3."):
-            cmd.append("-Pkafka-3.9")
-        r = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
-        if r.returncode != 0:
-            tail = " | ".join(line.strip() for line in (r.stdout + r.stderr).splitlines()
-                              if "ERROR" in line)[:400]
-            raise HarnessUnavailable(f"building the Kafka {version} harness with Maven failed ({tail}); {HOW}")
-        stamp.write_text(digest + "\n")
-    return [str(out / "target" / "classes"), *cp_file.read_text().strip().split(os.pathsep)]
+        stamp = out / "built.txt"
+        digest = source_digest(source)
+        cp_file = out / "target" / "classpath.txt"
+        if not (stamp.is_file() and stamp.read_text().strip() == digest and cp_file.is_file()):
+            if out.exists():
+                shutil.rmtree(out)
+            out.mkdir(parents=True)
+            shutil.copy(source / "pom.xml", out / "pom.xml")
+            shutil.copytree(source / "src", out / "src")
+            r = subprocess.run(["mvn", "-B", "-q", "package", f"-Dkafka.version={version}", *args], cwd=out,
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                tail = " | ".join(line.strip() for line in (r.stdout + r.stderr).splitlines()
+                                  if "ERROR" in line)[:400]
+                raise HarnessUnavailable(f"building the Kafka {version} {what} with Maven failed ({tail}); {HOW}")
+            stamp.write_text(digest + "\n")
+        return [str(out / "target" / "classes"), *cp_file.read_text().strip().split(os.pathsep)]
 
 
 _J = TypeVar("_J", bound="JsonLinesJVM")
