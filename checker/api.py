@@ -126,9 +126,11 @@ def check(
     progress: bool = False,
     profile: str = "default",
     liveness: bool = True,
+    reached_elsewhere: Mapping[str, str] | None = None,
 ) -> Result:
     """Exhaustively check a spec (by object or built-in name) at the given bounds and variants; its liveness
     properties too (BFS only) unless ``liveness=False``, which the result's manifest then records.
+    ``reached_elsewhere``: targets and premises another run of the main job reached (see ``make_run``).
 
     Bounds: the ``profile``'s, raised to what each variant needs, then ``bounds`` (see :func:`prepare`)."""
     spec = resolve(spec)
@@ -146,7 +148,7 @@ def check(
     if unjudged:
         notes = [*notes, f"liveness not judged at these bounds ({', '.join(live)}): {unjudged}"]
     run = make_run(spec, ctx, INPROCESS, strategy, progress=progress, deadlock=deadlock, notes=notes,
-                   profile=profile)
+                   profile=profile, reached_elsewhere=reached_elsewhere)
     try:
         if live and liveness and not unjudged:
             from kraftcheck.checker.liveness.check import check_liveness

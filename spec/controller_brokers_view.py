@@ -14,6 +14,7 @@ from typing import Any
 
 from kraftcheck.model.controller.state import OFFLINE, ONLINE, STOPPING, UNFENCE, Bounds, State, reg_record
 from kraftcheck.model.core import Context
+from kraftcheck.model.memo import by_identity
 from kraftcheck.spec.controller import SPEC
 
 
@@ -66,6 +67,7 @@ def running_broker_was_unfenced(s: State, ctx: Context[Bounds]) -> bool:
     return all(r in unfenced for r in running)
 
 
+@by_identity()
 @lru_cache(maxsize=1 << 16)
 def _committed_unfences(log: tuple[Any, ...], hw: int) -> frozenset[Any]:
     """The UnfenceBrokerRecords of the committed prefix ``log[:hw]`` (memoised: states share their logs)."""

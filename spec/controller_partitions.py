@@ -14,6 +14,7 @@ from typing import Any
 from kraftcheck.model.controller.image import bootstrap, image_of
 from kraftcheck.model.controller.state import ASSIGN, K_ALTER, PART_KINDS, Bounds, State
 from kraftcheck.model.core import Context
+from kraftcheck.model.memo import by_identity
 from kraftcheck.spec.controller import SPEC, held_logs, partition_changed_twice
 
 
@@ -30,6 +31,7 @@ def partition_change_bumps_epochs_by_one(s: State, ctx: Context[Bounds]) -> bool
     return all(_bumps_by_one(log, b.brokers, b.partitions, b.replication_factor) for log in held_logs(s))
 
 
+@by_identity()
 @lru_cache(maxsize=1 << 16)
 def _bumps_by_one(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
     """PartitionChangeBumpsEpochsByOne along one log (memoised: states share their logs)."""
@@ -62,12 +64,14 @@ def isr_never_empty(s: State, ctx: Context[Bounds]) -> bool:
     return all(_isrs_nonempty(log, b.brokers, b.partitions, b.replication_factor) for log in held_logs(s))
 
 
+@by_identity()
 @lru_cache(maxsize=1 << 16)
 def _isrs_nonempty(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
     """No partition of ``log``'s image has an empty ISR (every prefix was once a held log and checked then)."""
     return all(p.isr for p in image_of(log, brokers, partitions, rf).parts)
 
 
+@by_identity()
 @lru_cache(maxsize=1 << 16)
 def _committed_alters(log: tuple[Any, ...], hw: int, brokers: int, partitions: int, rf: int) -> tuple[bool, bool]:
     """Whether the committed prefix ``log[:hw]`` holds an AlterPartition batch that shrinks, and one that expands,

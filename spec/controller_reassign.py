@@ -28,6 +28,7 @@ from kraftcheck.model.controller.state import (
     State,
 )
 from kraftcheck.model.core import Context
+from kraftcheck.model.memo import by_identity
 from kraftcheck.spec.core import action_property, invariant, reachable
 
 Step = tuple[str, tuple[Any, ...]]
@@ -84,9 +85,14 @@ def _change(out: Scan, target: dict[int, frozenset[int]], kind: str, p: int, old
     return out
 
 
-@lru_cache(maxsize=1 << 16)
+@by_identity()
 def scan(log: tuple[Entry, ...], b: Bounds) -> Scan:
-    """The reassignment facts of one log (memoised: logs are interned and shared)."""
+    """The reassignment facts of one log (memoised by identity: logs are interned and shared)."""
+    return _scan(log, b)
+
+
+@lru_cache(maxsize=1 << 16)
+def _scan(log: tuple[Entry, ...], b: Bounds) -> Scan:
     if not any(e.kind in (K_REASSIGN, K_CANCEL) for e in log):
         return Scan()
     return _scan_entries(log, b)

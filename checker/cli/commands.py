@@ -182,9 +182,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     for spec, profile in runs:  # bounds notes (and bad bounds, profiles, variants) before any search starts
         _print_notes(spec, args.variant, bounds, profile)
     results = []
+    reached: dict[str, dict[str, str]] = {}  # per model: what its earlier main-job runs reached, and where
     for spec, profile in runs:
+        elsewhere = reached.setdefault(spec.name, {}) if main_job else {}
         if ENGINES[args.engine].distributed:
-            results.append(_check_spark(args, spec, bounds, profile))
+            results.append(_check_spark(args, spec, bounds, profile, dict(elsewhere)))
+            note_reached(results[-1], spec, elsewhere)
             continue
         results.append(
             check(
@@ -199,8 +202,10 @@ def cmd_check(args: argparse.Namespace) -> int:
                 progress=not args.quiet,
                 liveness=not args.no_liveness,
                 profile=profile,
+                reached_elsewhere=dict(elsewhere),
             )
         )
+        note_reached(results[-1], spec, elsewhere)
         if results[-1].verdict == "interrupted":  # Ctrl-C or SIGTERM: report what was done, start nothing more
             break
     specs = [spec for spec, _ in runs[: len(results)]]
@@ -217,6 +222,20 @@ def _print_notes(spec: Any, variants: Sequence[str], bounds: dict[str, str], pro
     _, notes = prepare(spec, variants, bounds, profile)
     for note in notes:
         print(f"kraftcheck: {spec.name}: {note}", file=sys.stderr)
+
+
+def note_reached(result: Any, spec: Any, reached: dict[str, str]) -> None:
+    """Add to ``reached`` (name -> profile) the targets and premises ``result``'s run reached itself, so that the
+    model's later main-job runs do not look for them again (``make_run``'s ``reached_elsewhere``)."""
+    if result.verdict == "interrupted":
+        return
+    missing = set(result.unreached_targets) | set(result.vacuous_properties)
+    missing |= set(result.manifest.get("reached_in_other_profile") or {})
+    names = [p.name for p in spec.of_kind("reachable")]
+    names += [p.name for p in spec.properties if p.premise is not None and p.kind in ("invariant", "action")]
+    for name in names:
+        if name not in missing and name not in reached:
+            reached[name] = result.manifest.get("profile", "default")
 
 
 def combine_profiles(results: list[Any]) -> None:
@@ -236,13 +255,15 @@ def combine_profiles(results: list[Any]) -> None:
             elsewhere = {}
             for name in r.unreached_targets + r.vacuous_properties:
                 where = next((o.manifest.get("profile") for o in others
-                              if name not in o.unreached_targets and name not in o.vacuous_properties), None)
+                              if name not in o.unreached_targets and name not in o.vacuous_properties
+                              and name not in (o.manifest.get("reached_in_other_profile") or {})), None)
                 if where is None:
                     break
                 elsewhere[name] = where
             else:
                 r.verdict = "ok"
-                r.manifest["reached_in_other_profile"] = elsewhere
+                r.manifest["reached_in_other_profile"] = {**r.manifest.get("reached_in_other_profile", {}),
+                                                          **elsewhere}
                 r.manifest["vacuous_here"] = list(r.vacuous_properties)
                 r.unreached_targets, r.vacuous_properties = [], []
 
@@ -259,7 +280,8 @@ def _engine_options(args: argparse.Namespace) -> None:
                                  "or drop it")
 
 
-def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default") -> Any:
+def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], profile: str = "default",
+                 reached_elsewhere: dict[str, str] | None = None) -> Any:
     engine = ENGINES[args.engine]
     missing = engine.missing()
     if missing is not None:
@@ -279,7 +301,7 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     if unjudged:
         notes = [*notes, f"liveness not judged at these bounds ({', '.join(live)}): {unjudged}"]
     run = make_run(spec, ctx, "spark", "bfs", progress=not args.quiet, deadlock=not args.no_deadlock, notes=notes,
-                   profile=profile)
+                   profile=profile, reached_elsewhere=reached_elsewhere)
     options = dict(master=args.master or "local[*]", partitions=args.partitions, checkpoint_dir=args.checkpoint_dir,
                    resume=args.resume, max_states=args.max_states, max_depth=args.max_depth,
                    executor_timeout=args.executor_timeout, local_below=args.local_below,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -41,9 +41,15 @@ def make_run(
     profile: str = "default",
     graph: Any = None,
     keep_visited: Any = None,
+    reached_elsewhere: Mapping[str, str] | None = None,
 ) -> Run:
     """The one way to build a :class:`Run`: the properties split by kind, premises as targets, the actions as
-    (name, fn, has_params), coverage at zero, the clock started."""
+    (name, fn, has_params), coverage at zero, the clock started.
+
+    ``reached_elsewhere`` (target or property name -> the profile that reached it or its premise): what an earlier
+    run of the same model's main job already reached is not looked for again, so that it is not judged on every
+    state and step of this run for nothing (an unreached premise is a per-state or per-step predicate for the whole
+    run); the manifest lists them under ``reached_in_other_profile``, never as reached here."""
     model = spec.model
     targets: dict[str, Callable[..., bool]] = {p.name: p.pred for p in spec.of_kind("reachable")}
     premises: dict[str, str] = {}
@@ -56,6 +62,14 @@ def make_run(
             targets[premise_key(p.name)] = p.premise
         else:
             step_premises[premise_key(p.name)] = p.premise
+    elsewhere = {}
+    for name, where in (reached_elsewhere or {}).items():
+        hit = [table for table in (targets, step_premises) for key in (name, premise_key(name)) if key in table]
+        for table in (targets, step_premises):
+            table.pop(name, None)
+            table.pop(premise_key(name), None)
+        if hit:
+            elsewhere[name] = where
     actions = [(a.name, a.fn, bool(a.params)) for a in model.actions]
     return Run(
         spec=spec, model=model, ctx=ctx, engine=engine, strategy=strategy, deadlock=deadlock, notes=tuple(notes),
@@ -64,7 +78,7 @@ def make_run(
         invariants=[(p.name, p.pred) for p in spec.of_kind("invariant")],
         action_props=[(p.name, p.pred) for p in spec.of_kind("action")],
         targets=targets, premises=premises, step_premises=step_premises, all_step_premises=dict(step_premises),
-        actions=actions, coverage=[0] * len(actions),
+        reached_elsewhere=elsewhere, actions=actions, coverage=[0] * len(actions),
         progress=Progress(f"{model.name} {strategy}", enabled=progress), tally=Tally(),
     )
 
@@ -113,6 +127,7 @@ class Run:
     premises: dict[str, str]
     step_premises: dict[str, Callable[..., bool]]
     all_step_premises: dict[str, Callable[..., bool]]  # Spark executors reset theirs to the driver's pending set
+    reached_elsewhere: dict[str, str]  # targets and premises not looked for: reached in another main-job run
     # (name, fn, has_params) so that the hot loop calls the model's function directly
     actions: list[tuple[str, Callable[..., Any], bool]]
     coverage: list[int]
@@ -317,6 +332,7 @@ class Run:
             "searched_verdict": searched_verdict,
             "notes": list(self.notes),
             "profile": self.profile,
+            **({"reached_in_other_profile": dict(self.reached_elsewhere)} if self.reached_elsewhere else {}),
             **(extra or {}),
         }
 

@@ -23,6 +23,7 @@ from kraftcheck.model.controller.state import (
     Record,
     RegisterBrokerRecord,
 )
+from kraftcheck.model.memo import by_identity
 from kraftcheck.model.records import replace
 
 
@@ -109,12 +110,18 @@ def apply_record(img: Image, rec: Record, offset: int) -> Image:
     return Image(regs=img.regs[:b] + (reg,) + img.regs[b + 1:], parts=img.parts)
 
 
-@lru_cache(maxsize=1 << 17)
+@by_identity()
 def image_of(entries: tuple[Entry, ...], brokers: int, partitions: int, replication_factor: int = 0) -> Image:
-    """The image after replaying ``entries`` from the bootstrap image."""
+    """The image after replaying ``entries`` from the bootstrap image (looked up by the log's identity first: logs
+    are interned and shared by states, and hashing one calls every entry's ``__hash__``)."""
+    return _image_of(entries, brokers, partitions, replication_factor)
+
+
+@lru_cache(maxsize=1 << 17)
+def _image_of(entries: tuple[Entry, ...], brokers: int, partitions: int, replication_factor: int = 0) -> Image:
     if not entries:
         return bootstrap(brokers, partitions, replication_factor)
-    img = image_of(entries[:-1], brokers, partitions, replication_factor)
+    img = _image_of(entries[:-1], brokers, partitions, replication_factor)
     offset = len(entries) - 1
     for rec in entries[-1].records:
         img = apply_record(img, rec, offset)

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from kraftcheck.model.core import Context, Model
+from kraftcheck.model.memo import by_identity
 
 
 @attrs.frozen
@@ -68,7 +69,14 @@ def entry_epoch(entry: Any) -> int:
 
 
 def committed(ml: MetaLog) -> tuple[Any, ...]:
-    return ml.log[: ml.hw]
+    """The committed prefix of the log: one object per (log, high watermark), so that the caches keyed by a log's
+    identity (``model.memo.by_identity``: ``image.image_of``) hit on it as on the log itself."""
+    return _prefix(ml.log, ml.hw)
+
+
+@by_identity()
+def _prefix(log: tuple[Any, ...], hw: int) -> tuple[Any, ...]:
+    return log[:hw]
 
 
 def is_leader(ml: MetaLog, c: int) -> bool:
