@@ -12,6 +12,12 @@ the load average next to them.
 
 ``--base PATH`` also runs the job from another checkout (e.g. a git worktree of an older commit), interleaved with
 this one, and prints the CPU ratio of each round.
+
+The host's own speed drifts (the same code's main job took 169 s one afternoon and 212 s that evening at a load of
+1), so each round also times a fixed pure-Python workload that uses no kraftcheck code (``calibrate``: tuples built,
+hashed, compared, sorted and pickled, as a checker does), before and after the job, and prints the job's CPU scaled
+to the reference host speed (``REFERENCE_CALIBRATION_S``, the workload's CPU when the reference was taken): a
+figure that compares across days; the raw CPU is printed beside it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,29 @@ from pathlib import Path
 from typing import Any
 
 BUDGET_CPU_S = 180.0  # issue 30: up to 180 s of one core (it was 120)
+# the calibration workload's CPU seconds on this 2-core machine at a load of about 1, 2026-11-27 (see calibrate)
+REFERENCE_CALIBRATION_S = 0.0
+
+
+def calibrate(rounds: int = 3) -> float:
+    """The best CPU seconds of a fixed workload in a fresh interpreter: no kraftcheck code, so that it measures the
+    host, not the checker (a change to kraftcheck cannot move it)."""
+    code = (
+        "import pickle, time\n"
+        "best = 1e9\n"
+        f"for _ in range({rounds}):\n"
+        "    t0 = time.process_time()\n"
+        "    seen = {}\n"
+        "    for i in range(300_000):\n"
+        "        t = (i % 7, (i * 31) % 1009, ('ab', i % 13), (i % 3 == 0, None))\n"
+        "        seen[t] = seen.get(t, 0) + 1\n"
+        "    keys = sorted(seen, key=lambda k: (k[1], k[0]))\n"
+        "    blob = b''.join(pickle.dumps(k, 5) for k in keys[:100_000])\n"
+        "    best = min(best, time.process_time() - t0)\n"
+        "print(best)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def main_job(checkout: str | None) -> dict[str, Any]:
@@ -61,9 +90,14 @@ def main_job(checkout: str | None) -> dict[str, Any]:
     }
 
 
-def show(label: str, r: dict[str, Any]) -> None:
+def show(label: str, r: dict[str, Any], calib: float) -> None:
     print(f"{label}: exit {r['exit']}, {r['cpu']:.1f} s CPU (budget {BUDGET_CPU_S:.0f} s), {r['wall']:.1f} s wall, "
           f"peak RSS {r['rss_mb']:.0f} MB, load {r['load'][0]:.2f} -> {r['load'][1]:.2f}")
+    if REFERENCE_CALIBRATION_S:
+        print(f"  at the reference host speed: {r['cpu'] * REFERENCE_CALIBRATION_S / calib:.1f} s CPU (calibration "
+              f"{calib:.3f} s, reference {REFERENCE_CALIBRATION_S:.3f} s)")
+    else:
+        print(f"  calibration {calib:.3f} s (no reference recorded yet)")
     for model, profile, verdict, states, cpu in r["runs"]:
         rate = states / cpu if cpu else 0.0
         print(f"  {model:<11} {profile:<9} {verdict:<10} {states:>10,} states {cpu:>7.1f} s CPU {rate:>9,.0f}/CPU s")
@@ -77,14 +111,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="rounds (default 1)")
     ap.add_argument("--base", help="another checkout to run interleaved with this one (prints the CPU ratio)")
+    ap.add_argument("--calibrate-only", action="store_true", help="print the host calibration figure and stop")
     args = ap.parse_args()
     here = str(Path(__file__).resolve().parent.parent)
+    if args.calibrate_only:
+        print(f"calibration {calibrate():.3f} s CPU, load {os.getloadavg()[0]:.2f}")
+        return 0
     for i in range(args.repeat):
+        c0 = calibrate()
         r = main_job(here)
-        show(f"round {i + 1} (this checkout)", r)
-        if args.base:
-            b = main_job(args.base)
-            show(f"round {i + 1} (base {args.base})", b)
+        b = main_job(args.base) if args.base else None
+        calib = (c0 + calibrate()) / 2  # the host's speed around the round: before and after it
+        show(f"round {i + 1} (this checkout)", r, calib)
+        if b is not None:
+            show(f"round {i + 1} (base {args.base})", b, calib)
             print(f"  CPU ratio this/base: {r['cpu'] / b['cpu']:.3f}")
     return 0
 

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def by_identity(limit: int = 1 << 17) -> Callable[[F], F]:
+def by_identity(limit: int = 1 << 14) -> Callable[[F], F]:
     """Decorator: ``fn(*args)`` memoised by the identities of ``args`` (positional only), in front of ``fn``."""
 
     def wrap(fn: F) -> F:
