@@ -17,7 +17,8 @@ answer ending with a ``state`` event and a ``done`` line.  Commands:
 - ``{"cmd": "client_write"}``: the active controller commits a PartitionChangeRecord for ``foo-0`` (a new leader
   epoch), which a dual-writing driver carries to ``/brokers/topics/foo/partitions/0/state``;
 - ``{"cmd": "zk_write"}``: ZK broker 0, as ZK-mode controller, writes ``foo-0``'s state in a multi guarded by its
-  ``/controller_epoch`` version (BadVersion: it resigns);
+  ``/controller_epoch`` version (BadVersion: it resigns); ``{"cmd": "zk_resign"}``: it sees ``/controller`` change
+  and resigns;
 - ``{"cmd": "poll"}``, ``{"cmd": "state"}``, ``{"cmd": "version"}``, ``{"cmd": "quit"}``.
 
 Every command ends by settling the drivers (each polled, its event queue run dry, new records published, until

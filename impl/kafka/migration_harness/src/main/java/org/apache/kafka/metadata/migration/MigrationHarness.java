@@ -743,6 +743,12 @@ public final class MigrationHarness {
             case "register": register(cmd); break;
             case "client_write": clientWrite(cmd); break;
             case "zk_write": zkWrite(cmd); break;
+            case "zk_resign": {
+                // ZK broker 0 sees /controller change (its watch fires) and resigns as ZK-mode controller
+                brokerCtrlVersion = -1;
+                settle();
+                break;
+            }
             case "poll": settle(); break;
             case "state": break;
             case "version": {
