@@ -99,6 +99,7 @@ class Walk:
 @attrs.define
 class Report:
     version: str
+    variants: frozenset[str] = frozenset()
     walks: list[Walk] = attrs.field(factory=list)
     steps: int = 0
     seconds: float = 0.0
@@ -109,7 +110,8 @@ class Report:
         return [w for w in self.walks if w.diverged_at is not None]
 
     def to_json(self) -> dict[str, Any]:
-        return {"kafka": self.version, "model": "migration", "bounds": attrs.asdict(BOUNDS), "runs": len(self.walks),
+        return {"kafka": self.version, "model": "migration", "variants": sorted(self.variants),
+                "bounds": attrs.asdict(BOUNDS), "runs": len(self.walks),
                 "runs_followed": len(self.walks) - len(self.diverged()), "steps": self.steps,
                 "seconds": round(self.seconds, 3),
                 "stimuli_on_kafka": dict(sorted(self.actions.items())),
@@ -181,8 +183,8 @@ def _closest(frontier: dict[MigState, Path], stimulus: tuple[str, tuple[Any, ...
     return None if best is None else best[1]
 
 
-def walk(h: MigrationJVM, seed: int, steps: int, report: Report) -> Walk:
-    ctx = MIGRATION.context(BOUNDS)
+def walk(h: MigrationJVM, seed: int, steps: int, report: Report, variants: frozenset[str] = frozenset()) -> Walk:
+    ctx = MIGRATION.context(BOUNDS, variants)
     rng = random.Random(seed)
     w = Walk(seed=seed)
     events, state = h.command({"cmd": "start", "controllers": BOUNDS.controllers, "seed": seed})
@@ -226,12 +228,14 @@ def walk(h: MigrationJVM, seed: int, steps: int, report: Report) -> Walk:
     return w
 
 
-def conform(version: str = DEFAULT_VERSION, runs: int = 3, seed: int = 0, steps: int | None = None) -> Report:
-    """``runs`` walks (seeds ``seed``..) of ``steps`` stimuli each on one harness JVM."""
+def conform(version: str = DEFAULT_VERSION, runs: int = 3, seed: int = 0, steps: int | None = None,
+            variants: frozenset[str] = frozenset()) -> Report:
+    """``runs`` walks (seeds ``seed``..) of ``steps`` stimuli each on one harness JVM, against the model with
+    ``variants`` switched on (none: Kafka 3.9's behaviour as the model states it)."""
     t0 = time.perf_counter()
     with MigrationJVM(version) as h:
-        report = Report(version=h.kafka_version())
+        report = Report(version=h.kafka_version(), variants=variants)
         for i in range(runs):
-            report.walks.append(walk(h, seed + i, STEPS if steps is None else steps, report))
+            report.walks.append(walk(h, seed + i, STEPS if steps is None else steps, report, variants))
     report.seconds = time.perf_counter() - t0
     return report

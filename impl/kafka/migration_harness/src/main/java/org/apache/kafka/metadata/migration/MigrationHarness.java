@@ -594,16 +594,24 @@ public final class MigrationHarness {
     }
 
     /** A controller wins the election of the next epoch (a KIP-595 election the harness decides); it aborts a
-     * metadata transaction its predecessor left open (ActivationRecordsGenerator); the others are not told. */
+     * metadata transaction its predecessor left open (ActivationRecordsGenerator); the others are not told.
+     * Its listener hears of the epoch twice, as KafkaRaftClient's ListenerContext.maybeFireLeaderChange tells it:
+     * first as a candidate's (no leader, a higher epoch: fired at the end of the poll that made it a candidate,
+     * and with two voters it cannot win in that same poll), then as the leader's. */
     void elect(JsonNode cmd) throws Exception {
         Node n = node(cmd);
+        int epoch;
         synchronized (this) {
             kepoch++;
-            leader = n.id;
+            epoch = kepoch;
             n.knownEpoch = kepoch;
+        }
+        n.driver.onControllerChange(new LeaderAndEpoch(OptionalInt.empty(), epoch));
+        synchronized (this) {
+            leader = n.id;
             if (txnOpen()) append(kepoch, new AbortTransactionRecord().setReason("controller failover"));
         }
-        n.driver.onControllerChange(new LeaderAndEpoch(OptionalInt.of(leader), kepoch));
+        n.driver.onControllerChange(new LeaderAndEpoch(OptionalInt.of(leader), epoch));
         settle();
     }
 
