@@ -6,7 +6,9 @@ epochs, one ZK-mode write, two client writes; no crash, outage, expiry, reconfig
 harness does not carry out) and the harness (``impl/kafka/migration_harness.py``) in the same initial state.  At
 every step it draws, with its own ``random.Random`` (seeded by the walk's seed), one of the model's enabled
 *stimuli* (``STIMULI``: a KRaft election, a controller learning of the leader, a ZK broker registering, a client
-write, a ZK-mode write or resignation) and carries it out on Kafka; the harness then runs the drivers until they
+write, a ZK-mode write or resignation), or one of the harness's own (``PSEUDO``: one controller's publisher falls
+behind, then catches up, so that a driver is left with committed changes it has not written across a failover), and
+carries it out on Kafka; the harness then runs the drivers until they
 settle.  The drivers' own steps (``DRIVER_ACTIONS``: the quorum and broker checks, the claim, the copy, the sync,
 the RPCs, the dual writes) are the model's to match: the step is conformant when some model state reached by the
 stimulus and then up to ``DEPTH`` driver steps has the same view (``impl/kafka/migration_abstraction.py``) as
@@ -51,6 +53,9 @@ STIMULI = {
     "zk_write": lambda p: {"cmd": "zk_write", "broker": p[0]},
     "zk_resign": lambda p: {"cmd": "zk_resign", "broker": p[0]},
 }
+# the harness's own stimuli, which no model action stands for: a controller's publisher falls behind (records
+# committed from then on wait) and catches up; the model explains both by driver steps taken or not taken
+PSEUDO = ("hold", "release")
 # what the drivers do by themselves: the model's steps that explain a settled Kafka state
 DRIVER_ACTIONS = frozenset({"check_quorum", "check_brokers", "claim", "claim_migration", "copy_begin", "copy_batch",
                             "copy_commit", "copy_record", "sync_to_zk", "send_rpcs", "dual_write",
@@ -163,11 +168,12 @@ def explain(frontier: dict[MigState, Path], stimulus: tuple[str, tuple[Any, ...]
     return found
 
 
-def _closest(frontier: dict[MigState, Path], stimulus: tuple[str, tuple[Any, ...]], ctx: Context[Bounds],
+def _closest(frontier: dict[MigState, Path], stimulus: tuple[str, tuple[Any, ...]] | None, ctx: Context[Bounds],
              target: View) -> MigState | None:
     """For a report: the model state after the stimulus (then driver steps) that differs from Kafka's least."""
     best: tuple[int, MigState] | None = None
-    layer = [t for s in frontier for a, p, t in MIGRATION.successors(s, ctx) if (a.name, tuple(p)) == stimulus]
+    layer = list(frontier) if stimulus is None else [
+        t for s in frontier for a, p, t in MIGRATION.successors(s, ctx) if (a.name, tuple(p)) == stimulus]
     seen = set(layer)
     for _ in range(DEPTH + 1):
         nxt = []
@@ -196,13 +202,24 @@ def walk(h: MigrationJVM, seed: int, steps: int, report: Report, variants: froze
         w.reason = "; ".join(differences(model_view(init[0]), kafka_view(state, rpcs)))
         w.model, w.kafka = _json_view(model_view(init[0])), _json_view(kafka_view(state, rpcs))
         return w
+    held: set[int] = set()
     for step in range(1, steps + 1):
         choices = sorted({(a.name, tuple(p)) for s in frontier for a, p, _ in MIGRATION.successors(s, ctx)
                           if a.name in STIMULI}, key=repr)
-        if not choices:
+        # the harness's own stimuli (no model action): one controller's publisher falls behind, then catches up
+        # (a hold only of a dual-writing driver: one held earlier would pass its quorum and broker checks on a stale
+        # image after its deposition, which Kafka does and the model does not, FIDELITY M44)
+        held &= {d["node"] for d in state["drivers"] if d["held"]}  # an election releases the elected
+        pseudo = ([("release", (c,)) for c in sorted(held)] if held or not choices else
+                  [("hold", (int(d["node"]),)) for d in state["drivers"] if d["state"] == "DUAL_WRITE"])
+        if not choices and not held:
             break
-        stimulus = rng.choice(choices)
-        events, state = h.command(STIMULI[stimulus[0]](stimulus[1]))
+        stimulus = rng.choice(choices + pseudo)
+        if stimulus[0] in PSEUDO:
+            (held.add if stimulus[0] == "hold" else held.discard)(stimulus[1][0])
+            events, state = h.command({"cmd": stimulus[0], "node": stimulus[1][0]})
+        else:
+            events, state = h.command(STIMULI[stimulus[0]](stimulus[1]))
         for ev in events:
             if ev["ev"] == "rpcs":
                 rpcs.update(int(b) for b in ev["brokers"])
@@ -211,10 +228,10 @@ def walk(h: MigrationJVM, seed: int, steps: int, report: Report, variants: froze
         w.trace.append(f"{stimulus[0]}{list(stimulus[1])}")
         report.actions[stimulus[0]] += 1
         report.steps += 1
-        found = explain(frontier, stimulus, target, ctx)
+        found = explain(frontier, None if stimulus[0] in PSEUDO else stimulus, target, ctx)
         if not found:
             w.diverged_at, w.action = step, f"{stimulus[0]}{list(stimulus[1])}"
-            near = _closest(frontier, stimulus, ctx, target)
+            near = _closest(frontier, None if stimulus[0] in PSEUDO else stimulus, ctx, target)
             if near is not None:
                 w.reason = "; ".join(differences(model_view(near), target))
                 w.model = _json_view(model_view(near))

@@ -19,6 +19,8 @@ answer ending with a ``state`` event and a ``done`` line.  Commands:
 - ``{"cmd": "zk_write"}``: ZK broker 0, as ZK-mode controller, writes ``foo-0``'s state in a multi guarded by its
   ``/controller_epoch`` version (BadVersion: it resigns); ``{"cmd": "zk_resign"}``: it sees ``/controller`` change
   and resigns;
+- ``{"cmd": "hold", "node": C}``: C's publisher falls behind: records committed from now on reach its driver only
+  at ``{"cmd": "release", "node": C}`` (so a deposed or active driver can be left with changes it has not written);
 - ``{"cmd": "poll"}``, ``{"cmd": "state"}``, ``{"cmd": "version"}``, ``{"cmd": "quit"}``.
 
 Every command ends by settling the drivers (each polled, its event queue run dry, new records published, until

@@ -144,6 +144,7 @@ public final class MigrationHarness {
         KRaftMigrationDriver driver;
         KafkaEventQueue queue;
         volatile boolean installed;
+        boolean held;  // its publisher is paused: committed records wait until it is released
         int knownEpoch;
         MetadataImage image = MetadataImage.EMPTY;
         int published;  // log entries handed to its publisher
@@ -436,7 +437,7 @@ public final class MigrationHarness {
             String before = fingerprint();
             for (Node n : nodes) quiesce(n);
             boolean published = false;
-            for (Node n : nodes) if (n.installed) published |= publish(n);
+            for (Node n : nodes) if (n.installed && !n.held) published |= publish(n);
             for (Node n : nodes) quiesce(n);
             for (Node n : nodes) wakeup(n.driver);
             for (Node n : nodes) quiesce(n);
@@ -597,7 +598,8 @@ public final class MigrationHarness {
      * metadata transaction its predecessor left open (ActivationRecordsGenerator); the others are not told.
      * Its listener hears of the epoch twice, as KafkaRaftClient's ListenerContext.maybeFireLeaderChange tells it:
      * first as a candidate's (no leader, a higher epoch: fired at the end of the poll that made it a candidate,
-     * and with two voters it cannot win in that same poll), then as the leader's. */
+     * and with two voters it cannot win in that same poll), then as the leader's, once its publisher has caught up
+     * with the log (a held publisher is released). */
     void elect(JsonNode cmd) throws Exception {
         Node n = node(cmd);
         int epoch;
@@ -607,6 +609,11 @@ public final class MigrationHarness {
             n.knownEpoch = kepoch;
         }
         n.driver.onControllerChange(new LeaderAndEpoch(OptionalInt.empty(), epoch));
+        // KafkaRaftClient tells a new leader's listener it leads only once the listener has read up to the epoch's
+        // start offset (ListenerContext.maybeFireLeaderChange): the driver first sees everything committed before
+        n.held = false;
+        quiesce(n);
+        if (n.installed) publish(n);
         synchronized (this) {
             leader = n.id;
             if (txnOpen()) append(kepoch, new AbortTransactionRecord().setReason("controller failover"));
@@ -707,6 +714,7 @@ public final class MigrationHarness {
             d.put("leadership", field(n.driver, "migrationLeadershipState").toString());
             d.put("epoch", n.knownEpoch);
             d.put("published", n.published);
+            d.put("held", n.held);
         }
         ArrayNode entries = ev.putArray("log");
         synchronized (this) {
@@ -758,6 +766,17 @@ public final class MigrationHarness {
                 break;
             }
             case "poll": settle(); break;
+            case "hold": {
+                // the node's MetadataLoader falls behind: what is committed from now on reaches its driver only
+                // when it is released (the delay between a commit and its publication, which Kafka does not bound)
+                node(cmd).held = true;
+                break;
+            }
+            case "release": {
+                node(cmd).held = false;
+                settle();
+                break;
+            }
             case "state": break;
             case "version": {
                 ObjectNode ev = event("version");
