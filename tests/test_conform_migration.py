@@ -39,6 +39,9 @@ def _znode(st: dict[str, Any], path: str) -> tuple[dict[str, Any], int]:
     return json.loads(z["data"]), int(z["version"])
 
 
+STATE = "/brokers/topics/foo/partitions/0/state"
+
+
 def _drivers(st: dict[str, Any]) -> list[str]:
     return [d["state"] for d in st["drivers"]]
 
@@ -92,6 +95,29 @@ def test_the_zk_mode_controller_is_fenced_by_the_claim(kafka: MigrationJVM) -> N
     assert [e["result"] for e in events if e["ev"] == "zk_write"] == ["BADVERSION"]
     assert st["zk_controller_version"] == -1
     assert _znode(st, "/brokers/topics/foo/partitions/0/state")[1] == 1  # unchanged
+
+
+@needs_java
+def test_a_failover_with_an_unwritten_change_is_synced_and_the_zombie_is_fenced(kafka: MigrationJVM) -> None:
+    """KAFKA-15010's fix (SYNC_KRAFT_TO_ZK): the new leader writes the change its predecessor committed and never
+    wrote; the deposed driver's late dual write fails its /controller_epoch check (KafkaZkClient's migration multi)."""
+    kafka.command({"cmd": "start", "controllers": 2, "seed": 5})
+    kafka.command({"cmd": "elect", "node": 0})
+    kafka.command({"cmd": "register", "broker": 0})
+    kafka.command({"cmd": "hold", "node": 0})
+    _, st = kafka.command({"cmd": "client_write"})
+    assert _znode(st, STATE)[1] == 0  # committed, not published to the leader's driver: not in ZooKeeper
+    _, st = kafka.command({"cmd": "elect", "node": 1})
+    assert _drivers(st) == ["DUAL_WRITE", "DUAL_WRITE"]  # controller 0 has not heard of epoch 2
+    state, version = _znode(st, STATE)
+    # the new leader's sync wrote it; the znode's controller_epoch is its KRaft epoch, 2, not the ZK controller
+    # epoch its claim set, 3 (ZkTopicMigrationClient passes state.kraftControllerEpoch(); FIDELITY M44)
+    assert (state["leader_epoch"], state["controller_epoch"], version) == (1, 2, 1)
+    assert _znode(st, "/controller_epoch") == (3, 3)
+    events, st = kafka.command({"cmd": "release", "node": 0})
+    faults = [e["message"].split("{")[0] for e in events if e["ev"] == "fault"]
+    assert faults == ["Unhandled error in MetadataChangeEvent"]
+    assert _znode(st, STATE)[1] == 1  # the zombie's write did not land
 
 
 @needs_java
