@@ -182,6 +182,21 @@ def test_an_unsupported_kafka_line_is_a_one_line_usage_error(capsys: pytest.Capt
     assert "Kafka 4.0 removed the migration" in err and len(err.strip().splitlines()) == 1
 
 
+def test_without_java_or_with_a_bad_variant_the_cli_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import kraftcheck.impl.kafka.migration_harness as harness
+
+    assert main(["conform", "migration", "--variant", "no-such-variant"]) == 2
+    assert main(["conform", "quorum", "--variant", "kafka-16171"]) == 2
+    monkeypatch.setattr(harness.shutil, "which", lambda tool: None)
+    assert main(["conform", "migration", "--runs", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3
+    assert "unknown migration variant 'no-such-variant'" in err[0] and "kafka-16171" in err[0]
+    assert "--variant is for conform migration" in err[1]
+    assert "'java' not found" in err[2] and ".ci/fetch-kafka" in err[2]
+
+
 @needs_java
 def test_cli_conform_migration_writes_its_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mig.json"
