@@ -60,6 +60,13 @@ def test_the_driver_claims_copies_and_dual_writes_on_a_real_zookeeper(kafka: Mig
     assert _drivers(st) == ["WAIT_FOR_BROKERS", "INACTIVE"]
     events, st = kafka.command({"cmd": "register", "broker": 0})
     assert _drivers(st) == ["DUAL_WRITE", "INACTIVE"]
+    # KIP-866 "Migration state machine": the driver's way from WAIT_FOR_BROKERS, every state in the events (in a
+    # transition between quiet points, or as the state a ZooKeeper call or the RPCs were made in)
+    seen = [e["to"] if e["ev"] == "driver" else e["driver"] for e in events if e.get("node") == 0
+            and e["ev"] in ("driver", "zk_call", "rpcs")]
+    assert [x for i, x in enumerate(seen) if x not in seen[:i]] == [
+        "WAIT_FOR_BROKERS", "BECOME_CONTROLLER", "ZK_MIGRATION", "SYNC_KRAFT_TO_ZK", "KRAFT_CONTROLLER_TO_BROKER_COMM",
+        "DUAL_WRITE"]
     # KIP-866 "Controller leadership": /controller names the KRaft controller, persistent; /controller_epoch bumped
     ctl, _ = _znode(st, "/controller")
     assert (ctl["brokerid"], ctl["kraftControllerEpoch"]) == (0, 1) and not st["znodes"]["/controller"]["ephemeral"]

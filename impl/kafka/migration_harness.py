@@ -24,9 +24,11 @@ answer ending with a ``state`` event and a ``done`` line.  Commands:
 - ``{"cmd": "poll"}``, ``{"cmd": "state"}``, ``{"cmd": "version"}``, ``{"cmd": "quit"}``.
 
 Every command ends by settling the drivers (each polled, its event queue run dry, new records published, until
-nothing changes), so its events are everything the drivers did: ``zk_call`` (a MigrationClient call, the driver
-state it was made in and its result), ``znode`` (every znode change, from a persistent recursive watch), ``append``
-(a record committed), ``publish``, ``rpcs`` (what the LegacyPropagator was asked to send), ``refused``, ``fault``.
+nothing changes), so its events are everything the drivers did: ``driver`` (a driver's state changed between two
+quiet points of its event queue), ``zk_call`` (a MigrationClient call, the driver state it was made in and its
+result), ``znode`` (every znode change, from a persistent recursive watch), ``append`` (a record committed),
+``publish``, ``rpcs`` (what the LegacyPropagator was asked to send, and in which driver state), ``refused``,
+``fault``.
 
 Built once per machine, Kafka version and source digest into
 ``$XDG_CACHE_HOME/kraftcheck/kafka-migration-harness/<version>/<digest>`` (default ``~/.cache``); Maven keeps the jars

@@ -145,6 +145,7 @@ public final class MigrationHarness {
         KafkaEventQueue queue;
         volatile boolean installed;
         boolean held;  // its publisher is paused: committed records wait until it is released
+        String reported = "UNINITIALIZED";  // its driver state as last reported in a "driver" event
         int knownEpoch;
         MetadataImage image = MetadataImage.EMPTY;
         int published;  // log entries handed to its publisher
@@ -285,6 +286,7 @@ public final class MigrationHarness {
             ObjectNode ev = event("rpcs");
             ev.put("node", node.id);
             ev.put("kind", kind);
+            ev.put("driver", driverState(node));
             ev.put("zk_controller_epoch", zkControllerEpoch);
             ArrayNode to = ev.putArray("brokers");
             for (BrokerRegistration b : image.cluster().brokers().values()) {
@@ -370,6 +372,17 @@ public final class MigrationHarness {
             if (System.currentTimeMillis() > deadline)
                 throw new IllegalStateException("driver " + n.id + " did not quiesce in 30 s");
             Thread.sleep(1);
+        }
+        // its state transitions as seen at quiet points (the states it passed through on the way show in the
+        // zk_call events, each made in the state it names)
+        String now = driverState(n);
+        if (!now.equals(n.reported)) {
+            ObjectNode ev = event("driver");
+            ev.put("node", n.id);
+            ev.put("from", n.reported);
+            ev.put("to", now);
+            async.add(ev);
+            n.reported = now;
         }
     }
 
