@@ -1,7 +1,8 @@
 """CLI plugin: ``kraftcheck conform quorum [--kafka VERSION] [--runs N] [--seed S] [--steps N] [--json FILE]``, and
 ``kraftcheck conform zookeeper`` (the ZooKeeper model against a real ZooKeeper: ``checker/cli/conform_zookeeper.py``),
 ``kraftcheck conform controller`` (the controller model against the real QuorumController:
-``checker/cli/conform_controller.py``).
+``checker/cli/conform_controller.py``), ``kraftcheck conform migration`` (the migration model against Kafka 3.9's
+KRaftMigrationDriver on a real ZooKeeper: ``checker/cli/conform_migration.py``).
 
 Runs seeded random schedules on real Kafka nodes (three voters and an observer: the released ``KafkaRaftClient`` in
 ``impl/kafka/harness/``), validates every step against the quorum model (``impl/kafka/validate.py``: the abstracted
@@ -31,21 +32,25 @@ from kraftcheck.checker.errors import UsageError
 def options(p: argparse.ArgumentParser) -> None:
     from kraftcheck.impl.kafka.harness import DEFAULT_VERSION
 
-    p.add_argument("model", metavar="MODEL", choices=["quorum", "controller", "zookeeper"],
-                   help="quorum (real KafkaRaftClient voters), controller (the real QuorumController, 4.1/4.2) or "
-                        "zookeeper (the ZooKeeper model against a real ZooKeeper 3.8 server)")
-    p.add_argument("--kafka", default=DEFAULT_VERSION, metavar="VERSION",
-                   help=f"the Kafka release to run (default {DEFAULT_VERSION}; 3.9.x to 4.2.x)")
+    p.add_argument("model", metavar="MODEL", choices=["quorum", "controller", "zookeeper", "migration"],
+                   help="quorum (real KafkaRaftClient voters), controller (the real QuorumController, 4.1/4.2), "
+                        "zookeeper (the ZooKeeper model against a real ZooKeeper 3.8 server) or migration (Kafka "
+                        "3.9's KRaftMigrationDriver on a real ZooKeeper)")
+    p.add_argument("--kafka", default=None, metavar="VERSION",
+                   help=f"the Kafka release to run (default {DEFAULT_VERSION}, 3.9.x to 4.2.x; for migration 3.9.1, "
+                        "3.9.x only)")
     p.add_argument("--runs", type=int, default=10, metavar="N", help="seeded random runs (default 10)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the first run (run i uses S+i)")
     p.add_argument("--steps", type=int, default=None, metavar="N",
-                   help="steps per run (default 200 for quorum, 40 for zookeeper and controller)")
+                   help="steps per run (default 200 for quorum, 40 for zookeeper and controller, 12 for migration)")
     p.add_argument("--walks", type=int, default=None, metavar="N",
                    help="also N seeded walks of the quorum model imposed on Kafka step by step, every second one a "
                         "swarm walk (default: as many as --runs; a walk that diverges is a discrepancy: exit 23)")
     p.add_argument("--json", metavar="FILE", help="write the report (runs, steps, events by kind, model actions, "
                                                   "discrepancies, violations); a quorum discrepancy is also written "
                                                   "beside FILE as an ITF trace (discrepancy-seedS.itf.json)")
+    p.add_argument("--variant", action="append", default=[], metavar="V",
+                   help="migration only: compare with this model variant (repeatable)")
     p.set_defaults(func=cmd_conform)
 
 
@@ -53,8 +58,15 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from kraftcheck.impl.kafka.conform import conform
     from kraftcheck.impl.kafka.harness import HarnessUnavailable
 
+    if args.kafka is None:
+        from kraftcheck.impl.kafka.harness import DEFAULT_VERSION
+        from kraftcheck.impl.kafka.migration_harness import DEFAULT_VERSION as MIGRATION_VERSION
+
+        args.kafka = MIGRATION_VERSION if args.model == "migration" else DEFAULT_VERSION
+    if args.variant and args.model != "migration":
+        raise UsageError("--variant is for conform migration")
     if args.steps is None:
-        args.steps = 200 if args.model == "quorum" else 40
+        args.steps = {"quorum": 200, "migration": 12}.get(args.model, 40)
     if args.walks is None and args.model == "quorum":
         args.walks = args.runs
     if args.runs < 1 or args.steps < 1 or (args.walks or 0) < 0:
@@ -68,6 +80,10 @@ def cmd_conform(args: argparse.Namespace) -> int:
         from kraftcheck.checker.cli.conform_controller import cmd_conform_controller
 
         return cmd_conform_controller(args)
+    if args.model == "migration":
+        from kraftcheck.checker.cli.conform_migration import cmd_conform_migration
+
+        return cmd_conform_migration(args)
     try:
         report = conform(args.kafka, args.runs, args.seed, args.steps, args.walks)
     except HarnessUnavailable as exc:
