@@ -286,7 +286,7 @@ class _Search:
             reports = self._submit(job, rdd)
             self._note_events(reports)
             if self.live is not None:
-                self.live.expanded(reports, self.ranks, job.expand_all)
+                self.live.expanded(h.depth, reports, self.ranks, job.expand_all)
             return h.depth
         self.levels = self.driver_levels = hook.levels
         result.manifest.update(self._extra())
@@ -319,7 +319,7 @@ class _Search:
         self.distinct = len(inits)
         self._note_events(reports)
         if self.live is not None:
-            self.live.expanded(reports, self.ranks, job.expand_all)
+            self.live.expanded(0, reports, self.ranks, job.expand_all)
         if self.checkpoint is not None:
             self._save(0)
         return None
@@ -395,8 +395,8 @@ class _Search:
         self.distinct += len(self.ranks)
         self._note_events(reports)
         if self.live is not None:
-            self.live.states(reports)
-            self.live.expanded(reports, self.ranks, expand_all)
+            self.live.states(level, reports)
+            self.live.expanded(level, reports, self.ranks, expand_all)
         return None
 
     def _stop(self, level: int, kind: str, what: Any, k: int, new_pb: np.ndarray, cand_pb: np.ndarray,

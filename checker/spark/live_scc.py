@@ -152,7 +152,7 @@ def op_reach(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any])
     return {"new": int(frontier.sum()) + _reach(g, vs, box, frontier)}
 
 
-# ---- components: colours forward, roots, components backward 
+# ---- components: colours forward, roots, components backward
 def op_scc_init(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]) -> dict[str, Any]:
     n = len(g["fp"])
     vs.update(mask=vs["region"].copy(), has=np.zeros(n, bool), comp=np.zeros(n, U64), fair=np.zeros(n, bool),
@@ -339,7 +339,7 @@ def op_apply(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any])
     return {"mask": int(vs["mask"].sum())}
 
 
-# ---- the lasso's subgraph 
+# ---- the lasso's subgraph
 def op_can_init(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]) -> dict[str, Any]:
     vs["can"] = vs["fair"].copy()
     return {"new": int(vs["can"].sum()) + _can(g, vs, box, vs["can"].copy())}

@@ -63,7 +63,7 @@ def part_path(root: str, q: int) -> Path:
     return Path(root) / f"part-{q}.pkl"
 
 
-# ---- written by the search's tasks 
+# ---- written by the search's tasks
 def write_states(root: str, level: int, q: int, judged: dict[str, Any]) -> dict[str, int]:
     """A task's new states, judged (``live_task.judged_states``); what the driver is told: counts."""
     dump(states_path(root, level, q), judged)
@@ -104,7 +104,7 @@ def _sub_index(xpos: np.ndarray) -> np.ndarray:
     return out
 
 
-# ---- the driver's levels 
+# ---- the driver's levels
 def write_driver_part(root: str, graph: Graph, P: int) -> tuple[int, int]:
     """The driver's graph (its levels, not yet finalized) split by owner into ``d-q``; (states, chunks) in it."""
     fps = np.concatenate(graph._fp_chunks) if graph._fp_chunks else np.zeros(0, U64)
@@ -138,7 +138,7 @@ def write_driver_part(root: str, graph: Graph, P: int) -> tuple[int, int]:
     return n, len(graph._edge_chunks)
 
 
-# ---- one partition's graph 
+# ---- one partition's graph
 def consolidate(root: str, q: int, P: int, levels: list[int], n_driver: int, chunks: int,
                 bounds: dict[int, np.ndarray], gid: dict[Any, int], nprops: int) -> dict[str, int]:
     """Partition q's part of the graph from its files (first job); each edge also sent to its target's owner."""
