@@ -261,11 +261,15 @@ class _Search:
         self.ranks = self.checkpoint.level_keys(last, self.P)
         self.resumed_from = last
         self.depth_done = last
+        if self.live is not None:
+            self.live.resume(last)
         md = self.max_depth
         job = self._job(last, "resume", expand_all=md is not None and last >= md)
         reports = self._submit(job, self._start_rdd())
         self.levels = last
         self._note_events(reports)
+        if self.live is not None:
+            self.live.expanded(last, reports, self.ranks, job.expand_all)
         return last
 
     def _in_driver(self) -> Result | int:
@@ -341,6 +345,8 @@ class _Search:
 
     def _save(self, level: int) -> None:
         assert self.checkpoint is not None
+        if self.live is not None:  # before the completion record: a complete level always has its liveness part
+            self.live.save(level)
         self.checkpoint.complete(level, self.P, {
             "distinct": self.distinct,
             "transitions": self.transitions,

@@ -10,9 +10,11 @@ prefix comes from the shards' parent pointers (the same as in-process).  Propert
 fairness on a model with a symmetry get a second Spark search without the reduction, as in-process.  A search that
 ends in the driver (``spark.local``: every level below ``--local-below``) is judged in-process.
 
-The store lives in the run's scratch directory on a local master, and under ``--checkpoint-dir`` otherwise (storage
-every executor shares; a cluster without one is refused, exit 2).  A checkpoint does not hold the liveness phase yet,
-so ``--resume`` is refused while liveness is checked (one line, exit 2).
+The store lives under ``--checkpoint-dir`` when there is one (storage every executor shares: a cluster without one is
+refused, exit 2), else in the run's scratch directory.  A checkpoint therefore holds the liveness graph of every
+complete level, with the driver's aggregates as of that level (``live_graph``): a run killed during the search or
+during the liveness phase resumes from its newest complete level and judges the same graph (the liveness phase
+itself starts over: its supersteps are not checkpointed).
 """
 
 from __future__ import annotations
@@ -39,8 +41,6 @@ from kraftcheck.checker.spark.live_task import LiveSpec
 from kraftcheck.checker.spark.session import EXECUTOR_TIMEOUT_S
 from kraftcheck.spec.liveness import LivenessProperty
 
-RESUME_REFUSED = ("--resume does not cover the liveness phase yet (a checkpoint holds no liveness graph): add "
-                  "--no-liveness to resume the safety search, or run again without --resume")
 NO_SHARED_DIR = ("liveness on a Spark cluster keeps its graph on the executors' shared storage: add --checkpoint-dir "
                  "DIR (a directory every executor reads and writes), or --no-liveness")
 
@@ -51,20 +51,18 @@ def check_spark_live(run: Run, master: str = "local[*]", partitions: int | None 
                      local_below: int | None = None, driver_memory: str | None = None,
                      executor_memory: str | None = None) -> Result:
     """``check_spark`` (the same arguments) with every liveness property of the run's spec judged."""
-    if resume:
-        raise UsageError(RESUME_REFUSED)
     if not spark_session.is_local(master) and not checkpoint_dir:
         raise UsageError(NO_SHARED_DIR)
     pl = plan(run)
     graph = Graph(pl.families, pl.reduced, run.ctx)
     box: list[Visited] = []
     run = attrs.evolve(run, graph=graph, keep_visited=box)  # the levels the driver expands feed it in-process
-    search = open_search(run, master, partitions, checkpoint_dir, False, max_states, max_depth, executor_timeout,
+    search = open_search(run, master, partitions, checkpoint_dir, resume, max_states, max_depth, executor_timeout,
                          local_below, driver_memory, executor_memory)
     searches = [search]
     kept: list[SparkGraph] = []
     try:
-        kept.append(_capture(search, graph, pl.families, pl.reduced, checkpoint_dir, "reduced"))
+        kept.append(_capture(search, graph, pl.families, pl.reduced, checkpoint_dir, "reduced", resume))
         result = search.run()
 
         def second(props: list[LivenessProperty], families: Families
@@ -77,7 +75,7 @@ def check_spark_live(run: Run, master: str = "local[*]", partitions: int | None 
                             False, search.max_states, search.max_depth)
             other.executor_timeout, other.local_below = search.executor_timeout, search.local_below
             searches.append(other)
-            kept.append(_capture(other, g2, families, props, checkpoint_dir, "unreduced"))
+            kept.append(_capture(other, g2, families, props, checkpoint_dir, "unreduced", False))
             return other.run(), _judged(other, g2, kept[-1]), run2, _prefix(other, box2)
 
         judged = judge_searched(run, result, _judged(search, graph, kept[0]), pl, _prefix(search, box), second)
@@ -92,16 +90,18 @@ def check_spark_live(run: Run, master: str = "local[*]", partitions: int | None 
 
 
 def _capture(search: _Search, graph: Graph, families: Families, props: list[LivenessProperty],
-             checkpoint_dir: str | None, name: str) -> SparkGraph:
-    """The search set to keep its liveness graph in a store of its own (``live_store``)."""
-    if spark_session.is_local(search.master):
+             checkpoint_dir: str | None, name: str, resume: bool) -> SparkGraph:
+    """The search set to keep its liveness graph in a store of its own (``live_store``): in the checkpoint (kept,
+    for a resume; a cluster's executors share it), else in the run's scratch."""
+    if checkpoint_dir is None:
         root = spark_session.scratch_dir("kraftcheck-live-")
     else:
-        assert checkpoint_dir is not None
         root = os.path.join(checkpoint_dir, f"liveness-{name}")
-        shutil.rmtree(root, ignore_errors=True)
-        os.makedirs(root)
+        if not resume:
+            shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(root, exist_ok=True)
     kept = SparkGraph(root, search.P, graph, spark_runner(search.sc))
+    kept.keep = checkpoint_dir is not None
     names = tuple(f.name for f in families.families)
     search.live = LiveCapture(graph, LiveSpec(names, tuple(p.name for p in props), root), kept)
     search.keep_scratch = True

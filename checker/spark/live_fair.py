@@ -55,6 +55,8 @@ class SparkGraph:
         self.bounds: dict[int, np.ndarray] = {}  # per level: its batches' first order keys
         self.step = 0
         self.steps = 0  # supersteps run (all properties)
+        self.sealed: tuple[int, int, int] | None = None  # the driver's part: (its states, its chunks, initial states)
+        self.keep = False  # a checkpoint's store: kept after the run
         self.n = 0
 
     # ---- fed by the search ------------------------------------------------------------------------------------------
@@ -72,11 +74,42 @@ class SparkGraph:
         for k in sorted((k for k in best if k not in self.graph.keys), key=lambda k: best[k]):
             self.graph.instance(k)
 
+    def seal(self) -> None:
+        """The driver's part (its levels, the initial states) written out, once, when Spark takes over."""
+        if self.sealed is None:
+            n_driver, chunks = live_store.write_driver_part(self.root, self.graph, self.P)
+            self.sealed = (n_driver, chunks, self.graph.init_count)
+
+    # ---- checkpoints ------------------------------------------------------------------------------------------------
+    def save(self, level: int) -> None:
+        """What the driver keeps, as of committed level ``level`` (written before the level's completion record)."""
+        live_store.dump(Path(self.root) / f"meta-{level}.pkl", {
+            "levels": self.levels, "bounds": self.bounds, "keys": self.graph.key_list, "sealed": self.sealed})
+
+    def restore(self, level: int) -> bool:
+        """Back to what was kept as of level ``level`` (False: nothing was, the level was expanded in the driver)."""
+        path = Path(self.root) / f"meta-{level}.pkl"
+        if not path.exists():
+            return False
+        meta = live_store.load(path)
+        self.levels = [lv for lv in meta["levels"] if lv <= level]
+        self.bounds = {lv: b for lv, b in meta["bounds"].items() if lv <= level}
+        self.sealed = meta["sealed"]
+        for key in meta["keys"]:  # the same ids: the graph numbers its fixed instances first, as it did then
+            self.graph.instance(key)
+        if self.graph.key_list != list(meta["keys"]):
+            raise AssertionError("liveness checkpoint: the fairness instances do not number as they did")
+        return True
+
     # ---- Searched ---------------------------------------------------------------------------------------------------
     def finalize(self) -> None:
         P, root = self.P, self.root
-        n_driver, chunks = live_store.write_driver_part(root, self.graph, P)
-        self.init_count = self.graph.init_count
+        self.seal()
+        assert self.sealed is not None
+        n_driver, chunks, self.init_count = self.sealed
+        for pattern in ("m-*", "v-*", "r-*", "part-*"):  # a killed liveness phase's files: this one starts afresh
+            for p in Path(root).glob(pattern):
+                p.unlink()
         levels, bounds, gid, nprops = sorted(self.levels), self.bounds, dict(self.graph.keys), len(self.graph.props)
         got = self.runner(lambda q: live_store.consolidate(root, q, P, levels, n_driver, chunks, bounds, gid,
                                                            nprops), P)
@@ -172,4 +205,5 @@ class SparkGraph:
         return sub, Question(start, inside, weak, strong, stop), Answer(fair, component, inside, 0)
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kraftcheck.checker.errors import UsageError
 from kraftcheck.checker.liveness.graph import Graph
 from kraftcheck.checker.spark.live_fair import SparkGraph
 from kraftcheck.checker.spark.live_store import batch_bounds
@@ -34,12 +35,14 @@ class LiveCapture:
 
     def states(self, level: int, reports: dict[int, dict[str, Any]]) -> None:
         """A committed level's new states: in the store, where the tasks that found them put them."""
+        self.kept.seal()
         if any("live_states" in r for r in reports.values()):
             self.kept.level(level)
 
     def expanded(self, level: int, reports: dict[int, dict[str, Any]], ranks: np.ndarray, expand_all: bool) -> None:
         """The steps of a committed level's expansion (not the max-depth level's: the in-process BFS does not
         expand that level, it only asks whether it has unvisited successors)."""
+        self.kept.seal()
         if expand_all:
             return
         firsts = [reports[q]["live_edges"]["first"] for q in sorted(reports) if "live_edges" in reports[q]]
@@ -48,3 +51,12 @@ class LiveCapture:
         self.kept.level(level)
         self.kept.bounds[level] = batch_bounds(ranks)
         self.kept.instances(firsts)
+
+    def save(self, level: int) -> None:
+        self.kept.save(level)
+
+    def resume(self, level: int) -> None:
+        """A resumed search starts from level ``level``: the driver's aggregates as they were then."""
+        if not self.kept.restore(level):
+            raise UsageError(f"--resume: the checkpoint holds no liveness graph at level {level} (it was expanded in "
+                             "the driver before Spark took over): add --no-liveness, or run again without --resume")
