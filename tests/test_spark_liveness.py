@@ -9,7 +9,12 @@ and 8,502 without it, where both properties hold."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +117,43 @@ def test_a_model_file_gives_the_same_lasso_on_spark_from_the_cli(tmp_path: Path)
         runs[engine] = json.loads((tmp_path / f"{engine}.json").read_text())
     assert (runs["spark"]["verdict"], runs["spark"]["violated_property"]) == ("liveness", "Full")
     assert runs["spark"]["trace"] == runs["inprocess"]["trace"] and runs["spark"]["trace"]["loop"] == 0
+
+
+@pytest.mark.slow
+def test_a_driver_killed_in_the_liveness_phase_resumes_to_the_same_lasso(tmp_path: Path) -> None:
+    """The driver (with its JVM and Python workers) killed once the liveness phase has begun (the graph's parts are
+    built and supersteps run): the resume starts from the checkpoint's newest level, keeps the graph the executors
+    stored, and ends with the in-process verdict and lasso."""
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    ck = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "kraftcheck", "check", "quorum", "--variant", "no-leader-change", "--set",
+           "max_epoch=1", "--engine", "spark", "--master", "local[2]", "--partitions", "2", "--local-below", "0",
+           "--checkpoint-dir", str(ck), "--quiet"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=Path(__file__).resolve().parent.parent)
+    store = ck / "liveness-reduced"
+    try:
+        deadline = time.monotonic() + 400
+        while not list(store.glob("v-4-*.pkl")):  # the parts are built and the fourth superstep has run
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise AssertionError(f"the driver ended before its liveness phase: {err}")
+            assert time.monotonic() < deadline, "the driver did not reach its liveness phase in time"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL  # killed during the liveness phase, not finished
+    spec = resolve("quorum")
+    inproc = check(spec, ["no-leader-change"], {"max_epoch": 1})
+    spark_session.context("local[2]")
+    run = make_run(spec, make_context(spec, ["no-leader-change"], {"max_epoch": 1}), "spark", "bfs")
+    r = check_spark_live(run, master="local[2]", checkpoint_dir=str(ck), resume=True, local_below=0)
+    assert r.manifest["resumed_from_level"] == inproc.depth  # the search was not done again: only its last job
+    assert {f: getattr(r, f) for f in FIELDS} == {f: getattr(inproc, f) for f in FIELDS}
+    assert _answers(r) == _answers(inproc)
+    assert r.trace is not None and inproc.trace is not None
+    assert r.trace.step_keys() == inproc.trace.step_keys() and r.trace.states() == inproc.trace.states()
+    assert (r.trace.loop, r.trace.loop_step) == (inproc.trace.loop, inproc.trace.loop_step)
