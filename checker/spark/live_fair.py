@@ -37,8 +37,13 @@ def local_runner(fn: Callable[[int], dict[str, Any]], P: int) -> list[dict[str, 
 
 
 def spark_runner(sc: Any) -> Runner:
+    bases: dict[int, Any] = {}
+
     def run(fn: Callable[[int], dict[str, Any]], P: int) -> list[dict[str, Any]]:
-        got = sc.parallelize(range(P), P).mapPartitionsWithIndex(lambda q, _: [(q, fn(q))]).collect()
+        base = bases.get(P)
+        if base is None:  # one RDD of P partitions, reused: a parallelize is a file and a dozen py4j calls
+            base = bases[P] = sc.parallelize(range(P), P).cache()
+        got = base.mapPartitionsWithIndex(lambda q, _: [(q, fn(q))]).collect()
         return [r for _, r in sorted(got, key=lambda x: x[0])]
     return run
 
@@ -154,13 +159,15 @@ class SparkGraph:
         region = sum(r["new"] for r in self._until_quiet("start", "reach", args))
         left = sum(r["mask"] for r in self._all("scc_init", args))
         fair_states = 0
+        got = self._all("colour_init", args) if left else []
         while left:
-            self._until_quiet("colour_init", "colour", args)
+            while sum(r["sent"] for r in got):
+                got = self._all("colour", args)
             self._until_quiet("roots", "back", args)
             self._all("judge1", args)
-            self._all("judge2", args)
-            fair_states += sum(r["fair_states"] for r in self._all("judge3", args))
-            left = sum(r["mask"] for r in self._all("apply", args))
+            fair_states += sum(r["fair_states"] for r in self._all("judge2", args))
+            got = self._all("apply", args)  # and the next round's colours, if any state is left
+            left = sum(r["mask"] for r in got)
         if not fair_states:
             return region, None
         self._until_quiet("can_init", "can", args)

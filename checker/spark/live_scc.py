@@ -10,9 +10,11 @@ per component, Emerson and Lei's refinement) with a colouring decomposition (Orz
 mask takes as colour the greatest (in-process order, fingerprint) that reaches it inside the mask (forward supersteps
 until nothing changes); a state whose colour is its own is a root, and its component is the states of its colour
 that reach it (backward supersteps).  BFS numbering makes most of a behaviour graph's steps go forward in that order,
-so most states are roots after one round.  Each round's components are judged where their root lives: sizes, enabled
-and taken instances are summed there from every partition holding members, and the decision (fair, unfair, refine
-without the states where an untaken strong instance is enabled) sent back to those partitions.
+so most states are roots after one round.  A backward message also marks the step it came along as taken inside the
+component when its source is of the same colour.  Each round's components are judged where their root lives: sizes,
+enabled and taken instances are summed there from every partition holding members, and the decision (fair, unfair,
+refine without the states where an untaken strong instance is enabled) sent back to those partitions, which begin
+the next round in the same step.
 """
 
 from __future__ import annotations
@@ -163,9 +165,14 @@ def op_scc_init(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, An
 
 
 def op_colour_init(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]) -> dict[str, Any]:
+    return {"changed": _colours(g, vs, box)}
+
+
+def _colours(g: dict[str, Any], vs: dict[str, Any], box: Box) -> int:
+    """A colour round begins: every state its own colour, spread forward."""
     vs["cl"] = g["ohi"].copy()
     vs["cf"] = g["fp"].copy()
-    return {"changed": _colour(g, vs, box, vs["mask"].copy())}
+    return _colour(g, vs, box, vs["mask"].copy())
 
 
 def _colour(g: dict[str, Any], vs: dict[str, Any], box: Box, frontier: np.ndarray) -> int:
@@ -203,32 +210,54 @@ def op_roots(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any])
     root = vs["mask"] & (vs["cl"] == g["ohi"]) & (vs["cf"] == g["fp"])
     vs["comp"][root] = g["fp"][root]
     vs["has"][root] = True
-    return {"roots": int(root.sum()), "changed": _back(g, vs, box, root)}
+    vs["taken"] = []
+    return {"roots": int(root.sum()), "changed": _back(g, vs, box, root, a)}
 
 
-def _back(g: dict[str, Any], vs: dict[str, Any], box: Box, frontier: np.ndarray) -> int:
-    cl, cf = vs["cl"], vs["cf"]
-    return spread(g, box, "b", True, frontier, vs["hin"], lambda f: (cl[f], cf[f]),
-                  lambda at, p: _join(vs, at, p[0], p[1]))
+def _back(g: dict[str, Any], vs: dict[str, Any], box: Box, frontier: np.ndarray, a: dict[str, Any]) -> int:
+    cl, cf, fp = vs["cl"], vs["cf"], g["fp"]
+    return spread(g, box, "b", True, frontier, vs["hin"], lambda f: (cl[f], cf[f], fp[f]),
+                  lambda at, p: _join(g, vs, at, p, a))
 
 
-def _join(vs: dict[str, Any], at: np.ndarray, ml: np.ndarray, mf: np.ndarray) -> np.ndarray:
-    """A mask state of the same colour, not yet in a component, joins its root's."""
-    ok = vs["mask"][at] & ~vs["has"][at] & (vs["cl"][at] == ml) & (vs["cf"][at] == mf)
-    at, mf = at[ok], mf[ok]
-    vs["comp"][at] = mf
-    vs["has"][at] = True
+def _join(g: dict[str, Any], vs: dict[str, Any], at: np.ndarray, p: tuple[np.ndarray, ...], a: dict[str, Any]
+          ) -> np.ndarray:
+    """A mask state of the sender's colour is in the sender's component (its root's): it joins it if not yet in, and
+    its steps to the sender (on H, of an assumed instance) are taken inside that component."""
+    ml, mf, sender = p
+    ok = vs["mask"][at] & (vs["cl"][at] == ml) & (vs["cf"][at] == mf)
+    at, mf, sender = at[ok], mf[ok], sender[ok]
+    _taken(g, vs, at, mf, sender, a["weak"] | a["strong"])
+    new_at = at[~vs["has"][at]]
+    vs["comp"][new_at] = mf[~vs["has"][at]]
+    vs["has"][new_at] = True
     new = np.zeros(len(vs["cl"]), dtype=bool)
-    new[at] = True
+    new[new_at] = True
     return new
+
+
+def _taken(g: dict[str, Any], vs: dict[str, Any], at: np.ndarray, comp: np.ndarray, to: np.ndarray,
+           assumed: np.ndarray) -> None:
+    """The (component, instance) pairs of the steps from ``at`` to ``to`` (fingerprints) that may lie on a cycle."""
+    lo = np.searchsorted(g["osrc"], at)
+    hi = np.searchsorted(g["osrc"], at, side="right")
+    n = hi - lo
+    if not n.sum():
+        return
+    msg = np.repeat(np.arange(len(at)), n)
+    rows = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
+    inst = g["oinst"][rows]
+    hit = (g["odst"][rows] == to[msg]) & vs["hok"][rows] & (inst >= 0) & assumed[inst.clip(0)]
+    if hit.any():
+        vs["taken"].append((comp[msg[hit]], inst[hit].astype(I64)))
 
 
 def op_back(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]) -> dict[str, Any]:
     got = box.inbox("b")
     if got is None:
         return {"changed": 0}
-    frontier = _join(vs, _find(g, got[0]), got[1], got[2])
-    return {"changed": int(frontier.sum()) + _back(g, vs, box, frontier)}
+    frontier = _join(g, vs, _find(g, got[0]), tuple(got[1:]), a)
+    return {"changed": int(frontier.sum()) + _back(g, vs, box, frontier, a)}
 
 
 # ---- judging the round's components where their roots live -----------------------------------------------------------
@@ -246,13 +275,15 @@ def _enabled(g: dict[str, Any], found: np.ndarray, assumed: np.ndarray) -> tuple
 
 
 def op_judge1(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]) -> dict[str, Any]:
-    """Sizes and enabled counts to each component's root; candidate taken steps to their targets' owners."""
+    """Sizes, enabled counts and taken instances of this round's components, to each component's root."""
     assumed = a["weak"] | a["strong"]
     found = vs["mask"] & vs["has"]
     comp = vs["comp"]
-    inst = g["oinst"]
-    took = found[g["osrc"]] & vs["hok"] & (inst >= 0) & assumed[inst.clip(0)]
-    box.send("t", g["odst"][took], comp[g["osrc"][took]], inst[took].astype(I64))
+    taken = vs.pop("taken")
+    if taken:
+        pairs = np.unique(np.stack([np.concatenate([t[0] for t in taken]),
+                                    np.concatenate([t[1] for t in taken]).astype(U64)]), axis=1)
+        box.send("k", pairs[0], pairs[1].astype(I64))
     cs, counts = np.unique(comp[found], return_counts=True)
     box.send("z", cs, counts.astype(I64), np.full(len(cs), box.q, I64))
     st, it = _enabled(g, found, assumed)
@@ -263,22 +294,8 @@ def op_judge1(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]
 
 
 def op_judge2(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]) -> dict[str, Any]:
-    """Confirm taken steps (their target in the same component) and send them to the root; keep what roots got."""
-    t = box.inbox("t")
-    if t is not None:
-        at = _find(g, t[0])
-        ok = vs["mask"][at] & vs["has"][at] & (vs["comp"][at] == t[1])
-        if ok.any():
-            pairs = np.unique(np.stack([t[1][ok], t[2][ok].astype(U64)]), axis=1)
-            box.send("k", pairs[0], pairs[1].astype(I64))
-    vs["got_z"] = box.inbox("z")
-    vs["got_n"] = box.inbox("n")
-    return {}
-
-
-def op_judge3(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any]) -> dict[str, Any]:
     """Each component whose root lives here judged (``fair.find_fair``'s rules); the decision to its members."""
-    z, n_, k = vs.pop("got_z"), vs.pop("got_n"), box.inbox("k")
+    z, n_, k = box.inbox("z"), box.inbox("n"), box.inbox("k")
     if z is None:
         return {"fair_states": 0, "fair_comps": 0}
     comps, inv = np.unique(z[0], return_inverse=True)
@@ -336,7 +353,8 @@ def op_apply(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any])
             hit = np.array([p in pairs for p in zip(comp[st_].tolist(), it.tolist())], dtype=bool)
             vs["mask"][st_[hit]] = False
     vs["has"][:] = False  # the refined components' states are decomposed again
-    return {"mask": int(vs["mask"].sum())}
+    left = int(vs["mask"].sum())
+    return {"mask": left, "changed": _colours(g, vs, box) if left else 0}
 
 
 # ---- the lasso's subgraph
@@ -384,5 +402,5 @@ def op_collect(g: dict[str, Any], vs: dict[str, Any], box: Box, a: dict[str, Any
 OPS: dict[str, Callable[[dict[str, Any], dict[str, Any], Box, dict[str, Any]], dict[str, Any]]] = {
     "start": op_start, "reach": op_reach, "scc_init": op_scc_init, "colour_init": op_colour_init,
     "colour": op_colour, "roots": op_roots, "back": op_back, "judge1": op_judge1, "judge2": op_judge2,
-    "judge3": op_judge3, "apply": op_apply, "can_init": op_can_init, "can": op_can, "collect": op_collect,
+    "apply": op_apply, "can_init": op_can_init, "can": op_can, "collect": op_collect,
 }
