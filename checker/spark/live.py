@@ -102,6 +102,8 @@ def _capture(search: _Search, graph: Graph, families: Families, props: list[Live
         os.makedirs(root, exist_ok=True)
     kept = SparkGraph(root, search.P, graph, spark_runner(search.sc))
     kept.keep = checkpoint_dir is not None
+    if search.local_below == 0:  # everything on Spark: the fair-component search too
+        kept.in_driver_below = 0
     names = tuple(f.name for f in families.families)
     search.live = LiveCapture(graph, LiveSpec(names, tuple(p.name for p in props), root), kept)
     search.keep_scratch = True

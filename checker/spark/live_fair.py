@@ -12,7 +12,8 @@ on them, nor the parent of one in the path's BFS).  Only the lasso's subgraph ev
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,11 @@ from kraftcheck.checker.spark.live_store import EDGE_KEYS
 
 U64 = np.uint64
 I64 = np.int64
+# A graph of fewer edges has its fair components searched by the same supersteps run in the driver's process, one
+# partition after the other (like ``spark.local``'s small levels: a Spark job costs 0.1-0.3 s of wall time whatever
+# its size, and a small graph's search is a hundred of them); about 90 bytes an edge there (its parts, in- and
+# out-edges).  ``--local-below 0`` (everything on Spark) sends every graph's search to the executors.
+IN_DRIVER_EDGES = 1_000_000
 # runs fn(q) for every partition q, returning their results in partition order
 Runner = Callable[[Callable[[int], dict[str, Any]], int], list[dict[str, Any]]]
 
@@ -36,6 +42,12 @@ def local_runner(fn: Callable[[int], dict[str, Any]], P: int) -> list[dict[str, 
     return [fn(q) for q in range(P)]
 
 
+def _task(fn: Callable[[int], dict[str, Any]], q: int, records: Iterator[Any]) -> list[tuple[int, dict[str, Any]]]:
+    for _ in records:  # drained: a Python worker that leaves input unread is not reused (a new one imports it all)
+        pass
+    return [(q, fn(q))]
+
+
 def spark_runner(sc: Any) -> Runner:
     bases: dict[int, Any] = {}
 
@@ -43,7 +55,7 @@ def spark_runner(sc: Any) -> Runner:
         base = bases.get(P)
         if base is None:  # one RDD of P partitions, reused: a parallelize is a file and a dozen py4j calls
             base = bases[P] = sc.parallelize(range(P), P).cache()
-        got = base.mapPartitionsWithIndex(lambda q, _: [(q, fn(q))]).collect()
+        got = base.mapPartitionsWithIndex(partial(_task, fn)).collect()
         return [r for _, r in sorted(got, key=lambda x: x[0])]
     return run
 
@@ -61,6 +73,9 @@ class SparkGraph:
         self.step = 0
         self.steps = 0  # supersteps run (all properties)
         self.sealed: tuple[int, int, int] | None = None  # the driver's part: (its states, its chunks, initial states)
+        self.edges: dict[int, int] = {}  # per Spark level: the graph edges its tasks kept
+        self.in_driver_below = IN_DRIVER_EDGES  # 0: always on the executors
+        self.where = "executors"
         self.keep = False  # a checkpoint's store: kept after the run
         self.n = 0
 
@@ -89,7 +104,8 @@ class SparkGraph:
     def save(self, level: int) -> None:
         """What the driver keeps, as of committed level ``level`` (written before the level's completion record)."""
         live_store.dump(Path(self.root) / f"meta-{level}.pkl", {
-            "levels": self.levels, "bounds": self.bounds, "keys": self.graph.key_list, "sealed": self.sealed})
+            "levels": self.levels, "bounds": self.bounds, "keys": self.graph.key_list, "sealed": self.sealed,
+            "edges": self.edges})
 
     def restore(self, level: int) -> bool:
         """Back to what was kept as of level ``level`` (False: nothing was, the level was expanded in the driver)."""
@@ -100,6 +116,7 @@ class SparkGraph:
         self.levels = [lv for lv in meta["levels"] if lv <= level]
         self.bounds = {lv: b for lv, b in meta["bounds"].items() if lv <= level}
         self.sealed = meta["sealed"]
+        self.edges = {lv: n for lv, n in meta["edges"].items() if lv <= level}
         for key in meta["keys"]:  # the same ids: the graph numbers its fixed instances first, as it did then
             self.graph.instance(key)
         if self.graph.key_list != list(meta["keys"]):
@@ -112,6 +129,8 @@ class SparkGraph:
         self.seal()
         assert self.sealed is not None
         n_driver, chunks, self.init_count = self.sealed
+        if sum(self.edges.values()) + self.graph.capture_bytes() // 24 < self.in_driver_below:
+            self.runner, self.where = local_runner, "driver"
         for pattern in ("m-*", "v-*", "r-*", "part-*"):  # a killed liveness phase's files: this one starts afresh
             for p in Path(root).glob(pattern):
                 p.unlink()
@@ -125,10 +144,11 @@ class SparkGraph:
     def figures(self) -> dict[str, Any]:
         return {"graph_states": self.figs["states"], "graph_edges": self.figs["edges"],
                 "fairness_instances": len(self.graph.key_list), "cut_states": self.figs["cut_states"],
-                "graph_partitions": self.P}
+                "graph_partitions": self.P, "fair_search": self.where}
 
     def _all(self, op: str, args: dict[str, Any]) -> list[dict[str, Any]]:
         root, P, step = self.root, self.P, self.step
+        args = dict(args, cache_all=self.where == "driver")
         got = self.runner(lambda q: live_scc.superstep(root, P, q, step, op, args), P)
         for p in Path(root).glob(f"m-{step}-*"):  # read by this step
             p.unlink()

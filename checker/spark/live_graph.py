@@ -49,6 +49,7 @@ class LiveCapture:
         if not firsts:
             return
         self.kept.level(level)
+        self.kept.edges[level] = sum(reports[q]["live_edges"]["edges"] for q in reports if "live_edges" in reports[q])
         self.kept.bounds[level] = batch_bounds(ranks)
         self.kept.instances(firsts)
 

@@ -32,21 +32,22 @@ from kraftcheck.checker.spark.live_store import dump, load, part_path
 U64 = np.uint64
 I64 = np.int64
 FAIR, UNFAIR, REFINE = 1, 2, 3
-_PARTS: dict[tuple[str, int], Any] = {}  # a worker's parts, loaded once per store
+_PARTS: dict[tuple[str, int], Any] = {}  # a worker's part (the driver's: every part), loaded once per store
 
 
-def part(root: str, q: int) -> dict[str, Any]:
+def part(root: str, q: int, every: bool = False) -> dict[str, Any]:
     key = (root, q)
     got = _PARTS.get(key)
     if got is None:
-        _PARTS.clear()
+        if not every or any(r != root for r, _ in _PARTS):
+            _PARTS.clear()
         got = _PARTS[key] = load(part_path(root, q))
     return got
 
 
 def superstep(root: str, P: int, q: int, step: int, op: str, args: dict[str, Any]) -> dict[str, Any]:
     """Step ``step`` of partition ``q``: ``OPS[op]`` on its variables and inbox; its counts."""
-    g = part(root, q)
+    g = part(root, q, bool(args.get("cache_all")))
     vpath = Path(root) / f"v-{step}-{q}.pkl"
     vs = load(vpath) if vpath.exists() else {}
     box = Box(root, P, q, step, g)
