@@ -59,5 +59,6 @@ class LiveCapture:
     def resume(self, level: int) -> None:
         """A resumed search starts from level ``level``: the driver's aggregates as they were then."""
         if not self.kept.restore(level):
-            raise UsageError(f"--resume: the checkpoint holds no liveness graph at level {level} (it was expanded in "
-                             "the driver before Spark took over): add --no-liveness, or run again without --resume")
+            raise UsageError(f"--resume: the checkpoint holds no liveness graph at level {level} (written with "
+                             "--no-liveness, or a level the driver expanded before Spark took over): add "
+                             "--no-liveness, or run again without --resume")
