@@ -157,3 +157,20 @@ def test_a_driver_killed_in_the_liveness_phase_resumes_to_the_same_lasso(tmp_pat
     assert r.trace is not None and inproc.trace is not None
     assert r.trace.step_keys() == inproc.trace.step_keys() and r.trace.states() == inproc.trace.states()
     assert (r.trace.loop, r.trace.loop_step) == (inproc.trace.loop, inproc.trace.loop_step)
+
+
+def test_a_resume_with_liveness_of_a_checkpoint_without_its_graph_is_refused(tmp_path: Path) -> None:
+    """A checkpoint written without liveness holds no liveness graph: resuming it with liveness is one line (exit 2
+    through the CLI), never a verdict on a graph the levels before the resume did not keep."""
+    from kraftcheck.checker.errors import UsageError
+    from kraftcheck.checker.spark.driver import check_spark
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    spec = resolve("fair-lock")
+    spark_session.context("local[2]")
+    first = check_spark(make_run(spec, make_context(spec), "spark", "bfs"), master="local[2]",
+                        checkpoint_dir=str(tmp_path), local_below=0)
+    assert first.verdict == "ok" and first.distinct_states == 8
+    with pytest.raises(UsageError, match="holds no liveness graph at level .*add --no-liveness"):
+        check_spark_live(make_run(spec, make_context(spec), "spark", "bfs"), master="local[2]",
+                         checkpoint_dir=str(tmp_path), resume=True, local_below=0)
