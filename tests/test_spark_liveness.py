@@ -121,9 +121,9 @@ def test_a_model_file_gives_the_same_lasso_on_spark_from_the_cli(tmp_path: Path)
 
 @pytest.mark.slow
 def test_a_driver_killed_in_the_liveness_phase_resumes_to_the_same_lasso(tmp_path: Path) -> None:
-    """The driver (with its JVM and Python workers) killed once the liveness phase has begun (the graph's parts are
-    built and supersteps run): the resume starts from the checkpoint's newest level, keeps the graph the executors
-    stored, and ends with the in-process verdict and lasso."""
+    """The driver (with its JVM and Python workers) killed in the liveness phase, once its first property is judged:
+    the resume starts from the checkpoint's newest level, keeps the graph the executors stored, reads back the first
+    property's answer, judges the second, and ends with the in-process verdict and lasso."""
     from kraftcheck.checker.spark.live import check_spark_live
 
     ck = tmp_path / "ck"
@@ -135,7 +135,7 @@ def test_a_driver_killed_in_the_liveness_phase_resumes_to_the_same_lasso(tmp_pat
     store = ck / "liveness-reduced"
     try:
         deadline = time.monotonic() + 400
-        while not list(store.glob("v-4-*.pkl")):  # the parts are built and the fourth superstep has run
+        while not list(store.glob("answer-0-*.pkl")):  # the first property is judged, the second being judged
             if proc.poll() is not None:
                 err = proc.stderr.read().decode() if proc.stderr else ""
                 raise AssertionError(f"the driver ended before its liveness phase: {err}")
@@ -152,6 +152,7 @@ def test_a_driver_killed_in_the_liveness_phase_resumes_to_the_same_lasso(tmp_pat
     run = make_run(spec, make_context(spec, ["no-leader-change"], {"max_epoch": 1}), "spark", "bfs")
     r = check_spark_live(run, master="local[2]", checkpoint_dir=str(ck), resume=True, local_below=0)
     assert r.manifest["resumed_from_level"] == inproc.depth  # the search was not done again: only its last job
+    assert r.manifest["liveness"]["answers_resumed"] == 1 and r.manifest["liveness"]["supersteps"] > 0
     assert {f: getattr(r, f) for f in FIELDS} == {f: getattr(inproc, f) for f in FIELDS}
     assert _answers(r) == _answers(inproc)
     assert r.trace is not None and inproc.trace is not None

@@ -81,6 +81,8 @@ def check_spark_live(run: Run, master: str = "local[*]", partitions: int | None 
         judged = judge_searched(run, result, _judged(search, graph, kept[0]), pl, _prefix(search, box), second)
         if any(k.steps for k in kept):  # the fair-component search's supersteps (Spark jobs), every property
             judged.manifest["liveness"]["supersteps"] = sum(k.steps for k in kept)
+        if any(k.reused for k in kept):  # properties a killed liveness phase had judged, read back on resume
+            judged.manifest["liveness"]["answers_resumed"] = sum(k.reused for k in kept)
         return judged
     finally:
         for s in searches:

@@ -76,6 +76,7 @@ class SparkGraph:
         self.edges: dict[int, int] = {}  # per Spark level: the graph edges its tasks kept
         self.in_driver_below = IN_DRIVER_EDGES  # 0: always on the executors
         self.where = "executors"
+        self.reused = 0  # answers read back from a killed run's checkpoint
         self.keep = False  # a checkpoint's store: kept after the run
         self.n = 0
 
@@ -167,6 +168,19 @@ class SparkGraph:
         return [r for g in every for r in g]
 
     def fair_lasso(self, k: int, assumed: set[int], kinds: list[str], stop: int) -> tuple[int, IndexLasso | None]:
+        """Property ``k``'s answer; with a checkpoint each answer is kept, so that a liveness phase killed after
+        some properties were judged judges only the others when resumed (the graph is the same: the search is)."""
+        kept = Path(self.root) / f"answer-{k}-{'-'.join(map(str, sorted(assumed)))}-{stop}.pkl"
+        if self.keep and kept.exists():
+            answer: tuple[int, IndexLasso | None] = live_store.load(kept)
+            self.reused += 1
+            return answer
+        answer = self._fair_lasso(k, assumed, kinds, stop)
+        if self.keep:
+            live_store.dump(kept, answer)
+        return answer
+
+    def _fair_lasso(self, k: int, assumed: set[int], kinds: list[str], stop: int) -> tuple[int, IndexLasso | None]:
         graph = self.graph
         ni = max(len(graph.key_list), 1)
         weak = np.zeros(ni, dtype=bool)
