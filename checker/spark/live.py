@@ -13,8 +13,8 @@ ends in the driver (``spark.local``: every level below ``--local-below``) is jud
 The store lives under ``--checkpoint-dir`` when there is one (storage every executor shares: a cluster without one is
 refused, exit 2), else in the run's scratch directory.  A checkpoint therefore holds the liveness graph of every
 complete level, with the driver's aggregates as of that level (``live_graph``): a run killed during the search or
-during the liveness phase resumes from its newest complete level and judges the same graph (the liveness phase
-itself starts over: its supersteps are not checkpointed).
+during the liveness phase resumes from its newest complete level and judges the same graph (the properties already
+judged are read back; the one being judged starts over: supersteps are not checkpointed).
 """
 
 from __future__ import annotations
