@@ -175,3 +175,24 @@ def test_a_resume_with_liveness_of_a_checkpoint_without_its_graph_is_refused(tmp
     with pytest.raises(UsageError, match="holds no liveness graph at level .*add --no-liveness"):
         check_spark_live(make_run(spec, make_context(spec), "spark", "bfs"), master="local[2]",
                          checkpoint_dir=str(tmp_path), resume=True, local_below=0)
+
+
+def test_a_run_on_a_busy_checkpoint_dir_leaves_its_liveness_graph_alone(tmp_path: Path) -> None:
+    """Another run holds the directory: this one refuses (one line) before it clears anything of the other's."""
+    import fcntl
+
+    from kraftcheck.checker.errors import UsageError
+    from kraftcheck.checker.spark.checkpoint import LOCK
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    kept = tmp_path / "liveness-reduced" / "s-1-0.pkl"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"the other run's")
+    with open(tmp_path / LOCK, "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        spec = resolve("fair-lock")
+        spark_session.context("local[2]")
+        with pytest.raises(UsageError, match="in use by another run"):
+            check_spark_live(make_run(spec, make_context(spec), "spark", "bfs"), master="local[2]",
+                             checkpoint_dir=str(tmp_path), local_below=0)
+    assert kept.read_bytes() == b"the other run's"

@@ -99,7 +99,13 @@ def _capture(search: _Search, graph: Graph, families: Families, props: list[Live
         root = spark_session.scratch_dir("kraftcheck-live-")
     else:
         root = os.path.join(checkpoint_dir, f"liveness-{name}")
+        try:
+            os.makedirs(checkpoint_dir, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create checkpoint dir {checkpoint_dir}: {exc.strerror}") from None
         if not resume:
+            if search.checkpoint is not None:  # held first: a run that finds the directory busy clears nothing
+                search.checkpoint.lock()
             shutil.rmtree(root, ignore_errors=True)
         os.makedirs(root, exist_ok=True)
     kept = SparkGraph(root, search.P, graph, spark_runner(search.sc))
