@@ -76,32 +76,27 @@ def write_edges(root: str, level: int, q: int, coded: dict[str, Any]) -> dict[st
     dump(edges_path(root, level, q), coded)
     main_inst = code_instance(coded["code"])
     x_inst = code_instance(coded["xcode"])
-    first: dict[Any, tuple[int, int, int, int]] = {}
+    xp = coded["xpos"].astype(I64)
+    rows = np.concatenate([np.arange(len(main_inst), dtype=I64), xp])
+    inst = np.concatenate([main_inst, x_inst]).astype(I64)
+    sub = np.concatenate([np.zeros(len(main_inst), I64), 1 + _sub_index(xp)])
+    met = inst >= 0
+    rows, inst, sub = rows[met], inst[met], sub[met]
+    pkey, a, y = (coded[k][rows].astype(I64) for k in ("pkey", "a", "y"))
+    order = np.lexsort((sub, y, a, pkey, inst))  # by instance, then its occurrences in the in-process order
+    first = order[np.flatnonzero(np.r_[True, inst[order][1:] != inst[order][:-1]])] if len(order) else order
     keys = coded["keys"]
-    pkey, a, y = coded["pkey"], coded["a"], coded["y"]
-    for j in np.flatnonzero(main_inst >= 0).tolist():
-        occ = (int(pkey[j]), int(a[j]), int(y[j]), 0)
-        k = keys[int(main_inst[j])]
-        if k not in first or occ < first[k]:
-            first[k] = occ
-    sub = _sub_index(coded["xpos"])
-    for j in np.flatnonzero(x_inst >= 0).tolist():
-        p = int(coded["xpos"][j])
-        occ = (int(pkey[p]), int(a[p]), int(y[p]), 1 + int(sub[j]))
-        k = keys[int(x_inst[j])]
-        if k not in first or occ < first[k]:
-            first[k] = occ
+    firsts = {keys[int(inst[j])]: (int(pkey[j]), int(a[j]), int(y[j]), int(sub[j])) for j in first.tolist()}
     edges = int((main_inst != STUTTER).sum()) + int((x_inst != STUTTER).sum())
-    return {"edges": edges, "first": first}
+    return {"edges": edges, "first": firsts}
 
 
 def _sub_index(xpos: np.ndarray) -> np.ndarray:
     """Which further instance of its step each extra row is (0, 1, ...), in the order the hook appended them."""
-    out = np.zeros(len(xpos), dtype=I64)
-    for j in range(1, len(xpos)):
-        if xpos[j] == xpos[j - 1]:
-            out[j] = out[j - 1] + 1
-    return out
+    if not len(xpos):
+        return np.zeros(0, dtype=I64)
+    start = np.flatnonzero(np.r_[True, xpos[1:] != xpos[:-1]])
+    return np.arange(len(xpos), dtype=I64) - np.repeat(start, np.diff(np.r_[start, len(xpos)]))
 
 
 # ---- the driver's levels
