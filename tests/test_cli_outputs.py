@@ -414,16 +414,15 @@ def test_no_advice_to_raise_the_bounds_after_a_run_that_did_not_finish(tmp_path:
     assert "--set NAME=VALUE ('kraftcheck list mutex'" in raise_bounds_advice(finished, resolve("mutex"))
 
 
-def test_spark_resume_with_liveness_is_one_line_that_says_to_add_no_liveness(
+def test_spark_liveness_on_a_cluster_without_shared_storage_is_one_line(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """The Spark engine checks liveness but a checkpoint holds no liveness graph: --resume of a model with liveness
-    properties is exit 2 with one line saying to add --no-liveness, before any model is searched; with
-    --no-liveness the notes say what was not checked (liveness is never dropped silently)."""
-    assert main(["check", "mutex", "quorum", "--engine", "spark", "--resume", "--checkpoint-dir", str(tmp_path),
-                 "--quiet"]) == 2
+    """Liveness on a Spark cluster keeps the graph on the executors' shared storage (the checkpoint dir): without
+    --checkpoint-dir it is exit 2 with one line saying to add it (or --no-liveness), before Spark is asked for the
+    master; with --no-liveness the notes say what was not checked (liveness is never dropped silently)."""
+    assert main(["check", "quorum", "--engine", "spark", "--master", "spark://127.0.0.1:9", "--quiet"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.count("\n") == 1  # mutex (no liveness) was not searched first
-    assert "add --no-liveness" in captured.err and "quorum" in captured.err
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "add --checkpoint-dir DIR" in captured.err and "--no-liveness" in captured.err
     from kraftcheck.checker.api import check
     from tests.test_liveness_examples import counter_spec, full_fair
 

@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parent.parent
 MAX_LINES = 60
 MAX_COMPLEXITY = 20
 # the Spark search itself (not the session, checkpoint I/O or the codec)
-SPARK_ENGINE = ("driver.py", "job.py", "local.py", "expand.py", "task.py", "live.py", "live_graph.py", "live_task.py")
+SPARK_ENGINE = ("driver.py", "job.py", "local.py", "expand.py", "task.py", "live.py", "live_graph.py", "live_task.py",
+                "live_store.py", "live_scc.py", "live_fair.py")
 MEASURED = [p for p in sorted((REPO / "checker" / "search").glob("*.py")) if p.name != "__init__.py"] + [
     REPO / "checker" / "spark" / name for name in SPARK_ENGINE
 ]

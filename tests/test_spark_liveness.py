@@ -9,7 +9,12 @@ and 8,502 without it, where both properties hold."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +117,82 @@ def test_a_model_file_gives_the_same_lasso_on_spark_from_the_cli(tmp_path: Path)
         runs[engine] = json.loads((tmp_path / f"{engine}.json").read_text())
     assert (runs["spark"]["verdict"], runs["spark"]["violated_property"]) == ("liveness", "Full")
     assert runs["spark"]["trace"] == runs["inprocess"]["trace"] and runs["spark"]["trace"]["loop"] == 0
+
+
+@pytest.mark.slow
+def test_a_driver_killed_in_the_liveness_phase_resumes_to_the_same_lasso(tmp_path: Path) -> None:
+    """The driver (with its JVM and Python workers) killed in the liveness phase, once its first property is judged:
+    the resume starts from the checkpoint's newest level, keeps the graph the executors stored, reads back the first
+    property's answer, judges the second, and ends with the in-process verdict and lasso."""
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    ck = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "kraftcheck", "check", "quorum", "--variant", "no-leader-change", "--set",
+           "max_epoch=1", "--engine", "spark", "--master", "local[2]", "--partitions", "2", "--local-below", "0",
+           "--checkpoint-dir", str(ck), "--quiet"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=Path(__file__).resolve().parent.parent)
+    store = ck / "liveness-reduced"
+    try:
+        deadline = time.monotonic() + 400
+        while not list(store.glob("answer-0-*.pkl")):  # the first property is judged, the second being judged
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise AssertionError(f"the driver ended before its liveness phase: {err}")
+            assert time.monotonic() < deadline, "the driver did not reach its liveness phase in time"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL  # killed during the liveness phase, not finished
+    spec = resolve("quorum")
+    inproc = check(spec, ["no-leader-change"], {"max_epoch": 1})
+    spark_session.context("local[2]")
+    run = make_run(spec, make_context(spec, ["no-leader-change"], {"max_epoch": 1}), "spark", "bfs")
+    r = check_spark_live(run, master="local[2]", checkpoint_dir=str(ck), resume=True, local_below=0)
+    assert r.manifest["resumed_from_level"] == inproc.depth  # the search was not done again: only its last job
+    assert r.manifest["liveness"]["answers_resumed"] == 1 and r.manifest["liveness"]["supersteps"] > 0
+    assert {f: getattr(r, f) for f in FIELDS} == {f: getattr(inproc, f) for f in FIELDS}
+    assert _answers(r) == _answers(inproc)
+    assert r.trace is not None and inproc.trace is not None
+    assert r.trace.step_keys() == inproc.trace.step_keys() and r.trace.states() == inproc.trace.states()
+    assert (r.trace.loop, r.trace.loop_step) == (inproc.trace.loop, inproc.trace.loop_step)
+
+
+def test_a_resume_with_liveness_of_a_checkpoint_without_its_graph_is_refused(tmp_path: Path) -> None:
+    """A checkpoint written without liveness holds no liveness graph: resuming it with liveness is one line (exit 2
+    through the CLI), never a verdict on a graph the levels before the resume did not keep."""
+    from kraftcheck.checker.errors import UsageError
+    from kraftcheck.checker.spark.driver import check_spark
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    spec = resolve("fair-lock")
+    spark_session.context("local[2]")
+    first = check_spark(make_run(spec, make_context(spec), "spark", "bfs"), master="local[2]",
+                        checkpoint_dir=str(tmp_path), local_below=0)
+    assert first.verdict == "ok" and first.distinct_states == 8
+    with pytest.raises(UsageError, match="holds no liveness graph at level .*add --no-liveness"):
+        check_spark_live(make_run(spec, make_context(spec), "spark", "bfs"), master="local[2]",
+                         checkpoint_dir=str(tmp_path), resume=True, local_below=0)
+
+
+def test_a_run_on_a_busy_checkpoint_dir_leaves_its_liveness_graph_alone(tmp_path: Path) -> None:
+    """Another run holds the directory: this one refuses (one line) before it clears anything of the other's."""
+    import fcntl
+
+    from kraftcheck.checker.errors import UsageError
+    from kraftcheck.checker.spark.checkpoint import LOCK
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    kept = tmp_path / "liveness-reduced" / "s-1-0.pkl"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"the other run's")
+    with open(tmp_path / LOCK, "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        spec = resolve("fair-lock")
+        spark_session.context("local[2]")
+        with pytest.raises(UsageError, match="in use by another run"):
+            check_spark_live(make_run(spec, make_context(spec), "spark", "bfs"), master="local[2]",
+                             checkpoint_dir=str(tmp_path), local_below=0)
+    assert kept.read_bytes() == b"the other run's"

@@ -171,8 +171,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     _engine_options(args)
     check_output_paths(args)
     specs = [resolve(n) for n in names]
-    if args.check_symmetry is None:
-        _spark_liveness(args, specs)  # before any model is searched
     if args.check_symmetry is not None:
         return _check_symmetry(args, specs, bounds)
     # without --profile, --set or --variant a model is checked at its main-job profiles, named or not
@@ -289,7 +287,6 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
     if not STRATEGIES[args.strategy].on_spark:
         raise UsageError(f"--engine {engine.name} runs --strategy {' or '.join(names(STRATEGIES, on_spark=True))} "
                          f"only (drop --strategy {args.strategy})")
-    _spark_liveness(args, [spec])
     live = [p.name for p in spec.of_kind("liveness")]
     from kraftcheck.checker.api import prepare
     from kraftcheck.checker.search.run import make_run
@@ -315,18 +312,6 @@ def _check_spark(args: argparse.Namespace, spec: Any, bounds: dict[str, str], pr
         why = f"not judged: {unjudged}" if unjudged else "not checked (--no-liveness)"
         result.manifest["liveness"] = {"properties": {name: why for name in live}}
     return result
-
-
-def _spark_liveness(args: argparse.Namespace, specs: list[Any]) -> None:
-    """The Spark engine checks liveness (``checker.spark.live``) but cannot resume its phase: ``--resume`` of a model
-    that has liveness properties needs --no-liveness (refused before any model is searched, never a silent drop)."""
-    if args.engine != "spark" or args.no_liveness or not args.resume:
-        return
-    for spec in specs:
-        if spec.of_kind("liveness"):
-            from kraftcheck.checker.spark.live import RESUME_REFUSED
-
-            raise UsageError(f"{spec.name}: {RESUME_REFUSED}")
 
 
 def _check_symmetry(args: argparse.Namespace, specs: list[Any], bounds: dict[str, Any]) -> int:

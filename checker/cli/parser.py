@@ -166,13 +166,16 @@ def check_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=list(ENGINES), default=DEFAULT_ENGINE)
     p.add_argument("--master", help="Spark master URL (with --engine spark; default local[*])")
     p.add_argument("--partitions", type=_positive, help="Spark partitions (owners of fingerprint ranges)")
-    p.add_argument("--checkpoint-dir", help="Spark: per-level Parquet frontiers and parents, for --resume")
+    p.add_argument("--checkpoint-dir",
+                   help="Spark: per-level Parquet frontiers and parents, and the liveness graph, for --resume "
+                        "(liveness on a cluster needs it, on storage every executor shares)")
     p.add_argument("--resume", action="store_true",
                    help="Spark: resume from the newest level that verifies (a damaged or foreign one is refused)")
     p.add_argument("--local-below", type=_positive, metavar="N",
                    help="Spark: expand levels of fewer than N states in the driver, in-process, until the first wider "
                         "one (a Spark job costs more than it saves on a small level; default: the first level "
-                        "predicted to take half a second in-process; 0: every level on Spark)")
+                        "predicted to take half a second in-process; 0: every level, and the liveness graph's "
+                        "fair-component search, on Spark)")
     p.add_argument("--driver-memory", metavar="SIZE", help="Spark: the driver JVM's heap, e.g. 4g (local: all)")
     p.add_argument("--executor-memory", metavar="SIZE", help="Spark on a cluster: each executor JVM's heap, e.g. 4g")
     p.add_argument("--executor-timeout", type=float, default=120.0, metavar="SECONDS",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -95,8 +95,61 @@ def manifest_info(run: Run, pl: Plan) -> dict[str, Any]:
     }
 
 
+# A lasso found on a graph: (the graph its indices are of, start state, path to the cycle, cycle steps)
+IndexLasso = tuple[Graph, int, list[int], list[tuple[int, int]]]
+
+
+class Searched(Protocol):
+    """What judging reads of a searched graph: the in-process ``Graph`` (``InProcess``), or one kept elsewhere
+    (``checker.spark.live_fair``: the fair components found on the executors)."""
+
+    def finalize(self) -> None: ...
+
+    def figures(self) -> dict[str, Any]: ...
+
+    def fair_lasso(self, k: int, assumed: set[int], kinds: list[str], stop: int) -> tuple[int, IndexLasso | None]:
+        """Property ``k``'s fair bad components: (bad states judged, a lasso on some graph's indices or None)."""
+        ...
+
+
+class InProcess:
+    """The in-process graph judged in this process (``fair.py``, ``lasso.py``)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def finalize(self) -> None:
+        self.graph.finalize()
+
+    def figures(self) -> dict[str, Any]:
+        graph = self.graph
+        edges = graph.edges
+        return {
+            "graph_states": graph.n,
+            "graph_edges": edges,
+            "bytes_per_edge": round(graph.nbytes() / edges, 2) if edges else 0.0,
+            "capture_bytes_per_edge": round(graph.peak_capture_bytes / edges, 2) if edges else 0.0,
+            "fairness_instances": len(graph.key_list),
+            "cut_states": int(len(set(graph.cut_state.tolist()))),
+        }
+
+    def fair_lasso(self, k: int, assumed: set[int], kinds: list[str], stop: int) -> tuple[int, IndexLasso | None]:
+        graph = self.graph
+        q = question(graph, k, graph.init_count, assumed, kinds, stop)
+        ans = find_fair(graph, q)
+        if not ans.fair.any():
+            return int(ans.region.sum()), None
+        start, path, cycle = index_lasso(graph, q, ans)
+        return int(ans.region.sum()), (graph, start, path, cycle)
+
+
+def searched(graph: Graph | Searched) -> Searched:
+    return InProcess(graph) if isinstance(graph, Graph) else graph
+
+
 # The second search, without the symmetry reduction: (its result, its graph, its run, the prefix of a state)
-Second = Callable[[list[LivenessProperty], Families], tuple[Result, Graph, Run, Callable[[int], list[int]]]]
+Second = Callable[[list[LivenessProperty], Families],
+                  tuple[Result, Graph | Searched, Run, Callable[[int], list[int]]]]
 
 
 def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_depth: int | None) -> Result:
@@ -117,7 +170,7 @@ def check_liveness(run: Run, visited_kind: str, max_states: int | None, max_dept
     return judge_searched(run, result, graph, pl, lambda fp: path_to(visited_box[0], fp), second)
 
 
-def judge_searched(run: Run, result: Result, graph: Graph, pl: Plan, prefix: Callable[[int], list[int]],
+def judge_searched(run: Run, result: Result, graph: Graph | Searched, pl: Plan, prefix: Callable[[int], list[int]],
                    second: Second) -> Result:
     """Judge every liveness property on a finished safety search's graph (any engine's): the manifest, the verdict,
     the lasso.  ``prefix(fp)``: the fingerprints from an initial state to ``fp`` by the search's parent pointers."""
@@ -135,12 +188,13 @@ def judge_searched(run: Run, result: Result, graph: Graph, pl: Plan, prefix: Cal
         return result
 
 
-def _judge_graph(run: Run, result: Result, graph: Graph, pl: Plan, prefix: Callable[[int], list[int]],
+def _judge_graph(run: Run, result: Result, graph: Graph | Searched, pl: Plan, prefix: Callable[[int], list[int]],
                  second: Second, info: dict[str, Any]) -> Result:
     started = time.perf_counter()
-    graph.finalize()
-    info.update(_graph_figures(graph, result.seconds))
-    failed = _judge_all(run, graph, pl.families, pl.reduced, pl.assumed, prefix, info)
+    view = searched(graph)
+    view.finalize()
+    info.update(view.figures(), search_seconds=round(result.seconds, 3))
+    failed = _judge_all(run, view, pl.families, pl.reduced, pl.assumed, prefix, info)
     if failed is None and pl.unreduced:
         info["unreduced_search"] = ("per-parameter fairness names concrete ids, which the symmetry reduction "
                                     "permutes: " + ", ".join(p.name for p in pl.unreduced)
@@ -156,8 +210,9 @@ def _judge_graph(run: Run, result: Result, graph: Graph, pl: Plan, prefix: Calla
             if searched2 in ("limit", "interrupted"):  # no silent ok: those properties were not judged
                 result.verdict = searched2
         else:
-            g2.finalize()
-            failed = _judge_all(other, g2, families, pl.unreduced, assumed, prefix2, info)
+            v2 = searched(g2)
+            v2.finalize()
+            failed = _judge_all(other, v2, families, pl.unreduced, assumed, prefix2, info)
     info["liveness_seconds"] = round(time.perf_counter() - started, 3)
     result.seconds = time.perf_counter() - run.started
     result.cpu_seconds = time.process_time() - run.cpu_started
@@ -184,33 +239,19 @@ def families_for(run: Run, every: Families, props: list[LivenessProperty]) -> Fa
     return Families(run.model, run.ctx, names)
 
 
-def _graph_figures(graph: Graph, seconds: float) -> dict[str, Any]:
-    edges = graph.edges
-    return {
-        "graph_states": graph.n,
-        "graph_edges": edges,
-        "bytes_per_edge": round(graph.nbytes() / edges, 2) if edges else 0.0,
-        "capture_bytes_per_edge": round(graph.peak_capture_bytes / edges, 2) if edges else 0.0,
-        "fairness_instances": len(graph.key_list),
-        "cut_states": int(len(set(graph.cut_state.tolist()))),
-        "search_seconds": round(seconds, 3),
-    }
-
-
-def _judge_all(run: Run, graph: Graph, families: Families, checked: list[LivenessProperty],
+def _judge_all(run: Run, view: Searched, families: Families, checked: list[LivenessProperty],
                assumed: dict[str, set[int]], prefix_of: Callable[[int], list[int]], info: dict[str, Any]
                ) -> tuple[str, Any] | None:
     kinds = [f.kind for f in families.families]
     for k, p in enumerate(checked):
         t0 = time.perf_counter()
         stop = families.stop_mask(assumed[p.name])
-        q = question(graph, k, graph.init_count, assumed[p.name], kinds, stop)
-        ans = find_fair(graph, q)
-        if not ans.fair.any():
-            info["properties"][p.name] = f"holds ({int(ans.region.sum())} bad states judged, " \
+        judged, found = view.fair_lasso(k, assumed[p.name], kinds, stop)
+        if found is None:
+            info["properties"][p.name] = f"holds ({judged} bad states judged, " \
                                          f"{time.perf_counter() - t0:.2f} s)"
             continue
-        start, path, cycle = index_lasso(graph, q, ans)
+        graph, start, path, cycle = found
         prefix = prefix_of(int(graph.fps[start]))
         trace, loop_steps = concrete_lasso(graph, families, run.fingerprint, prefix, path, cycle, stop)
         assert trace.loop is not None

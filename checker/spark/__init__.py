@@ -30,10 +30,12 @@ action property while expanding level L-1, an invariant broken by a level-L stat
 level L's job, one job later than the work; the expansion done for nothing is thrown away.
 
 Liveness (``live.py``).  With liveness properties each task expanding its new states codes every step with the
-in-process liveness graph's own hook and judges every new state (goals, triggers, bound cuts); the driver puts the
-reports into the in-process graph in the in-process order as each level is committed and judges it with
-``checker.liveness``'s own code, so verdicts and lassos are the in-process ones.  The fair components are found in
-the driver; a checkpoint holds no graph, so a resume with liveness is refused.
+in-process liveness graph's own hook and judges every new state (goals, triggers, bound cuts), and keeps both with
+the partition that owns the states (``live_store``); the driver keeps per-level aggregates (``live_graph``).  The fair
+components are found by supersteps over the partitions (``live_scc``, sequenced by ``live_fair``), and a lasso is
+picked by ``checker.liveness``'s own code on the subgraph that reaches a fair component, in the in-process order, so
+verdicts and lassos are the in-process ones.  With a checkpoint the graph is kept with it, and a resume covers the
+liveness phase.
 
 Small levels stay in the driver (``local.py``): the first levels, while they hold fewer than ``--local-below`` states,
 are expanded in-process, and Spark starts from the first wider one as from a resumed level.  On one host a task also
@@ -52,8 +54,11 @@ Modules, one concern each::
     stages.py          one Spark map stage per level, built through py4j
     counterexample.py  the walk back by parent pointers from a state to an initial state
     live.py            liveness: the search with the graph captured, then judged as in-process (checker.liveness)
-    live_task.py       liveness, in a task: steps coded, new states judged (goals, triggers, bound cuts)
-    live_graph.py      liveness, in the driver: the tasks' reports put into the in-process graph, in its order
+    live_task.py       liveness, in a task: steps coded, new states judged (goals, triggers, bound cuts), kept
+    live_graph.py      liveness, in the driver: per-level aggregates, the fairness instances numbered as in-process
+    live_store.py      liveness, the graph on disk per partition: the tasks' files, each partition's part of the graph
+    live_scc.py        liveness, the fair-component search's supersteps (in a task): region, colours, components
+    live_fair.py       liveness, the driver's side of that search: supersteps sequenced, counts, the lasso subgraph
     specref.py         how executors find the model and rebuild the Run
     session.py         the SparkContext: master checks, logs, scratch, job failures, the watchdog
     jvm.py             the driver's Java: detection, why it could not start, its memory settings and life

@@ -167,6 +167,8 @@ class Checkpoint:
         ``flock`` is released by the kernel when the process dies, so a killed run never leaves a stale lock."""
         import fcntl
 
+        if self._lock is not None:  # already held by this run (spark.live takes it before clearing its graph)
+            return
         path = self.root / LOCK
         f = open(path, "a+")
         try:

@@ -2,8 +2,7 @@
 
 The driver submits one job per level, turns the new states' order keys into dense ranks, decides each level exactly
 as the in-process BFS would (verdict, counts, coverage, targets), writes per-level checkpoints and resumes from them,
-and rebuilds counterexamples.  The design (ownership, one stage per level, identical results) is described in the
-package docstring, ``checker/spark/__init__.py``.
+and rebuilds counterexamples.  The design is in the package docstring, ``checker/spark/__init__.py``.
 """
 
 from __future__ import annotations
@@ -123,8 +122,7 @@ class _Search:
         self.resumed_from: int | None = None
         self.task_time: dict[str, float] = {}  # summed over tasks, by phase
         self.job_seconds = 0.0
-        # On one host (a local master) the shards stay in files that the next level's task reads, instead of going
-        # through Spark's shuffle every level (two thirds of the bytes shuffled on the 2^20 hypercube).
+        # One host (a local master): shards in files the next task reads, not the shuffle (2/3 of its bytes on 2^20)
         self.shard_dir = spark_session.scratch_dir("kraftcheck-shards-") if spark_session.is_local(master) else None
         self.shard_level = -1  # the newest level whose shards are written
         self.executor_timeout = spark_session.EXECUTOR_TIMEOUT_S
@@ -261,11 +259,13 @@ class _Search:
         self.ranks = self.checkpoint.level_keys(last, self.P)
         self.resumed_from = last
         self.depth_done = last
+        if self.live is not None:
+            self.live.resume(last)
         md = self.max_depth
         job = self._job(last, "resume", expand_all=md is not None and last >= md)
         reports = self._submit(job, self._start_rdd())
         self.levels = last
-        self._note_events(reports)
+        self._first_job(last, job, reports)
         return last
 
     def _in_driver(self) -> Result | int:
@@ -283,10 +283,7 @@ class _Search:
             md = self.max_depth
             job = self._job(h.depth, "seed", expand_all=md is not None and h.depth >= md)
             rdd = self.sc.parallelize(hook.seeds(h), self.P).partitionBy(self.P, owner)
-            reports = self._submit(job, rdd)
-            self._note_events(reports)
-            if self.live is not None:
-                self.live.expanded(reports, self.ranks, job.expand_all)
+            self._first_job(h.depth, job, self._submit(job, rdd))
             return h.depth
         self.levels = self.driver_levels = hook.levels
         result.manifest.update(self._extra())
@@ -317,12 +314,17 @@ class _Search:
         if len(self.ranks) != len(inits):
             raise RuntimeError("executors disagree with the driver on the initial states (is the model deterministic?)")
         self.distinct = len(inits)
-        self._note_events(reports)
-        if self.live is not None:
-            self.live.expanded(reports, self.ranks, job.expand_all)
+        self._first_job(0, job, reports)
         if self.checkpoint is not None:
             self._save(0)
         return None
+
+    def _first_job(self, level: int, job: Job, reports: dict[int, dict[str, Any]]) -> None:
+        """A level's job outside the level loop done (the initial, handed-over or resumed level): its events noted,
+        its steps given to the liveness graph."""
+        self._note_events(reports)
+        if self.live is not None:
+            self.live.expanded(level, reports, self.ranks, job.expand_all)
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
         """Place this level's per-partition first expansion events in BFS order (their dense positions)."""
@@ -341,6 +343,8 @@ class _Search:
 
     def _save(self, level: int) -> None:
         assert self.checkpoint is not None
+        if self.live is not None:  # before the completion record: a complete level always has its liveness part
+            self.live.save(level)
         self.checkpoint.complete(level, self.P, {
             "distinct": self.distinct,
             "transitions": self.transitions,
@@ -395,8 +399,8 @@ class _Search:
         self.distinct += len(self.ranks)
         self._note_events(reports)
         if self.live is not None:
-            self.live.states(reports)
-            self.live.expanded(reports, self.ranks, expand_all)
+            self.live.states(level, reports)
+            self.live.expanded(level, reports, self.ranks, expand_all)
         return None
 
     def _stop(self, level: int, kind: str, what: Any, k: int, new_pb: np.ndarray, cand_pb: np.ndarray,

@@ -20,7 +20,7 @@ from kraftcheck.checker.search.bfs import BATCH, successor_lists
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.job import Job, lap
-from kraftcheck.checker.spark.live_task import coded_steps, live_graph
+from kraftcheck.checker.spark.live_task import live_graph, store_steps
 from kraftcheck.checker.spark.order import YBITS
 from kraftcheck.checker.spark.shards import CAND, ROWS, peer_shard
 from kraftcheck.model.encoding import UnencodableValue
@@ -42,8 +42,8 @@ def expand(job: Job, run: Run, q: int, keys: np.ndarray, fps: np.ndarray, states
         return out
     cfps = _fingerprints(run, cand)
     t = lap(report, "fingerprint", t)
-    if graph is not None:
-        report["live_edges"] = coded_steps(graph, keys, fps, cfps, occ_p, occ_a, occ_y)
+    if graph is not None and job.live is not None:
+        report["live_edges"] = store_steps(job.live, job.level, q, graph, keys, fps, cfps, occ_p, occ_a, occ_y)
         t = lap(report, "liveness", t)
     if len(occ_y) and int(occ_y.max()) >= 1 << YBITS:
         raise ModelError(f"model {run.model.name}: an action yields more than {(1 << YBITS) - 1} successors of a state")

@@ -1,13 +1,13 @@
-"""Liveness on Spark, the executors' part: each task codes the steps it takes and judges the states it finds, for the
-driver's graph (``live.py``).
+"""Liveness on Spark, the executors' part of the search: each task codes the steps it takes and judges the states it
+finds, and keeps both where it runs (``live_store``: the graph stays with the partition that owns its states).
 
 A task expanding its new states (state by state, as the in-process BFS does with a liveness graph) codes every step
 with the in-process graph's own ``edge`` hook (``checker.liveness.graph``: action, fairness instance, the finite
 families' bits, stutter), and reports per step its parent's order key, action and yield index (which place it in
 the in-process order), the parent's and the successor's fingerprints and the code, with the instance keys its codes'
-ids stand for.  A task that finds new states reports each one's goal and trigger per property and its bound cuts
-(``judge_states``, the function the in-process graph calls).  Nothing here decides anything: the driver puts it in
-order and judges.
+ids stand for.  A task that finds new states keeps each one's goal and trigger per property and its bound cuts
+(``judge_states``, the function the in-process graph calls).  What goes back to the driver are counts and each
+fairness instance's first occurrence (``live_store.write_edges``); nothing here decides anything.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 from kraftcheck.checker.liveness.families import Families
 from kraftcheck.checker.liveness.graph import Graph, judge_states
 from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.spark.live_store import write_edges, write_states
 from kraftcheck.spec.liveness import LivenessProperty, liveness_properties
 
 
@@ -29,6 +30,7 @@ class LiveSpec:
 
     families: tuple[str, ...]
     props: tuple[str, ...]
+    store: str  # the directory of the graph's files (``live_store``), on storage every executor shares
 
 
 def live_parts(run: Run, spec: LiveSpec) -> tuple[Families, list[LivenessProperty]]:
@@ -41,6 +43,18 @@ def live_graph(run: Run, spec: LiveSpec) -> Graph:
     """A graph of this task's own (its ``edge`` hook codes the steps; its instance ids are local to the task)."""
     families, props = live_parts(run, spec)
     return Graph(families, props, run.ctx)
+
+
+def store_steps(spec: LiveSpec, level: int, q: int, graph: Graph, keys: np.ndarray, fps: np.ndarray,
+                cfps: np.ndarray, occ_p: np.ndarray, occ_a: np.ndarray, occ_y: np.ndarray) -> dict[str, Any]:
+    """The steps a task took from its level's states, kept in the store; the driver's counts and instances."""
+    return write_edges(spec.store, level, q, coded_steps(graph, keys, fps, cfps, occ_p, occ_a, occ_y))
+
+
+def store_states(run: Run, spec: LiveSpec, level: int, q: int, keys: np.ndarray, fps: np.ndarray,
+                 states: list[Any]) -> dict[str, int]:
+    """A task's new states judged and kept in the store; the driver's counts."""
+    return write_states(spec.store, level, q, judged_states(run, spec, keys, fps, states))
 
 
 def coded_steps(graph: Graph, keys: np.ndarray, fps: np.ndarray, cfps: np.ndarray, occ_p: np.ndarray,

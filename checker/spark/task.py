@@ -24,7 +24,7 @@ from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.expand import expand
 from kraftcheck.checker.spark.job import Job, lap
-from kraftcheck.checker.spark.live_task import judged_states
+from kraftcheck.checker.spark.live_task import store_states
 from kraftcheck.checker.spark.order import key_layout, order_keys
 from kraftcheck.checker.spark.shards import CAND, ROWS, SEED, SHARD, payloads, read_shard_file, write_shard_file
 
@@ -175,7 +175,7 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         ckpt_io.write_part(job.checkpoint, job.level, q, new_f, new_p, new_k, states)
         t = lap(report, "checkpoint", t)
     if job.live is not None and inv is None:
-        report["live_states"] = judged_states(run, job.live, new_k, new_f, states)
+        report["live_states"] = store_states(run, job.live, job.level, q, new_k, new_f, states)
         lap(report, "liveness", t)
     if inv is not None:
         return empty[0], empty[1], [], shard_f, shard_p
