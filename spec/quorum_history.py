@@ -20,6 +20,8 @@ def history_error(s: QState, ctx: Ctx) -> str | None:
     if not (0 <= h.values <= b.max_values and 0 <= h.dups <= b.max_dups and 0 <= h.restarts <= b.max_restarts
             and 0 <= h.resigns <= b.max_resigns and h.lost >= 0):
         return "a client-record or fault counter outside its bound"
+    if len(s.net) > b.max_msgs + h.dups:  # every send checks max_msgs; only a duplicate goes past it
+        return "more messages in flight than max_msgs and the duplicates made allow"
     if len(h.leaders) != b.max_epoch + 1 or h.leaders[0] or any(mask >> b.voters for mask in h.leaders):
         return "a leader recorded in epoch 0, past max_epoch, or with an id that is no voter"
     for v in s.voters:
@@ -32,11 +34,12 @@ def history_error(s: QState, ctx: Ctx) -> str | None:
 @SPEC.invariant(
     "HistoryWithinBounds",
     "the history counts what happened within the run's bounds: client records and faults (duplications, restarts, "
-    "graceful resignations) never past their bounds, every client record in a log one that was appended, leaders "
-    "recorded only for voters and only from epoch 1 on",
+    "graceful resignations) never past their bounds, no more messages in flight than max_msgs and the duplicates "
+    "made, every client record in a log one that was appended, leaders recorded only for voters and only from epoch "
+    "1 on",
     "KIP-595 Leader Election: a candidate bumps the epoch before it can win, so epoch 0 elects nobody, and only voters "
     "stand (QuorumState.isVoter); the bounds are the run's (model/quorum/bounds.py: max_values, max_dups, "
-    "max_restarts, max_resigns), as TLC's state constraint",
+    "max_restarts, max_resigns, max_msgs), as TLC's state constraint",
 )
 def history_within_bounds(s: QState, ctx: Ctx) -> bool:
     return history_error(s, ctx) is None

@@ -179,6 +179,9 @@ def test_leader_announced_and_history_bounds() -> None:
     c = ctx(voters=2, max_resigns=0, max_values=1)
     assert history_error(idle, c) is None and history_within_bounds.pred(idle, c)
     assert "outside its bound" in (history_error(state([voter(), voter()], resigns=1), c) or "")
+    crowded = state([voter(CANDIDATE, 1, 0, votes=(1, -1)), voter()], [vote(0, 1, 1), vote(0, 1, 1)])
+    assert "more messages in flight" in (history_error(crowded, ctx(voters=2, max_msgs=1)) or "")
+    assert history_error(crowded._replace(hist=crowded.hist._replace(dups=1)), ctx(voters=2, max_dups=1)) is None
     assert "epoch 0" in (history_error(state([voter(), voter()], leaders=(1, 0, 0)), c) or "")
     ghost = state([voter(FOLLOWER, 1, NONE, 1, log=[(1, 0), (1, 1)]), voter()], leaders=(0, 2, 0))
     assert "never appended" in (history_error(ghost, c) or "")
