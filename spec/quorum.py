@@ -77,6 +77,7 @@ SPEC = Spec(
 # modules whose properties register on SPEC with its decorators (issue 30: the 200-sample's survivors)
 from kraftcheck.spec import (  # noqa: E402,F401
     quorum_history,
+    quorum_leader_knowledge,
     quorum_leader_state,
     quorum_requests,
     quorum_votes,

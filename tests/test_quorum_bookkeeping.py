@@ -192,3 +192,36 @@ def test_the_new_properties_are_in_the_quorum_spec() -> None:
     names = {p.name for p in SPEC.properties}
     assert {"ExpectedMessagesMatchRequester", "VoteAnsweredByRole", "CheckQuorumWindowFetchedOnly", "LeaderAnnounced",
             "HistoryWithinBounds"} <= names
+
+
+# ---- LeaderKeptInEpoch, LeaderDiscoveredWithRecords (spec/quorum_leader_knowledge.py) --------------------------------
+def test_leader_kept_within_the_epoch() -> None:
+    """ElectionState.withElectedLeader: a follower keeps its epoch's leader until the epoch changes; a higher epoch
+    may come without a leader (transitionToUnattached).  A restart under pre-vote is Kafka 4.x's exception (Q27)."""
+    from kraftcheck.spec.quorum_leader_knowledge import leader_kept_in_epoch
+
+    s = state([voter(FOLLOWER, 1, NONE, 1), voter(LEADER, 1, 1, 1, ends=(0, 1))])
+    step = ("receive_fetch_response", (None,))
+    forgot = state([voter(UNATTACHED, 1), s.voters[1]])
+    assert not leader_kept_in_epoch.pred(s, step, forgot, ctx(voters=2))
+    moved_on = state([voter(UNATTACHED, 2), s.voters[1]])
+    assert leader_kept_in_epoch.pred(s, step, moved_on, ctx(voters=2))
+    restarted = state([voter(CANDIDATE, 1, 0, votes=(1, -1)), s.voters[1]])
+    assert leader_kept_in_epoch.pred(s, ("restart", (0,)), restarted, ctx(voters=2))
+
+
+def test_a_discovered_leaders_records_are_appended_at_once() -> None:
+    """KafkaRaftClient.maybeHandleCommonResponse: 'This handling allows an observer to discover the leader and append
+    to the log in the same Fetch request'."""
+    from kraftcheck.spec.quorum_leader_knowledge import leader_discovered_with_records
+
+    answer_ = msg(FETCH_RESP, src=0, dst=2, epoch=1, leader=0, error=OK, div_epoch=NONE, div_end=NONE, offset=0,
+                  entries=((1, 0),), hw=0)
+    leader = voter(LEADER, 1, 0, 0, log=[(1, 0)], ends=(1, -1))
+    s = state([leader, voter(VOTED, 1, 0), voter(UNATTACHED, 1)], [answer_], leaders=(0, 1, 0))
+    step = ("receive_fetch_response", (answer_,))
+    c = ctx(voters=2, observers=1)
+    appended = state([leader, s.voters[1], voter(FOLLOWER, 1, NONE, 0, log=[(1, 0)])], leaders=(0, 1, 0))
+    assert leader_discovered_with_records.pred(s, step, appended, c)
+    only_followed = state([leader, s.voters[1], voter(FOLLOWER, 1, NONE, 0)], leaders=(0, 1, 0))
+    assert not leader_discovered_with_records.pred(s, step, only_followed, c)
