@@ -43,3 +43,17 @@ def history_error(s: QState, ctx: Ctx) -> str | None:
 )
 def history_within_bounds(s: QState, ctx: Ctx) -> bool:
     return history_error(s, ctx) is None
+
+
+@SPEC.reachable(
+    "MessageDuplicated",
+    "with duplication allowed (max_dups > 0), two copies of one message are in flight (nothing to reach at "
+    "max_dups=0)",
+    "a network may deliver a message twice (KIP-595 assumes no more of the transport; KafkaRaftClient's handlers and "
+    "RequestManager.isResponseExpected drop what a duplicate would repeat): the fault's window is really taken",
+)
+def message_duplicated(s: QState, ctx: Ctx) -> bool:
+    if ctx.b.max_dups == 0:
+        return True
+    net = s.net
+    return any(net[i] == net[i - 1] for i in range(1, len(net)))

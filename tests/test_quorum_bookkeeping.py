@@ -186,6 +186,13 @@ def test_leader_announced_and_history_bounds() -> None:
     ghost = state([voter(FOLLOWER, 1, NONE, 1, log=[(1, 0), (1, 1)]), voter()], leaders=(0, 2, 0))
     assert "never appended" in (history_error(ghost, c) or "")
     assert history_error(ghost._replace(hist=ghost.hist._replace(values=1)), c) is None
+    from kraftcheck.spec.quorum_history import message_duplicated
+
+    one = state([voter(CANDIDATE, 1, 0, votes=(1, -1)), voter()], [vote(0, 1, 1)])
+    two = state(list(one.voters), [vote(0, 1, 1), vote(0, 1, 1)], dups=1)
+    assert message_duplicated.pred(one, ctx(voters=2, max_dups=0))  # nothing to reach without duplication
+    assert not message_duplicated.pred(one, ctx(voters=2, max_dups=1)) and message_duplicated.pred(two, ctx(
+        voters=2, max_dups=1))
 
 
 def test_the_new_properties_are_in_the_quorum_spec() -> None:
