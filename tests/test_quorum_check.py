@@ -59,11 +59,9 @@ def test_duplication_profile_passes_and_reaches_every_target() -> None:
     """The duplication profile (a few seconds): loss and duplication on, no restart; every target and premise
     reached (the restart premises, too: a voter that loses its volatile state is not their only way in)."""
     r = check("quorum", profile="duplication")
-    # the premises it cannot reach: CommittedDurable's unflushed suffix needs bound lose_unflushed, which only the
-    # narrow `unflushed` profile switches on (tests/test_quorum_durability.py reaches it there), and
-    # LeaderDiscoveredWithRecords an observer (only voters that know their leader fetch), the `observer` profile's
-    assert (r.verdict, r.unreached_targets, r.vacuous_properties) == (
-        "unreached", [], ["CommittedDurable", "LeaderDiscoveredWithRecords"])
+    # the one premise it cannot reach: CommittedDurable's unflushed suffix needs bound lose_unflushed, which only the
+    # narrow `unflushed` profile switches on (tests/test_quorum_durability.py reaches it there)
+    assert (r.verdict, r.unreached_targets, r.vacuous_properties) == ("unreached", [], ["CommittedDurable"])
     for action in ("timeout", "receive_vote", "receive_vote_response", "receive_begin_epoch", "client_request",
                    "receive_fetch", "receive_fetch_response"):
         assert r.coverage[action] > 0, action
