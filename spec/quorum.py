@@ -73,3 +73,12 @@ SPEC = Spec(
     ],
     family="kraft",
 )
+
+# modules whose properties register on SPEC with its decorators (issue 30: the 200-sample's survivors)
+from kraftcheck.spec import (  # noqa: E402,F401
+    quorum_history,
+    quorum_leader_knowledge,
+    quorum_leader_state,
+    quorum_requests,
+    quorum_votes,
+)

@@ -39,6 +39,8 @@ class Bounds:
     max_quorum_epoch: int = 1  # check quorum (on unless variant no-check-quorum) may resign leaders of epochs <= this.
     observers: int = 0       # brokers that fetch the metadata log without voting (ids voters .. voters+observers-1).
     prevote: bool = False    # KIP-996 pre-vote, as variant prevote (a bound so that a main-job profile can have it).
+    begin_epoch_heartbeat: bool = False  # BeginQuorumEpoch re-sent to acknowledged voters too, as variant
+    #                                      begin-epoch-heartbeat (a bound so that a main-job profile can have it).
     lose_unflushed: bool = False  # fault: a leader's (and an observer's) appends stay unflushed until a flush step,
     #                               and a crash loses the unflushed suffix (restart truncates to the flushed end).
     # reductions (on = behaviour left out for the sake of the state count; declared with QUORUM.reduction)

@@ -38,6 +38,7 @@ from kraftcheck.model.quorum.state import (
     begin_quorum_epoch_response,
     busy,
     end_quorum_epoch,
+    heartbeat_on,
     last_epoch,
     leader_end,
     log_up_to_date,
@@ -352,14 +353,15 @@ def send_begin_epoch(s: QState, ctx: Ctx) -> Succ:
     """The leader sends BeginQuorumEpoch again to a voter that has not acknowledged it (neither answered nor
     fetched), one request in flight per voter (LeaderState.nonAcknowledgingVoters, beginQuorumEpochTimer); a request
     still in flight is forgotten first when it timed out (RequestManager.isReady), as for ``send_vote``.  Under
-    ``begin-epoch-heartbeat`` to acknowledged voters too, as Kafka does when the timer expires (3.9.1
-    ``maybeSendBeginQuorumEpochRequests``: every voter; 4.2.2 ``LeaderState.needToSendBeginQuorumRequests``: every
-    voter whose last Fetch is older than the timer, which may be any at any moment)."""
+    ``begin-epoch-heartbeat`` (or bound ``begin_epoch_heartbeat``) to acknowledged voters too, as Kafka does when the
+    timer expires (3.9.1 ``maybeSendBeginQuorumEpochRequests``: every voter; 4.2.2
+    ``LeaderState.needToSendBeginQuorumRequests``: every voter whose last Fetch is older than the timer, which may be
+    any at any moment)."""
     out: Succ = []
     b = ctx.b
     if len(s.net) >= b.max_msgs:
         return out
-    heartbeat = "begin-epoch-heartbeat" in ctx.variants
+    heartbeat = heartbeat_on(ctx)
     for me, v in enumerate(s.voters):
         if v.role != LEADER:
             continue

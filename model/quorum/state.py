@@ -285,6 +285,12 @@ def prevote_on(ctx: Context[Bounds]) -> bool:
     return ctx.b.prevote or "prevote" in ctx.variants
 
 
+def heartbeat_on(ctx: Context[Bounds]) -> bool:
+    """The leader re-sends BeginQuorumEpoch to acknowledged voters too (FIDELITY Q42): variant
+    ``begin-epoch-heartbeat`` or bound ``begin_epoch_heartbeat`` (the same switch, the bound for profiles)."""
+    return ctx.b.begin_epoch_heartbeat or "begin-epoch-heartbeat" in ctx.variants
+
+
 # ---- log helpers (ReplicatedLog) ---------------------------------------------------------------------------------
 def last_epoch(log: Log) -> int:
     """ReplicatedLog.lastFetchedEpoch: the epoch of the last entry, 0 (the primordial epoch) for an empty log."""
