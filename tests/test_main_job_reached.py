@@ -63,3 +63,33 @@ def test_an_unreached_name_is_credited_to_the_run_that_reached_it_not_to_one_tha
     assert "UnknownFeatureRefused" in default.unreached_targets
     combine_profiles([default, unreduced, ranges])  # unreduced comes first among the others, and skipped it
     assert default.manifest["reached_in_other_profile"]["UnknownFeatureRefused"] == "ranges"
+
+
+def test_check_symmetry_sees_a_wrong_representative_behind_an_identity_cache() -> None:
+    """The quorum's ``encode`` returns the encoding ``canonical`` computed for the state it returned last (by
+    identity): a canonicaliser that builds a wrong representative, with the right encoding cached for it, passed
+    ``check --check-symmetry`` unseen.  The check encodes an equal copy, which no identity cache vouches for."""
+    import copy
+
+    import pytest
+
+    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.search.symmetry_check import SymmetryBroken, check_symmetry
+    from kraftcheck.model.quorum import symmetry as qsym
+
+    spec = load("quorum")
+    ctx = make_context(spec)
+    model = spec.model
+    assert check_symmetry(model, ctx, 30).states == 30
+
+    def wrong(s: object, b: object) -> object:  # the right encoding cached for a wrong state (voters reversed)
+        rep = qsym.canonical(s, b)  # type: ignore[arg-type]
+        bad = rep._replace(voters=tuple(reversed(rep.voters)))
+        qsym._last[0] = bad
+        return bad
+
+    broken = copy.copy(model)
+    broken.__dict__.update(model.__dict__)
+    broken.symmetry = wrong
+    with pytest.raises(SymmetryBroken):
+        check_symmetry(broken, ctx, 30)
