@@ -19,10 +19,11 @@ from kraftcheck.spec.features import SPEC
 Ctx = Context[Bounds]
 Step = tuple[str, tuple[Any, ...]]
 
-# the budget each budgeted step spends, by one (ZUsed / KUsed field); every other step spends none, but a delay
+# the budget each budgeted step spends, by one (ZUsed / KUsed field); every other step spends none
 _ZK_SPENDS = {"zk_update": "updates", "zk_expire": "failovers", "zk_upgrade": "upgrades", "zk_stop": "restarts",
               "zk_set_ibp": "ibp_changes", "zk_notify": "delayed"}
 _KRAFT_SPENDS = {"kraft_update": "updates", "kraft_upgrade": "upgrades", "kraft_failover": "failovers"}
+_ZK_DELAYS = ("zk_elect", "zk_update", "zk_expire", "zk_notify")  # the steps whose read may be held back
 _ZK_FIELDS: tuple[str, ...] = ("updates", "failovers", "upgrades", "restarts", "delayed", "ibp_changes")
 _KRAFT_FIELDS: tuple[str, ...] = ("updates", "failovers", "upgrades")
 _BOUND = {"updates": "max_updates", "failovers": "max_failovers", "upgrades": "max_upgrades",
@@ -57,8 +58,8 @@ def budgets_count_their_steps(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
         want: dict[str, int] = {}
     else:
         spends, fields = _ZK_SPENDS, _ZK_FIELDS
-        # a write's notification may be held back at one listener (propagate, the max_delayed fault)
-        want = {"delayed": _delays(s, t)}
+        # a /features write's notification may be held back at one listener (propagate, the max_delayed fault)
+        want = {"delayed": _delays(s, t)} if step[0] in _ZK_DELAYS else {}
     if step[0] in spends:
         want[spends[step[0]]] = 1
     u, v = s.used, t.used
