@@ -88,4 +88,25 @@ def no_update_while_waiting(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
     return step[0] != "zk_update" or s.brokers[step[1][0]].waiting < 0
 
 
-__all__ = ["listener_applies_what_it_read", "controller_waits_for_its_own_write", "no_update_while_waiting"]
+def _read_held_back(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    """a broker's listener holds a /features read back (a late notification)"""
+    return isinstance(s, ZkState) and any(not x.inbox and y.inbox for x, y in zip(s.brokers, t.brokers))
+
+
+@SPEC.action_property(
+    "HeldReadIsNews",
+    "a /features read a broker's listener holds back is of an epoch its cache does not hold: a notification comes "
+    "only with a change of /features",
+    "FinalizedFeatureChangeListener.FeatureZNodeChangeHandler (handleCreation, handleDataChange, handleDeletion): "
+    "ZooKeeper fires a data watch on a change of the watched znode only",
+    premise=_read_held_back,
+)
+def held_read_is_news(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    if not isinstance(s, ZkState):
+        return True
+    return all(x.inbox or not y.inbox or y.cache is None or y.inbox[0].version != y.cache[0]
+               for x, y in zip(s.brokers, t.brokers))
+
+
+__all__ = ["listener_applies_what_it_read", "controller_waits_for_its_own_write", "no_update_while_waiting",
+           "held_read_is_news"]
