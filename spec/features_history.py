@@ -16,7 +16,7 @@ from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.features.levels import lowered, raised
 from kraftcheck.model.features.state import FEATURES as FEATURES_ZNODE
-from kraftcheck.model.features.state import Bounds, ZkState, compatible, empty, enabled_levels
+from kraftcheck.model.features.state import Bounds, KState, ZkState, compatible, empty, enabled_levels
 from kraftcheck.spec.features import SPEC
 
 Ctx = Context[Bounds]
@@ -79,4 +79,15 @@ def history_flags_record_their_steps(s: Any, step: Step, t: Any, ctx: Ctx) -> bo
             and (t.refused_start == s.refused_start or (t.refused_start and _shut_down_incompatible(t))))
 
 
-__all__ = ["history_flags_record_their_steps"]
+
+
+
+@SPEC.reachable(
+    "KRaftLeaderChanged",
+    "KRaft mode: a controller other than the first became the active controller",
+    "KIP-631 / QuorumController: a new active controller (a new Raft leader) builds its state by replaying the "
+    "metadata log, FeatureLevelRecords included (FeatureControlManager.replay)",
+)
+def kraft_leader_changed(s: Any, ctx: Ctx) -> bool:
+    return isinstance(s, KState) and s.leader != 0
+__all__ = ["history_flags_record_their_steps", "kraft_leader_changed"]

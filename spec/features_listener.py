@@ -108,5 +108,26 @@ def held_read_is_news(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
                for x, y in zip(s.brokers, t.brokers))
 
 
+def _zk_update(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    """a ZooKeeper-mode controller writes /features for an UpdateFeatures"""
+    return step[0] == "zk_update"
+
+
+@SPEC.action_property(
+    "UpdateWaitsForItsWrite",
+    "after a ZooKeeper-mode UpdateFeatures write the controller's cache holds the new /features epoch, or the "
+    "controller waits for it",
+    "KafkaController.processFeatureUpdatesWithActiveController: after updateFeatureZNode the controller calls "
+    "featureCache.waitUntilFeatureEpochOrThrow(the new epoch) before it answers (KIP-584 'Controller')",
+    premise=_zk_update,
+)
+def update_waits_for_its_write(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
+    if step[0] != "zk_update":
+        return True
+    br = t.brokers[step[1][0]]
+    version = features_version(t.zk)
+    return (br.cache is not None and br.cache[0] == version) or br.waiting == version
+
+
 __all__ = ["listener_applies_what_it_read", "controller_waits_for_its_own_write", "no_update_while_waiting",
-           "held_read_is_news"]
+           "held_read_is_news", "update_waits_for_its_write"]
