@@ -81,7 +81,6 @@ def history_flags_record_their_steps(s: Any, step: Step, t: Any, ctx: Ctx) -> bo
 
 
 
-
 @SPEC.reachable(
     "KRaftLeaderChanged",
     "KRaft mode: a controller other than the first became the active controller",
@@ -90,4 +89,6 @@ def history_flags_record_their_steps(s: Any, step: Step, t: Any, ctx: Ctx) -> bo
 )
 def kraft_leader_changed(s: Any, ctx: Ctx) -> bool:
     return isinstance(s, KState) and s.leader != 0
+
+
 __all__ = ["history_flags_record_their_steps", "kraft_leader_changed"]
