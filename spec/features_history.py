@@ -32,6 +32,8 @@ def _flag_turns_on(s: Any, step: Step, t: Any, ctx: Ctx) -> bool:
 
 def _wrote_levels(s: ZkState, t: ZkState) -> bool:
     """The step wrote /features with a finalized level in it."""
+    if t.zk is s.zk:
+        return False  # most steps leave ZooKeeper untouched
     d = zkm.data(t.zk, FEATURES_ZNODE)
     return d is not None and d != zkm.data(s.zk, FEATURES_ZNODE) and any(lv is not None for lv in d[1])
 
