@@ -72,8 +72,12 @@ def test_spec_names_the_issue_properties_targets_and_mutations() -> None:
     assert TARGETS <= {p.name for p in SPEC.of_kind("reachable")}
     mutations = {n: v.expect for n, v in REASSIGN.variants.items() if v.kind == "mutation"}
     assert mutations == ISSUE_MUTATIONS
-    # ZooKeeper's own guarantees (spec/zookeeper.py: SessionEndsCleanly) are the fourth source the model rests on
-    assert all(p.source.startswith(("seed 001", "KafkaController", "KIP-455", "ZooKeeper")) for p in SPEC.properties)
+    # ZooKeeper's own guarantees (spec/zookeeper.py: SessionEndsCleanly) are the fourth source the model rests on;
+    # the fifth, no Kafka rule, is the meaning of kraftcheck's own bounds (spec/reassign_budgets.py, reassign_queue.py)
+    sources = ("seed 001", "KafkaController", "KIP-455", "ZooKeeper", "kraftcheck's bounds")
+    assert all(p.source.startswith(sources) for p in SPEC.properties)
+    assert {p.name for p in SPEC.properties if p.source.startswith("kraftcheck's bounds")} == {
+        "BudgetsCountTheirSteps", "ClientTargetsWithinBounds"}
 
 
 @pytest.mark.slow
