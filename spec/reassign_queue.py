@@ -11,7 +11,7 @@ from typing import Any
 
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
-from kraftcheck.model.reassign.state import Bounds, RState
+from kraftcheck.model.reassign.state import Bounds, RState, part
 from kraftcheck.spec.reassign import SPEC
 
 Ctx = Context[Bounds]
@@ -41,8 +41,10 @@ def queued_requests_processed_once(s: RState, step: Step, t: RState, ctx: Ctx) -
     if y.todo == x.todo[1:]:
         return True
     # a request ignored with a warning (3.b.i, or the top check) is deleted and stays queued until the next step
-    # finds it gone (the model's two steps for Kafka's one: that next step changes nothing else)
-    return bool(x.todo) and y.todo == x.todo and zkm.exists(s.zk, x.todo[0]) and not zkm.exists(t.zk, x.todo[0])
+    # finds it gone (the model's two steps for Kafka's one: that next step changes nothing else); an applied one
+    # (a new or changed context, a new partition state) leaves the queue at once
+    return (bool(x.todo) and y.todo == x.todo and zkm.exists(s.zk, x.todo[0]) and not zkm.exists(t.zk, x.todo[0])
+            and y.ctx == x.ctx and part(s) == part(t))
 
 
 def _delivers(s: RState, step: Step, t: RState, ctx: Ctx) -> bool:
