@@ -426,3 +426,6 @@ SPEC = Spec(FEATURES, [
 ], family="kraft")
 
 __all__ = ["SPEC", "FEATURES"]
+
+# a module whose properties register on SPEC with its decorators (issue 30)
+from kraftcheck.spec import features_budgets, features_history, features_listener  # noqa: E402,F401

@@ -344,4 +344,4 @@ SPEC = Spec(REASSIGN, [
 __all__ = ["SPEC", "REASSIGN"]
 
 # a module whose properties register on SPEC with its decorators (issue 30)
-from kraftcheck.spec import reassign_history  # noqa: E402,F401
+from kraftcheck.spec import reassign_budgets, reassign_faults, reassign_history, reassign_queue  # noqa: E402,F401

@@ -241,7 +241,8 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
                     ("migration", "default"), ("migration", "unreduced"), ("migration", "stale-reads"),
                     ("reassign", "default"), ("reassign", "faults"), ("reassign", "unreduced"),
                     ("reassign", "expiries"), ("reassign", "crashes"),
-                    ("features", "default"), ("features", "unreduced"), ("features", "ranges")]
+                    ("features", "default"), ("features", "unreduced"), ("features", "ranges"),
+                    ("features", "restarts")]
 
 
 def test_a_named_model_runs_its_main_profiles_unless_a_profile_is_given(tmp_path: Path) -> None:

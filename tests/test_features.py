@@ -248,3 +248,56 @@ def test_a_pending_snapshot_is_encoded_as_its_plain_tuple() -> None:
     pending = attrs.evolve(s, brokers=(attrs.evolve(s.brokers[0], inbox=(snap,)),) + s.brokers[1:])
     text = encode(pending).decode()
     assert repr((snap.version, snap.status, snap.levels)) in text and "Snapshot" not in text
+
+
+def test_the_restarts_profile_is_in_the_main_job_and_stops_a_broker() -> None:
+    """The other main-job profiles stop no broker (max_restarts=0): zk_stop and a stopped broker's start run only in
+    the narrow profile ``restarts`` (issue 30: code no main-job run took)."""
+    assert "restarts" in FEATURES.main_profiles
+    r = check("features", profile="restarts")
+    assert r.violated_property is None and r.coverage["zk_stop"] > 0 and r.coverage["zk_start"] > 0, r.summary()
+
+
+def test_budgets_count_their_steps() -> None:
+    """BudgetsCountTheirSteps (spec/features_budgets.py): an update spends one update, a held-back read one delay,
+    a step that spends nothing nothing, and no budget passes its bound (the survivors it was written for spend
+    none, two, or past the bound)."""
+    from kraftcheck.spec.features_budgets import budgets_count_their_steps as prop
+
+    ctx = _ctx()
+    s = _kraft()
+    spent = attrs.evolve(s, used=attrs.evolve(s.used, updates=1), log=(("level", 1, 1),))
+    assert prop.pred(s, ("kraft_update", (1, 1, False)), spent, ctx)
+    assert not prop.pred(s, ("kraft_update", (1, 1, False)), attrs.evolve(spent, used=s.used), ctx)
+    assert not prop.pred(s, ("kraft_update", (1, 1, False)), attrs.evolve(spent, used=attrs.evolve(s.used,
+                                                                                                     updates=2)), ctx)
+    assert not prop.pred(s, ("kraft_register", (0,)), attrs.evolve(s, used=attrs.evolve(s.used, failovers=1)), ctx)
+    full = attrs.evolve(s, used=attrs.evolve(s.used, updates=ctx.b.max_updates))
+    assert not prop.pred(full, ("kraft_update", (1, 1, False)),
+                         attrs.evolve(full, used=attrs.evolve(s.used, updates=ctx.b.max_updates + 1)), ctx)
+    # ZooKeeper mode: a notification held back at one listener spends one delay, with the step that wrote
+    z = _zk()
+    held = attrs.evolve(z.brokers[0], inbox=(("snap",),))
+    t = attrs.evolve(z, brokers=(held, *z.brokers[1:]), used=attrs.evolve(z.used, delayed=1))
+    assert prop.pred(z, ("zk_notify", (0,)), t, ctx)
+    assert not prop.pred(z, ("zk_apply", (0,)), t, ctx)
+
+
+def test_history_flags_record_their_steps() -> None:
+    """HistoryFlagsRecordTheirSteps (spec/features_history.py): a flag turns on with the step that does what it
+    records, and only then."""
+    from kraftcheck.spec.features_history import history_flags_record_their_steps as prop
+
+    ctx = _ctx()
+    z = _zk()
+    zk, _ = zkm.create(z.zk, FEATURES_ZNODE, (ENABLED, ((1, 2), None)))
+    wrote = attrs.evolve(z, zk=zk, had_levels=True)
+    assert prop.pred(z, ("zk_elect", (0,)), wrote, ctx)
+    assert not prop.pred(z, ("zk_elect", (0,)), attrs.evolve(wrote, had_levels=False), ctx)  # a write not recorded
+    assert not prop.pred(z, ("zk_refresh", (0,)), attrs.evolve(z, had_levels=True), ctx)  # nothing written
+    assert not prop.pred(z, ("zk_refresh", (0,)), attrs.evolve(z, upgraded=True), ctx)  # not an UpdateFeatures
+    # a controller waiting on its own write loses its role: recorded
+    waiting = attrs.evolve(z, brokers=(attrs.evolve(z.brokers[0], active=True, waiting=1), *z.brokers[1:]))
+    stopped = stop_broker(waiting, 0)
+    assert stopped.mid_update_failover and prop.pred(waiting, ("zk_stop", (0,)), stopped, ctx)
+    assert not prop.pred(waiting, ("zk_stop", (0,)), attrs.evolve(stopped, mid_update_failover=False), ctx)

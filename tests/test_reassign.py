@@ -72,8 +72,12 @@ def test_spec_names_the_issue_properties_targets_and_mutations() -> None:
     assert TARGETS <= {p.name for p in SPEC.of_kind("reachable")}
     mutations = {n: v.expect for n, v in REASSIGN.variants.items() if v.kind == "mutation"}
     assert mutations == ISSUE_MUTATIONS
-    # ZooKeeper's own guarantees (spec/zookeeper.py: SessionEndsCleanly) are the fourth source the model rests on
-    assert all(p.source.startswith(("seed 001", "KafkaController", "KIP-455", "ZooKeeper")) for p in SPEC.properties)
+    # ZooKeeper's own guarantees (spec/zookeeper.py: SessionEndsCleanly) are the fourth source the model rests on;
+    # the fifth, no Kafka rule, is the meaning of kraftcheck's own bounds (spec/reassign_budgets.py, reassign_queue.py)
+    sources = ("seed 001", "KafkaController", "KIP-455", "ZooKeeper", "kraftcheck's bounds")
+    assert all(p.source.startswith(sources) for p in SPEC.properties)
+    assert {p.name for p in SPEC.properties if p.source.startswith("kraftcheck's bounds")} == {
+        "BudgetsCountTheirSteps", "ClientTargetsWithinBounds"}
 
 
 @pytest.mark.slow
@@ -215,3 +219,26 @@ def test_hosted_replicas_history_and_route_labels_follow_zookeeper() -> None:
     wrong = attrs.evolve(s3, seen=s2.seen | {"legacy"})  # a new-route request labelled legacy
     assert not labels.pred(s2, step, wrong, ctx)
     assert not labels.pred(s2, ("catch_up", (2,)), attrs.evolve(s2, seen=s2.seen | {"new"}), ctx)
+
+
+def test_the_queue_and_watch_properties_judge_real_steps() -> None:
+    """QueuedRequestsProcessedOnce and WatchEventsNeverLost (spec/reassign_queue.py) hold on the model's own steps
+    (a request submitted, its watch event delivered, the request processed) and fail on the survivors' changes: a
+    processing step that leaves the request queued, a delivery that drops another event."""
+    import attrs
+
+    from kraftcheck.spec.reassign_queue import queued_requests_processed_once as queued
+    from kraftcheck.spec.reassign_queue import watch_events_never_lost as events
+
+    ctx = Context(REASSIGN.default_bounds(), frozenset())
+    s0 = next(iter(REASSIGN.initial_states(ctx)))
+    (_, s1), *_ = [x for x in cluster.submit(s0, ctx) if x[0][0] == "new"]
+    (p, s2), = list(controller.deliver_requests(s1, ctx))
+    assert events.pred(s1, ("deliver_requests", p), s2, ctx)
+    assert s1.zk.events and not s2.zk.events
+    lost = attrs.evolve(s1, zk=attrs.evolve(s1.zk, events=s1.zk.events * 2))  # a second event queued behind it
+    assert not events.pred(lost, ("deliver_requests", p), s2, ctx)  # both gone in one delivery
+    (q, s3), = list(controller.process(s2, ctx))
+    assert s2.ctls[0].todo and queued.pred(s2, ("process", q), s3, ctx)
+    stuck = attrs.evolve(s3, ctls=(attrs.evolve(s3.ctls[0], todo=s2.ctls[0].todo), *s3.ctls[1:]))
+    assert not queued.pred(s2, ("process", q), stuck, ctx)

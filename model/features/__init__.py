@@ -98,7 +98,12 @@ FEATURES.profile("ranges", "narrow, per-broker supported ranges: KRaft mode only
                  "below max_level do not know it, as 3.8 brokers kraft.version)", bounds={"zk": False,
                                                                                         "new_feature": True},
                  states=564, seconds=0.1)
-FEATURES.main_profiles = ("default", "unreduced", "ranges")
+FEATURES.profile("restarts", "narrow, ZooKeeper broker stops: one broker stop (and its start) around one "
+                 "UpdateFeatures and the controller failover, ZooKeeper mode only, no upgrade or IBP change (the other "
+                 "profiles stop no broker)",
+                 bounds={"kraft": False, "max_restarts": 1, "max_updates": 1, "max_upgrades": 0, "max_ibp_changes": 0},
+                 states=974, seconds=0.3)
+FEATURES.main_profiles = ("default", "unreduced", "ranges", "restarts")
 
 
 @FEATURES.bounds_check
