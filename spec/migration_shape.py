@@ -35,10 +35,14 @@ from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration.state import (
     BECOME_CONTROLLER,
+    CONTROLLER,
+    CONTROLLER_EPOCH,
     DUAL_WRITE,
     INACTIVE,
     KRAFT_CONTROLLER_TO_BROKER_COMM,
+    MIGRATION,
     SYNC_KRAFT_TO_ZK,
+    WAIT_FOR_CONTROLLER_QUORUM,
     ZK_MIGRATION,
     ZK_MODE,
     Bounds,
@@ -154,3 +158,69 @@ def holds_driver_state(s: MigState, ctx: Ctx) -> bool:
 )
 def migration_state_shape(s: MigState, ctx: Ctx) -> bool:
     return migration_shape_error(s, ctx) is None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def copied_after_migration(log: tuple[tuple[Any, ...], ...]) -> bool:
+    """A record copied from ZooKeeper follows the copy's ZkMigrationStateRecord (MIGRATION) in the log."""
+    done = False
+    for r in log:
+        if r[1] == "mig" and r[2] == MIGRATION:
+            done = True
+        elif done and r[1] == "copy":
+            return True
+    return False
+
+
+def driver_restarts_after_copy(s: MigState, ctx: Ctx) -> bool:
+    """the copy's MIGRATION record is in the log and a driver starts again (WAIT_FOR_CONTROLLER_QUORUM or
+    BECOME_CONTROLLER: a failover after the copy), deciding from /migration whether to copy"""
+    return any(x.up and x.driver in (WAIT_FOR_CONTROLLER_QUORUM, BECOME_CONTROLLER) for x in s.ctrls) and any(
+        r[1] == "mig" and r[2] == MIGRATION for r in s.log)
+
+
+@SPEC.invariant(
+    "ZkDataCopiedOnce",
+    "once the copy's ZkMigrationStateRecord (MIGRATION) is in the log, nothing is copied from ZooKeeper again: KRaft "
+    "is the metadata's source of truth and ZooKeeper only receives its writes (a second copy would replace committed "
+    "changes by ZooKeeper's older data)",
+    "KIP-866 'Controller migration' (the data migration runs once) and 'Dual metadata writes' (KRaft is the source "
+    "of truth); KRaftMigrationDriver.BecomeZkControllerEvent: ZK_MIGRATION only if !initialZkMigrationComplete() (3.9)",
+    premise=driver_restarts_after_copy,
+)
+def zk_data_copied_once(s: MigState, ctx: Ctx) -> bool:
+    return not copied_after_migration(s.log)
+
+
+def history_error(s: MigState) -> str | None:
+    """Which history variable lags the state it records (None when none does)."""
+    if not s.all_off and not any(x.mig for x in s.ctrls):
+        return "every controller runs without the migration config, and all_off does not say so"
+    ctl = zkm.data(s.zk, CONTROLLER)
+    if ctl is not None and ctl[0] == "kraft" and not s.taken_over:
+        return "/controller names a KRaft controller, and taken_over does not say so"
+    epoch = zkm.data(s.zk, CONTROLLER_EPOCH)
+    if epoch is not None and epoch > s.epoch_hi:
+        return "/controller_epoch holds an epoch above epoch_hi"
+    if len(s.dw_epochs) < 2 and any(x.up and x.driver == DUAL_WRITE and x.epoch not in s.dw_epochs for x in s.ctrls):
+        return "a driver dual-writes in an epoch dw_epochs does not hold"
+    return None
+
+
+def history_recorded(s: MigState, ctx: Ctx) -> bool:
+    """a history variable has something to record: a KRaft claim, a dual-writing driver, or every controller
+    disabled"""
+    return s.taken_over or not any(x.mig for x in s.ctrls)
+
+
+@SPEC.invariant(
+    "MigrationHistoryInStep",
+    "the history variables the properties and targets read are updated in the step that makes them true: all_off "
+    "once every controller is disabled, taken_over once /controller names a KRaft controller, epoch_hi at least "
+    "/controller_epoch, dw_epochs holding every dual-writing driver's epoch (until it holds two)",
+    "PROTOCOLS.md section 0 (history variables); KIP-866 'Reversal to ZK' (no rollback once every controller left "
+    "migration mode), 'Controller leadership' (the monotonic controller epoch), 'Failure modes: controller fails'",
+    premise=history_recorded,
+)
+def migration_history_in_step(s: MigState, ctx: Ctx) -> bool:
+    return history_error(s) is None
