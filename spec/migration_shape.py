@@ -33,6 +33,7 @@ from typing import Any
 
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
+from kraftcheck.model.migration.driver import metric_state
 from kraftcheck.model.migration.state import (
     BECOME_CONTROLLER,
     CONTROLLER,
@@ -40,7 +41,9 @@ from kraftcheck.model.migration.state import (
     DUAL_WRITE,
     INACTIVE,
     KRAFT_CONTROLLER_TO_BROKER_COMM,
+    MIGRATE_ZK_DATA,
     MIGRATION,
+    PRE_MIGRATION,
     SYNC_KRAFT_TO_ZK,
     WAIT_FOR_CONTROLLER_QUORUM,
     ZK_MIGRATION,
@@ -50,6 +53,8 @@ from kraftcheck.model.migration.state import (
     broker_mv,
     broker_path,
     broker_session,
+    image,
+    is_active,
     is_compatible,
 )
 from kraftcheck.spec.migration import SPEC
@@ -224,3 +229,24 @@ def history_recorded(s: MigState, ctx: Ctx) -> bool:
 )
 def migration_history_in_step(s: MigState, ctx: Ctx) -> bool:
     return history_error(s) is None
+
+
+def metric_copying(s: MigState, ctx: Ctx) -> bool:
+    """the ZkMigrationState metric reads MigrateZkData"""
+    return metric_state(s) == MIGRATE_ZK_DATA
+
+
+@SPEC.invariant(
+    "MetricReflectsActiveController",
+    "the ZkMigrationState metric an operator reads is the active controller's own state: MigrateZkData only while "
+    "that controller's driver copies (ZK_MIGRATION, its claim made) and the log is not yet in MIGRATION",
+    "KIP-866 'Migration state machine' (the ZkMigrationState metric: MigrateZkData while the active controller "
+    "copies the metadata from ZooKeeper); QuorumControllerMetrics / KRaftMigrationDriver (3.9)",
+    premise=metric_copying,
+)
+def metric_reflects_active_controller(s: MigState, ctx: Ctx) -> bool:
+    if metric_state(s) != MIGRATE_ZK_DATA:
+        return True
+    c = s.leader
+    return (c >= 0 and is_active(s, c) and s.ctrls[c].driver == ZK_MIGRATION and s.ctrls[c].zk is not None
+            and image(s.log).mig == PRE_MIGRATION)

@@ -5,6 +5,7 @@ by hand from a reached state, the one field the mutant gets wrong changed)."""
 from __future__ import annotations
 
 import attrs
+import pytest
 
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.migration.state import (
@@ -130,3 +131,26 @@ def test_history_variables_updated_in_step() -> None:
     assert history_error(attrs.evolve(s, taken_over=False)) is not None  # /controller names the KRaft controller
     assert history_error(attrs.evolve(s, dw_epochs=frozenset())) is not None  # the dual-writing epoch missing
     assert HISTORY is not None and not HISTORY.pred(attrs.evolve(s, epoch_hi=0), CTX)
+
+
+def test_metric_is_the_active_controllers_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1e158f53ea: a metric that reads another controller's driver (``s.ctrls[s.leader - 1]``) shows MigrateZkData
+    while the active controller is not copying; MetricReflectsActiveController sees it."""
+    import kraftcheck.spec.migration_shape as shape
+    from kraftcheck.model.migration import driver
+
+    metric = SPEC.property_named("MetricReflectsActiveController")
+    assert metric is not None
+    s = step(step(to_claim(), "claim", c=0), "copy_begin", c=0)
+    assert driver.metric_state(s) == "MigrateZkData" and shape.metric_copying(s, CTX) and metric.pred(s, CTX)
+    # the active controller 0 stops copying while controller 1's record says ZK_MIGRATION
+    other = attrs.evolve(s, ctrls=(attrs.evolve(s.ctrls[0], driver=INACTIVE, zk=None, copy=0),
+                                   attrs.evolve(s.ctrls[1], driver=ZK_MIGRATION)))
+    assert driver.metric_state(other) != "MigrateZkData" and metric.pred(other, CTX)
+
+    def reads_the_other(t: MigState) -> str:
+        x = t.ctrls[t.leader - 1]
+        return "MigrateZkData" if x.driver == ZK_MIGRATION else driver.metric_state(t)
+
+    monkeypatch.setattr(shape, "metric_state", reads_the_other)
+    assert not metric.pred(other, CTX)
