@@ -83,4 +83,4 @@ SPEC = Spec(
 )
 
 # modules whose properties register on SPEC with its decorators (issue 30)
-from kraftcheck.spec import controller_brokers_view, controller_partitions, controller_symmetry  # noqa: E402,F401
+from kraftcheck.spec import controller_brokers_view, controller_budgets, controller_partitions, controller_symmetry  # noqa: E402,F401,E501
