@@ -83,4 +83,10 @@ SPEC = Spec(
 )
 
 # modules whose properties register on SPEC with its decorators (issue 30)
-from kraftcheck.spec import controller_brokers_view, controller_budgets, controller_partitions, controller_symmetry  # noqa: E402,F401,E501
+from kraftcheck.spec import (  # noqa: E402,F401
+    controller_brokers_view,
+    controller_budgets,
+    controller_eligibility,
+    controller_partitions,
+    controller_symmetry,
+)
