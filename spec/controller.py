@@ -88,5 +88,6 @@ from kraftcheck.spec import (  # noqa: E402,F401
     controller_budgets,
     controller_eligibility,
     controller_partitions,
+    controller_purgatory,
     controller_symmetry,
 )
