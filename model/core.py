@@ -157,6 +157,9 @@ class Model(Generic[S, B]):
         self.symmetry: Callable[[Any, Any], Any] | None = None
         self.symmetry_encoding: Callable[[Any, Any], bytes] | None = None
         self.id_symmetries: list[IdSymmetry] = []  # declared interchangeable ids (symmetric_ids)
+        # a hand-written symmetry's renamings, for ``check --check-symmetry`` where no ids are declared:
+        # ``renamings(bounds)`` lists functions state -> renamed state, every renaming the symmetry claims
+        self.renamings: Callable[[Any], list[Callable[[Any], Any]]] | None = None
         self._declared: tuple[Any, dict[Any, Any]] | None = None  # the engine's canonicaliser and its per-bounds cache
         self.validate_bounds: Callable[[B], str | None] | None = None
         self.fairness: list[Any] = []  # model.fairness.Fairness records, see declare_fairness
@@ -329,6 +332,7 @@ class Model(Generic[S, B]):
         m.liveness_unjudged = self.liveness_unjudged
         m.symmetry, m.symmetry_encoding = self.symmetry, self.symmetry_encoding
         m.id_symmetries = list(self.id_symmetries)  # its own list: a kind declared on the copy stays there
+        m.renamings = self.renamings
         m._declared = self._declared
         m.validate_bounds, m._init = self.validate_bounds, self._init
         m.diagram = self.diagram

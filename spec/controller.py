@@ -83,4 +83,11 @@ SPEC = Spec(
 )
 
 # modules whose properties register on SPEC with its decorators (issue 30)
-from kraftcheck.spec import controller_brokers_view, controller_partitions  # noqa: E402,F401
+from kraftcheck.spec import (  # noqa: E402,F401
+    controller_brokers_view,
+    controller_budgets,
+    controller_eligibility,
+    controller_partitions,
+    controller_purgatory,
+    controller_symmetry,
+)

@@ -95,3 +95,33 @@ def test_symmetry_reduction_is_exact() -> None:
     assert fast.distinct_states == brute.distinct_states
     assert fast.verdict == brute.verdict == plain.verdict
     assert plain.distinct_states > 2 * fast.distinct_states  # and it reduces
+
+
+def test_check_symmetry_tries_the_renamings_the_reduction_claims() -> None:
+    # spec/controller_symmetry.py lists every renaming (2 controllers x 2 brokers at the default bounds), and each
+    # sampled state's renamings share its canonical fingerprint
+    from kraftcheck.checker.search.symmetry_check import check_symmetry
+
+    report = check_symmetry(CONTROLLER, CONTROLLER.context(), 40)
+    assert report.renamings == 4 and report.states == 40
+    # no broker renaming where one broker runs an older binary (old_brokers): the brokers are not alike
+    from kraftcheck.model.controller.state import Bounds
+
+    assert CONTROLLER.renamings is not None and len(CONTROLLER.renamings(Bounds(old_brokers=1))) == 2
+
+
+def test_check_symmetry_catches_a_canonicaliser_that_is_no_renaming(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a canonicaliser whose key names broker 0 as 2 in the log (the mutant 24a431bc5a of issue 30) keeps the
+    # searches' counts, but its key is the key of no renaming of the state
+    from kraftcheck.checker.errors import SymmetryBroken
+    from kraftcheck.checker.search.symmetry_check import check_symmetry
+
+    def wrong(s: Any, b: Any) -> str:
+        info = symmetry._info(s.ml.log, b.controllers, b.brokers)
+        cp = symmetry._controller_order(s, info)
+        return (symmetry._head(s, cp) + "|".join(symmetry._broker_text(x) for x in s.brokers)
+                + symmetry._log_text(s.ml.log, info, cp, (2, 1)) + symmetry._local_text(s, cp, (2, 1)))
+
+    monkeypatch.setattr(CONTROLLER, "symmetry", wrong)
+    with pytest.raises(SymmetryBroken, match="changes the canonical fingerprint|no renaming"):
+        check_symmetry(CONTROLLER, CONTROLLER.context(), 40)

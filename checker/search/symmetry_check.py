@@ -12,7 +12,9 @@ silently (a declared id field left unmarked, a hand-written ``symmetry_encoding`
   successors (up to ``MODEL_PERMS`` permutations per state).  An id field the declaration left unmarked shows here:
   the renaming leaves it alone while the actions treat it as an id.
 
-A model without declared ids has its encoding agreement checked only, and the report says the renamings were not.
+A model with a hand-written symmetry and no declared ids may list the renamings it claims (``Model.renamings``):
+they are checked the same way.  A model with neither has its encoding agreement checked only, and the report says
+the renamings were not.
 The first disagreement is a ``SymmetryBroken`` error: one line naming the state by the steps that reach it.
 """
 
@@ -105,6 +107,30 @@ def _check_renamings(model: Model[Any, Any], ctx: Context[Any], s: Any, where: s
                              f"{where}")
 
 
+def _check_hand_renamings(model: Model[Any, Any], ctx: Context[Any], s: Any, where: str,
+                          fns: list[Any], fingerprint: Any) -> None:
+    """As ``_check_renamings``, for the renamings a hand-written symmetry lists (``Model.renamings``)."""
+    encode = model.encode
+    fp = fingerprint(s)
+    renamings = set()
+    for i, f in enumerate(fns):
+        r = f(s)
+        renamings.add(encode(r))
+        if fingerprint(r) != fp:
+            raise SymmetryBroken(f"model {model.name}: renaming {i} of Model.renamings changes the canonical "
+                                 f"fingerprint of the state reached by {where}")
+    for i, f in enumerate(fns[:MODEL_PERMS]):
+        mine = {encode(f(t)) for _, _, t in model.successors(s, ctx)}
+        theirs = {encode(t) for _, _, t in model.successors(f(s), ctx)}
+        if mine != theirs:
+            raise SymmetryBroken(f"model {model.name}: renaming {i} of Model.renamings is no symmetry of the model: "
+                                 f"the renamed successors of the state reached by {where} differ from the successors "
+                                 "of the renamed state")
+    if encode(model.symmetry(s, ctx.b)) not in renamings:  # type: ignore[misc]
+        raise SymmetryBroken(f"model {model.name}: symmetry(s) is no renaming of s, for the state reached by "
+                             f"{where}")
+
+
 def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed: int = 0,
                    depth: int = 60) -> SymmetryReport:
     """Check the symmetry reduction on ``samples`` sampled states (see the module docstring)."""
@@ -118,19 +144,30 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
     if len(perms) > MAX_PERMS:
         perms = random.Random(seed).sample(perms, MAX_PERMS)
     top = next((d.kind for d in decls if d.indexed), None)
+    hand = model.renamings(b) if model.renamings is not None and not decls else []
     states = _walks(model, ctx, samples, seed, depth)
     inits = {encode(s) for s in model.initial_states(ctx)}
     for p in perms[:MODEL_PERMS]:
         if {encode(rename_top(s, p, top)) for s in model.initial_states(ctx)} != inits:
             raise SymmetryBroken(f"model {model.name}: renaming the ids ({_shown(p)}) changes the set of initial "
                                  "states: it is no symmetry of the model")
+    for i, f in enumerate(hand[:MODEL_PERMS]):
+        if {encode(f(s)) for s in model.initial_states(ctx)} != inits:
+            raise SymmetryBroken(f"model {model.name}: renaming {i} of Model.renamings changes the set of initial "
+                                 "states: it is no symmetry of the model")
     for s, path in states:
         where = " -> ".join(path)
-        if sym_encode is not None and sym_encode(s, b) != encode(copy.copy(sym(s, b))):  # a copy: see below
+        if sym_encode is not None and sym_encode(s, b) != encode(copy.copy(sym(s, b))):  # a copy: see _check_renamings
             raise SymmetryBroken(f"model {model.name}: symmetry_encoding(s) differs from encode(symmetry(s)) for "
                                  f"the state reached by {where}")
         if perms:
             _check_renamings(model, ctx, s, where, perms, top, fingerprint)
+        elif hand:
+            _check_hand_renamings(model, ctx, s, where, hand, fingerprint)
+    if hand:
+        note = (f"{len(states)} sampled states, {len(hand)} renamings each (Model.renamings): one canonical "
+                f"fingerprint per state, the representative a renaming, successors renamed alike")
+        return SymmetryReport(model.name, len(states), len(hand), note)
     if perms:
         note = (f"{len(states)} sampled states, {len(perms)} renamings each: one canonical fingerprint per state, "
                 f"the representative a renaming, successors renamed alike (up to {MODEL_PERMS} renamings)")

@@ -42,9 +42,9 @@ from kraftcheck.model.core import Context
 # the conformance bounds: what one controller in one epoch can show (failover needs a second voter: not yet)
 BOUNDS = Bounds(controllers=1, brokers=2, partitions=1, max_epoch=1, max_log=8, max_shutdowns=1,
                 max_session_expiries=1)
-# what Kafka 4.2.2 does and the default model does not (FIDELITY C40, C41): a new incarnation registers through the
-# unclean-shutdown handler; a fenced broker's shutdown request writes the fencing records again
-VARIANTS = frozenset({A.V_UNCLEAN_REGISTER, A.V_REFENCE_ON_SHUTDOWN})
+# what Kafka 4.2.2 does and the default model does not (FIDELITY C40): a new incarnation registers through the
+# unclean-shutdown handler (C41, a fenced broker's shutdown request writing the fencing records again, is the default)
+VARIANTS = frozenset({A.V_UNCLEAN_REGISTER})
 # every second walk: KIP-455 reassignment (the controller model's reassign profile on one controller): the
 # partition replicated on broker 0 only, one AlterPartitionReassignments (a move, a change or a cancel)
 REASSIGN_BOUNDS = attrs.evolve(BOUNDS, replication_factor=1, max_reassignments=1, max_log=8)

@@ -70,7 +70,7 @@ V_IGNORE_REPLICA_EPOCH = "alter-partition-ignores-replica-epoch"
 V_IGNORE_LOWEST_ACTIVE = "shutdown-ignores-lowest-active-offset"
 V_REGISTER_UNCHECKED = "register-without-feature-check"
 V_UNCLEAN_REGISTER = "register-unclean-shutdown"  # Kafka's registration of a new incarnation (conform controller)
-V_REFENCE_ON_SHUTDOWN = "fenced-shutdown-refences"  # Kafka's FENCED -> SHUTDOWN_NOW heartbeat (conform controller)
+V_SHUTDOWN_AT_ONCE = "fenced-shutdown-at-once"  # before C41: a fenced broker's shutdown answered at once, no record
 V_COMPLETE_EARLY = "reassign-completes-before-isr"  # KIP-455 mutations (model/controller/reassignment.py)
 V_KEEP_REMOVED_IN_ISR = "reassign-leaves-removed-in-isr"
 
@@ -263,7 +263,8 @@ def handle(s: State, x: int, req: Request, ctx: Context[Bounds], stray: bool = F
         caught_up = ctx.on(V_IGNORE_LOWEST_ACTIVE) or active_brokers_caught_up(s, b, c, x)
         records, kind, reply = handle_heartbeat(img, x, req, keep_fenced_leader=ctx.on(V_FENCED_LEADER),
                                                 ignore_broker_epoch=ctx.on(V_IGNORE_BROKER_EPOCH),
-                                                caught_up=caught_up, refence_on_shutdown=ctx.on(V_REFENCE_ON_SHUTDOWN))
+                                                caught_up=caught_up,
+                                                refence_on_shutdown=not ctx.on(V_SHUTDOWN_AT_ONCE))
     else:
         rec, kind = alter_partition(img, x, req, trust_request_epoch=ctx.on(V_STALE_PE),
                                     ignore_replica_epoch=ctx.on(V_IGNORE_REPLICA_EPOCH), rules=completion_rules(ctx))

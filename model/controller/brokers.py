@@ -4,7 +4,8 @@ Each handler reads the controller's image and returns the records to write as on
 ``None`` and an error/outcome name.  The rules follow ClusterControlManager.registerBroker,
 ReplicationControlManager.processBrokerHeartbeat and BrokerHeartbeatManager.calculateNextBrokerState:
 
-- FENCED: ``wantShutDown`` -> SHUTDOWN_NOW (no record: the registration is fenced already); otherwise UNFENCED once
+- FENCED: ``wantShutDown`` -> SHUTDOWN_NOW, a state change, so handleBrokerFenced's records are written again (a
+  fence record for a registration fenced already; FIDELITY C41); otherwise UNFENCED once
   the broker's currentMetadataOffset has reached the offset of its RegisterBrokerRecord;
 - UNFENCED: ``wantShutDown`` -> CONTROLLED_SHUTDOWN while it leads a partition, else SHUTDOWN_NOW;
 - CONTROLLED_SHUTDOWN: SHUTDOWN_NOW once it leads nothing and its controlled-shutdown offset is at most the lowest
@@ -73,7 +74,7 @@ def fence_batch(img: Image, b: int, keep_fenced_leader: bool = False) -> list[Re
 
 def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool = False,
                      ignore_broker_epoch: bool = False, caught_up: bool = True,
-                     refence_on_shutdown: bool = False) -> tuple[list[Record] | None, str, str]:
+                     refence_on_shutdown: bool = True) -> tuple[list[Record] | None, str, str]:
     """ReplicationControlManager.processBrokerHeartbeat: (records or None, batch kind or outcome, the broker state
     the reply carries).  ``ignore_broker_epoch`` is the mutation that skips checkBrokerEpoch."""
     reg = img.regs[b]
@@ -86,8 +87,8 @@ def handle_heartbeat(img: Image, b: int, req: Request, keep_fenced_leader: bool 
     if reg.fenced:  # FENCED
         if req.want_shutdown:
             if refence_on_shutdown:
-                # variant fenced-shutdown-refences: FENCED -> SHUTDOWN_NOW is a state change, so
-                # processBrokerHeartbeat writes handleBrokerFenced's records again (found by conform controller)
+                # FENCED -> SHUTDOWN_NOW is a state change, so processBrokerHeartbeat writes handleBrokerFenced's
+                # records again (3.x and 4.x alike; found by conform controller, C41); off: fenced-shutdown-at-once
                 return fence_batch(img, b, keep_fenced_leader), K_SHUTDOWN_NOW, R_SHUTDOWN_NOW
             return None, "SHUTDOWN_NOW", R_SHUTDOWN_NOW
         if req.offset > reg.epoch:  # currentMetadataOffset >= registerBrokerRecordOffset

@@ -57,10 +57,12 @@ def _mentions(r: Record, x: int) -> bool:
 
 
 def broker_symmetric(b: Bounds) -> bool:
-    """Broker ids are renamed only with two brokers that replicate every partition from the start and no
-    reassignment: a bootstrap replica set that leaves a broker out is not in the log, so renaming would confuse
-    the two brokers' roles."""
-    return b.brokers == 2 and b.max_reassignments == 0 and b.replication_factor in (0, b.brokers)
+    """Broker ids are renamed only with two brokers that replicate every partition from the start, no reassignment
+    and no old binary: a bootstrap replica set that leaves a broker out is not in the log, nor is a broker's
+    supported metadata.version range (``old_brokers``), so renaming would confuse the two brokers' roles (found by
+    ``check --check-symmetry`` with spec/controller_symmetry.py's renamings at the ``gone`` profile)."""
+    return (b.brokers == 2 and b.max_reassignments == 0 and b.replication_factor in (0, b.brokers)
+            and b.old_brokers == 0)
 
 
 class _LogInfo:
