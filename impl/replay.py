@@ -271,17 +271,17 @@ def replay_into_impl(spec: Spec, trace: Any, ctx: Context[Any]) -> ReplayReport:
             cur = r.abstract()
             report.steps_replayed = k
             diffs = r.compare(step.state)
-            values = tuple(step.params.values())
-            bad = r.check(prev, (step.action, values), cur)
-            if bad is not None:
-                report.reproduced, report.violated_property = True, bad
-                report.differences = diffs
-                break
-            if diffs:
+            if diffs:  # the implementation did not take the model's step: its state, with its messages cut to the
+                # model's (reconcile), is no step of either, and no property judges it
                 report.diverged_at = k
                 report.differences = diffs
                 raise Diverged(f"after step {k} ({step.action} {_fmt(step.params)}) the implementation's state "
                                f"differs from the model's")
+            values = tuple(step.params.values())
+            bad = r.check(prev, (step.action, values), cur)
+            if bad is not None:
+                report.reproduced, report.violated_property = True, bad
+                break
             prev = cur
     except Diverged as exc:
         if report.diverged_at is None:

@@ -363,11 +363,17 @@ class Model(Generic[S, B]):
 
     # ---- reading a model --------------------------------------------------------------------------------------
     def default_bounds(self) -> B:
+        self.bound_fields()  # a bound without a default: the one-line BadBound, not the class's TypeError
         return self.bounds_type()  # type: ignore[no-any-return]
 
     def bound_fields(self) -> dict[str, Any]:
-        """Bound name -> default value, in declaration order."""
-        return {a.name: a.default for a in attrs.fields(self.bounds_type)}
+        """Bound name -> default value, in declaration order (BadBound for a bound declared without a default)."""
+        fields = {a.name: a.default for a in attrs.fields(self.bounds_type)}
+        for name, default in fields.items():
+            if default is attrs.NOTHING:
+                raise BadBound(f"model {self.name}: bound {name!r} has no default value; give every field of "
+                               f"{self.bounds_type.__name__} one (e.g. {name}: int = 2)")
+        return fields
 
     def bound_docs(self) -> dict[str, str]:
         """Bound name -> what it means: ``metadata={"doc": ...}`` on the attrs field, else the comment that ends the

@@ -31,6 +31,12 @@ def history_error(s: QState, ctx: Ctx) -> str | None:
     return None
 
 
+def premise_counted(s: QState, ctx: Ctx) -> bool:
+    """a client record or a fault has been counted"""
+    h = s.hist
+    return bool(h.values or h.dups or h.restarts or h.resigns)
+
+
 @SPEC.invariant(
     "HistoryWithinBounds",
     "the history counts what happened within the run's bounds: client records and faults (duplications, restarts, "
@@ -40,6 +46,7 @@ def history_error(s: QState, ctx: Ctx) -> str | None:
     "KIP-595 Leader Election: a candidate bumps the epoch before it can win, so epoch 0 elects nobody, and only voters "
     "stand (QuorumState.isVoter); the bounds are the run's (model/quorum/bounds.py: max_values, max_dups, "
     "max_restarts, max_resigns, max_msgs), as TLC's state constraint",
+    premise=premise_counted,
 )
 def history_within_bounds(s: QState, ctx: Ctx) -> bool:
     return history_error(s, ctx) is None

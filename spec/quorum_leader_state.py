@@ -16,6 +16,11 @@ from kraftcheck.model.quorum.state import BEGIN_EPOCH, LEADER, Ctx, QState, majo
 from kraftcheck.spec.quorum import SPEC
 
 
+def premise_leader(s: QState, ctx: Ctx) -> bool:
+    """a voter leads, so its check-quorum window is judged (empty at three voters or fewer, see above)"""
+    return any(v.role == LEADER for v in s.voters)
+
+
 @SPEC.invariant(
     "CheckQuorumWindowFetchedOnly",
     "a leader's check-quorum window names only other voters that acknowledged its epoch, and never a majority with the "
@@ -23,6 +28,7 @@ from kraftcheck.spec.quorum import SPEC
     "LeaderState.updateCheckQuorumForFollowingVoter (KAFKA-15489, 3.7+): a voter that fetches joins the window "
     "(fetchedVoters), which is cleared once a majority including the leader fetched; only voters are counted "
     "(observers are not in voterStates)",
+    premise=premise_leader,
 )
 def check_quorum_window_fetched_only(s: QState, ctx: Ctx) -> bool:
     n = ctx.b.voters

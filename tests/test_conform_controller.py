@@ -261,7 +261,8 @@ def test_the_variants_write_what_kafka_wrote() -> None:
     # C41: a fenced broker's shutdown request writes the fence again (BrokerRegistrationChangeRecord fenced=1)
     img = apply_record(img, reg_record(broker=1, incarnation=1), 0)
     req = Request(kind="BrokerHeartbeat", to=0, broker_epoch=0, offset=1, want_shutdown=True)
-    assert handle_heartbeat(img, 1, req)[:2] == (None, "SHUTDOWN_NOW")
+    # (the default since C41 became the model's default; the variant fenced-shutdown-at-once is the old rule)
+    assert handle_heartbeat(img, 1, req, refence_on_shutdown=False)[:2] == (None, "SHUTDOWN_NOW")
     # (broker 1 is still in the ISR of this image, so handleBrokerFenced drops it first, as a session expiry does: C13)
-    assert handle_heartbeat(img, 1, req, refence_on_shutdown=True) == (
+    assert handle_heartbeat(img, 1, req) == (
         [("part", 0, -1, (0,), 0, 1), ("fence", 1, 0)], "shutdown-now", "shutdown-now")

@@ -128,3 +128,25 @@ def test_an_initial_state_that_is_a_float_names_the_state_itself() -> None:
 @attrs.frozen
 class _NoBounds:
     pass
+
+
+@pytest.mark.parametrize("command", ["check", "list"])
+def test_a_bound_without_a_default_is_a_one_line_usage_error(tmp_path: Path, command: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A bounds class field with no default (found by the model-file fuzzer: ``width: i``) was an internal error
+    (the class's TypeError) for check and for list."""
+    src = tmp_path / "nodef.py"
+    src.write_text(
+        "from collections.abc import Iterator\n"
+        "import attrs\n"
+        "from kraftcheck import Context, Model, Spec, invariant\n\n"
+        "@attrs.frozen\nclass Bounds:\n    width: int\n\n"
+        "m: Model[int, Bounds] = Model('nodef', Bounds, doc='x')\n\n"
+        "@m.init\ndef start(b: Bounds) -> Iterator[int]:\n    yield 0\n\n"
+        "@m.action\ndef inc(s: int, ctx: Context[Bounds]) -> list[int]:\n    return [s]\n\n"
+        "@invariant('Pos', 'non-negative', 'example')\ndef pos(s: int, ctx: Context[Bounds]) -> bool:\n"
+        "    return s >= 0\n\n"
+        "SPEC = Spec(m, [pos])\n")
+    assert main([command, str(src)]) == USAGE
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "bound 'width' has no default value" in err and "internal" not in err

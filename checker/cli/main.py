@@ -26,6 +26,7 @@ from typing import Any
 from kraftcheck.checker import errors
 from kraftcheck.checker.cli.parser import build_parser
 from kraftcheck.checker.errors import ModelError, UsageError
+from kraftcheck.model.core import BadBound
 from kraftcheck.model.encoding import UnencodableValue
 
 
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = int(args.func(args))
         sys.stdout.flush()  # here, not at exit: a reader that went away (`| head`) is seen below
         return code
-    except UsageError as exc:
+    except (UsageError, BadBound) as exc:  # BadBound outside a check's own handling: a model's bounds class
         print(f"kraftcheck: error: {exc}", file=sys.stderr)
         return errors.USAGE
     except errors.LogDamaged as exc:

@@ -126,7 +126,7 @@ def _check_hand_renamings(model: Model[Any, Any], ctx: Context[Any], s: Any, whe
             raise SymmetryBroken(f"model {model.name}: renaming {i} of Model.renamings is no symmetry of the model: "
                                  f"the renamed successors of the state reached by {where} differ from the successors "
                                  "of the renamed state")
-    if encode(model.symmetry(s, ctx.b)) not in renamings:  # type: ignore[misc]
+    if encode(copy.copy(model.symmetry(s, ctx.b))) not in renamings:  # type: ignore[misc]  # a copy: as above
         raise SymmetryBroken(f"model {model.name}: symmetry(s) is no renaming of s, for the state reached by "
                              f"{where}")
 
@@ -139,13 +139,38 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
         raise UsageError(f"--check-symmetry: model {model.name} declares no symmetry (Model.symmetric_ids or "
                          "Model.symmetric): nothing to check")
     fingerprint = model.fingerprinter(ctx)
+    perms, top, hand = _declared_renamings(model, b, seed)
+    states = _walks(model, ctx, samples, seed, depth)
+    _check_initial_states(model, ctx, perms, top, hand)
+    for s, path in states:
+        where = " -> ".join(path)
+        # a copy of the representative: see _check_renamings
+        if sym_encode is not None and sym_encode(s, b) != encode(copy.copy(sym(s, b))):
+            raise SymmetryBroken(f"model {model.name}: symmetry_encoding(s) differs from encode(symmetry(s)) for "
+                                 f"the state reached by {where}")
+        if perms:
+            _check_renamings(model, ctx, s, where, perms, top, fingerprint)
+        elif hand:
+            _check_hand_renamings(model, ctx, s, where, hand, fingerprint)
+    return _report(model.name, len(states), perms, hand)
+
+
+def _declared_renamings(model: Model[Any, Any], b: Any, seed: int) -> tuple[list[Any], str | None, list[Any]]:
+    """The id permutations the model declares (a sample of at most MAX_PERMS), the indexed top kind, and the
+    hand-written renamings (``Model.renamings``) of a model that declares no ids."""
     decls = model.id_symmetries
     perms = all_perms(decls, b) if decls else []
     if len(perms) > MAX_PERMS:
         perms = random.Random(seed).sample(perms, MAX_PERMS)
     top = next((d.kind for d in decls if d.indexed), None)
     hand = model.renamings(b) if model.renamings is not None and not decls else []
-    states = _walks(model, ctx, samples, seed, depth)
+    return perms, top, hand
+
+
+def _check_initial_states(model: Model[Any, Any], ctx: Context[Any], perms: list[Any], top: str | None,
+                          hand: list[Any]) -> None:
+    """Every renaming maps the set of initial states onto itself."""
+    encode = model.encode
     inits = {encode(s) for s in model.initial_states(ctx)}
     for p in perms[:MODEL_PERMS]:
         if {encode(rename_top(s, p, top)) for s in model.initial_states(ctx)} != inits:
@@ -155,23 +180,17 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
         if {encode(f(s)) for s in model.initial_states(ctx)} != inits:
             raise SymmetryBroken(f"model {model.name}: renaming {i} of Model.renamings changes the set of initial "
                                  "states: it is no symmetry of the model")
-    for s, path in states:
-        where = " -> ".join(path)
-        if sym_encode is not None and sym_encode(s, b) != encode(copy.copy(sym(s, b))):  # a copy: see _check_renamings
-            raise SymmetryBroken(f"model {model.name}: symmetry_encoding(s) differs from encode(symmetry(s)) for "
-                                 f"the state reached by {where}")
-        if perms:
-            _check_renamings(model, ctx, s, where, perms, top, fingerprint)
-        elif hand:
-            _check_hand_renamings(model, ctx, s, where, hand, fingerprint)
+
+
+def _report(name: str, sampled: int, perms: list[Any], hand: list[Any]) -> SymmetryReport:
     if hand:
-        note = (f"{len(states)} sampled states, {len(hand)} renamings each (Model.renamings): one canonical "
+        note = (f"{sampled} sampled states, {len(hand)} renamings each (Model.renamings): one canonical "
                 f"fingerprint per state, the representative a renaming, successors renamed alike")
-        return SymmetryReport(model.name, len(states), len(hand), note)
+        return SymmetryReport(name, sampled, len(hand), note)
     if perms:
-        note = (f"{len(states)} sampled states, {len(perms)} renamings each: one canonical fingerprint per state, "
+        note = (f"{sampled} sampled states, {len(perms)} renamings each: one canonical fingerprint per state, "
                 f"the representative a renaming, successors renamed alike (up to {MODEL_PERMS} renamings)")
     else:
-        note = (f"{len(states)} sampled states: symmetry_encoding agrees with encode(symmetry(s)); renamings not "
+        note = (f"{sampled} sampled states: symmetry_encoding agrees with encode(symmetry(s)); renamings not "
                 "checked (the model declares no ids: Model.symmetric_ids)")
-    return SymmetryReport(model.name, len(states), len(perms), note)
+    return SymmetryReport(name, sampled, len(perms), note)
