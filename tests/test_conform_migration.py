@@ -191,7 +191,7 @@ def test_an_unsupported_kafka_line_is_a_one_line_usage_error(capsys: pytest.Capt
 
 def test_without_java_or_with_a_bad_variant_the_cli_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    import kraftcheck.impl.kafka.migration_harness as harness
+    import kraftcheck.impl.kafka.harness as harness
 
     assert main(["conform", "migration", "--variant", "no-such-variant"]) == 2
     assert main(["conform", "quorum", "--variant", "kafka-16171"]) == 2

@@ -27,10 +27,9 @@ jars in ``~/.m2``.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
-from kraftcheck.impl.kafka.harness import HOW, HarnessUnavailable, JsonLinesJVM, maven_build, source_digest
+from kraftcheck.impl.kafka.harness import HarnessUnavailable, JsonLinesJVM, build_by_digest, harness_cache
 
 DEFAULT_VERSION = "4.2.2"
 SOURCE = Path(__file__).resolve().parent / "controller_harness"
@@ -40,8 +39,7 @@ SUPPORTED_LINES = ("4.1.", "4.2.")
 
 
 def cache_dir(version: str) -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "kraftcheck" / "kafka-controller-harness" / version
+    return harness_cache("kafka-controller-harness", version)
 
 
 def check_version(version: str) -> None:
@@ -55,12 +53,7 @@ def check_version(version: str) -> None:
 def build(version: str = DEFAULT_VERSION) -> list[str]:
     """Build the controller harness for ``version`` (once per source digest) and return the JVM classpath."""
     check_version(version)
-    for tool in ("java", "mvn"):
-        if shutil.which(tool) is None:
-            raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka controller harness needs it; {HOW}")
-    # one directory per source digest: worktrees with different harness sources (parallel sessions) then never
-    # rebuild under each other's running JVM, as they do when they share one directory per version
-    return maven_build(SOURCE, cache_dir(version) / source_digest(SOURCE), version, "controller harness")
+    return build_by_digest(SOURCE, "kafka-controller-harness", version, "controller harness")
 
 
 class ControllerJVM(JsonLinesJVM):

@@ -97,6 +97,23 @@ def build(version: str = DEFAULT_VERSION, quiet: bool = True) -> list[str]:
     return maven_build(SOURCE, cache_dir(version), version, "harness", args)
 
 
+def harness_cache(name: str, version: str) -> Path:
+    """Where a harness called ``name`` is built for Kafka ``version``: ``~/.cache/kraftcheck/NAME/VERSION``
+    (``$XDG_CACHE_HOME`` first)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "kraftcheck" / name / version
+
+
+def build_by_digest(source: Path, name: str, version: str, what: str) -> list[str]:
+    """Build the harness in ``source`` (``what``: its name in messages) with Java and Maven, into one directory per
+    source digest under ``harness_cache(name, version)``: worktrees with different harness sources (parallel
+    sessions) then never rebuild under each other's running JVM, as they do when they share one directory."""
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka {what} needs it; {HOW}")
+    return maven_build(source, harness_cache(name, version) / source_digest(source), version, what)
+
+
 def maven_build(source: Path, out: Path, version: str, what: str, args: tuple[str, ...] = ()) -> list[str]:
     """Build the harness in ``source`` against Kafka ``version`` into ``out`` (once: a digest of the sources in
     ``out/built.txt`` marks a finished build) and return the JVM classpath.  One build at a time per ``out``: a

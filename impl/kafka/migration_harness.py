@@ -38,10 +38,9 @@ in ``~/.m2``.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
-from kraftcheck.impl.kafka.harness import HOW, HarnessUnavailable, JsonLinesJVM, maven_build, source_digest
+from kraftcheck.impl.kafka.harness import HarnessUnavailable, JsonLinesJVM, build_by_digest, harness_cache
 
 DEFAULT_VERSION = "3.9.1"
 SOURCE = Path(__file__).resolve().parent / "migration_harness"
@@ -50,8 +49,7 @@ SUPPORTED_LINES = ("3.9.",)
 
 
 def cache_dir(version: str) -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "kraftcheck" / "kafka-migration-harness" / version
+    return harness_cache("kafka-migration-harness", version)
 
 
 def check_version(version: str) -> None:
@@ -65,10 +63,7 @@ def check_version(version: str) -> None:
 def build(version: str = DEFAULT_VERSION) -> list[str]:
     """Build the migration harness for ``version`` (once per source digest) and return the JVM classpath."""
     check_version(version)
-    for tool in ("java", "mvn"):
-        if shutil.which(tool) is None:
-            raise HarnessUnavailable(f"'{tool}' not found on PATH: the Kafka migration harness needs it; {HOW}")
-    return maven_build(SOURCE, cache_dir(version) / source_digest(SOURCE), version, "migration harness")
+    return build_by_digest(SOURCE, "kafka-migration-harness", version, "migration harness")
 
 
 class MigrationJVM(JsonLinesJVM):
