@@ -33,6 +33,7 @@ from kraftcheck.impl.kafka.controller_abstraction import (
     reply_kind,
 )
 from kraftcheck.impl.kafka.controller_harness import ControllerJVM
+from kraftcheck.impl.kafka.walk_record import WalkRecord
 from kraftcheck.model.controller import CONTROLLER
 from kraftcheck.model.controller import actions as A
 from kraftcheck.model.controller.metadata_log import MetaLog
@@ -61,24 +62,12 @@ UNMAPPED = {
 
 
 @attrs.define
-class Walk:
-    seed: int
-    steps: int = 0
-    trace: list[str] = attrs.field(factory=list)
-    diverged_at: int | None = None
-    action: str = ""
-    reason: str = ""
-    model: Any = None
-    kafka: Any = None
+class Walk(WalkRecord):
     # the model run as data, for an ITF trace of it (checker/cli/conform_controller.py): not in to_json
     bounds: Bounds | None = None
     variants: frozenset[str] = frozenset()
     initial: State | None = None
     path: list[tuple[str, tuple[Any, ...], State]] = attrs.field(factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seed": self.seed, "steps": self.steps, "trace": self.trace, "diverged_at": self.diverged_at,
-                "action": self.action, "reason": self.reason, "model": self.model, "kafka": self.kafka}
 
 
 @attrs.define

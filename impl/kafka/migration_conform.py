@@ -27,6 +27,7 @@ import attrs
 
 from kraftcheck.impl.kafka.migration_abstraction import View, differences, kafka_view, model_view
 from kraftcheck.impl.kafka.migration_harness import DEFAULT_VERSION, MigrationJVM
+from kraftcheck.impl.kafka.walk_record import WalkRecord
 from kraftcheck.model.core import Context
 from kraftcheck.model.migration import MIGRATION
 from kraftcheck.model.migration.state import Bounds, MigState
@@ -84,21 +85,11 @@ UNMAPPED = {
 
 
 @attrs.define
-class Walk:
-    seed: int
-    steps: int = 0
-    trace: list[str] = attrs.field(factory=list)
-    diverged_at: int | None = None
-    action: str = ""
-    reason: str = ""
-    model: Any = None
-    kafka: Any = None
-    events: list[dict[str, Any]] = attrs.field(factory=list)
+class Walk(WalkRecord):
+    events: list[dict[str, Any]] = attrs.field(factory=list)  # the harness's events of the walk
 
     def to_json(self) -> dict[str, Any]:
-        return {"seed": self.seed, "steps": self.steps, "trace": self.trace, "diverged_at": self.diverged_at,
-                "action": self.action, "reason": self.reason, "model": self.model, "kafka": self.kafka,
-                "kafka_events": self.events}
+        return {**super().to_json(), "kafka_events": self.events}
 
 
 @attrs.define
