@@ -212,8 +212,12 @@ def test_a_signal_ends_the_run_with_its_partial_result(signame: str, tmp_path: P
     # the controller model at max_epoch=3 takes minutes: the signal always lands mid-search
     proc = subprocess.Popen([sys.executable, "-m", "kraftcheck", "check", "controller", "--set", "max_epoch=3",
                              "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)  # imports and the first levels
-    assert proc.poll() is None, "the run ended before the signal was sent"
+    # the signal must land mid-search, not during the imports (a fixed sleep did not on a loaded host): wait for the
+    # first progress line (every 10 s off a terminal, checker/search/progress.py)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 120
+    while "states/s" not in proc.stderr.readline():
+        assert proc.poll() is None and time.monotonic() < deadline, "the run ended before the signal was sent"
     proc.send_signal(getattr(signal, signame))
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
