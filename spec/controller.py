@@ -89,5 +89,6 @@ from kraftcheck.spec import (  # noqa: E402,F401
     controller_eligibility,
     controller_partitions,
     controller_purgatory,
+    controller_replay,
     controller_symmetry,
 )
