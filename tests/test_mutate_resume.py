@@ -271,3 +271,13 @@ def test_a_mutant_that_fails_at_import_is_killed_at_load(tmp_path: Path) -> None
         assert "ValueError: a negative limit 2" in (r.message or "")
         assert "the model fails to load" in r.detail()
         assert result.score.counts["killed-at-load"] == 1 and result.to_json()["score"]["killed-at-load"] == 1
+
+
+def test_a_cache_key_does_not_depend_on_set_order() -> None:
+    """Bounds may hold sets, whose order changes between processes (string hashing): the key sorts them."""
+    from kraftcheck.checker.mutate.cache import RunCache
+
+    cache = RunCache(None, "v")
+    assert cache.key({"b": frozenset({"x", "y", "z"})}) == cache.key({"b": frozenset({"z", "y", "x"})})
+    assert cache.key({"b": frozenset({"x"})}) != cache.key({"b": frozenset({"y"})})
+    assert RunCache(None, "w").key({"b": 1}) != cache.key({"b": 1})  # another code version, another key

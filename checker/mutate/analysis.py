@@ -16,6 +16,7 @@ run time and states set the limits, and its coverage finds the profiles (and the
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +28,7 @@ import attrs
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import ModelError, SymmetryBroken, UsageError
 from kraftcheck.checker.mutate import equivalents as eqv
-from kraftcheck.checker.mutate.cache import RunCache, code_files, code_version, default_dir
+from kraftcheck.checker.mutate.cache import RunCache, code_files, code_version, default_dir, plain
 from kraftcheck.checker.mutate.generate import Mutant, generate, module_matches, select, unknown_operators
 from kraftcheck.checker.mutate.operators import OPERATORS
 from kraftcheck.checker.mutate.profiles import ProfileRun, cheapest_first, check_originals
@@ -142,7 +143,7 @@ class Analysis:
             "under_way": self.under_way,
             "resumed_from": self.resumed_from,
             "resumed": self.resumed,
-            "settings": p.settings(),
+            "settings": json.loads(json.dumps(p.settings(), default=plain)),
             "code_version": code_version(self.code) if self.code else None,
             "code": self.code,
             "wall_seconds": round(self.wall_seconds, 2),

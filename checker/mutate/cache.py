@@ -42,6 +42,14 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
 
 
+def plain(value: Any) -> Any:
+    """``json.dumps``'s ``default`` for keys and comparisons: a set sorted (its order changes between processes with
+    string hashing), anything else by its repr."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(repr(v) for v in value)
+    return repr(value)
+
+
 def code_files(sources: Mapping[str, Source], model_file: str | None = None) -> dict[str, str]:
     """{file: SHA-256 prefix} of the code an analysis runs: the snapshot's texts (as read), the modules beside
     ``model_file`` that it imports, and kraftcheck's own ``model/``, ``spec/`` and ``checker/`` (module docstring)."""
@@ -90,7 +98,7 @@ class RunCache:
     def key(self, what: Mapping[str, Any]) -> str:
         """The name of one run's entry: a digest of the code version and ``what`` the run depends on."""
         doc = {"format": FORMAT, "code": self.version, **what}
-        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=repr).encode()).hexdigest()[:40]
+        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=plain).encode()).hexdigest()[:40]
 
     def load(self, key: str) -> dict[str, Any] | None:
         if self.root is None:

@@ -21,7 +21,7 @@ import attrs
 
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import UsageError
-from kraftcheck.checker.mutate.cache import changed_files
+from kraftcheck.checker.mutate.cache import changed_files, plain
 from kraftcheck.checker.mutate.generate import Mutant
 from kraftcheck.checker.mutate.report import MutantResult, result_from_json
 
@@ -72,7 +72,7 @@ def resume(doc: Mapping[str, Any], path: str, settings: Mapping[str, Any], files
         more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
         raise CodeChanged(f"--resume {path}: {edited[0]}{more} changed since it was written, so its decisions are "
                           "about other code: restore the code, or start afresh without --resume")
-    mine = json.loads(json.dumps(settings, default=repr))
+    mine = json.loads(json.dumps(settings, default=plain))
     theirs = doc.get("settings")
     if not isinstance(theirs, dict):
         theirs = {}
