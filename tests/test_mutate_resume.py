@@ -281,3 +281,46 @@ def test_a_cache_key_does_not_depend_on_set_order() -> None:
     assert cache.key({"b": frozenset({"x", "y", "z"})}) == cache.key({"b": frozenset({"z", "y", "x"})})
     assert cache.key({"b": frozenset({"x"})}) != cache.key({"b": frozenset({"y"})})
     assert RunCache(None, "w").key({"b": 1}) != cache.key({"b": 1})  # another code version, another key
+
+
+def _children(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        out |= {int(x) for x in text}
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; the workers die with it on Linux only")
+def test_a_killed_analysis_leaves_its_report_and_no_worker(tmp_path: Path) -> None:
+    """SIGKILL (no handler runs): the report written before the first run is on disk and resumable, and the worker
+    running a mutant whose state space never ends dies with its parent instead of running on."""
+    (endless,) = [m.id for m in prepare("mutex", operators=["shift-index"]).mutants
+                  if m.function == "_set" and m.mutated == "t[:i + 1]"]
+    report = tmp_path / "r.json"
+    argv = [sys.executable, "-m", "kraftcheck", "mutate", "mutex", "--jobs", "1", "--quiet", "--json", str(report),
+            "--cache-dir", str(tmp_path / "c"), "--id", endless, "--timeout", "120", "--max-states", "1000000000"]
+    proc = subprocess.Popen(argv, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline, workers = time.monotonic() + 120, set[int]()
+    while time.monotonic() < deadline and not workers:
+        time.sleep(0.1)
+        if report.exists():  # the originals are done: the next child is the mutant's run
+            workers = _children(proc.pid) if proc.poll() is None else set()
+    assert workers, "no worker started"
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
+    doc = json.loads(report.read_text())
+    assert doc["complete"] is False and doc["mutants"] == [] and doc["selected"] == 1
