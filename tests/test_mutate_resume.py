@@ -99,8 +99,10 @@ def test_the_cli_says_when_it_reuses_the_originals(tmp_path: Path, capsys: pytes
     assert main(argv) == errors.MUTANTS_SURVIVED
     assert "reused from the cache" not in capsys.readouterr().err
     assert main(argv) == errors.MUTANTS_SURVIVED
-    err = capsys.readouterr().err
-    assert "note: the original's runs at narrow, wide reused from the cache in " in err
+    captured = capsys.readouterr()
+    assert "note: the original's runs at narrow, wide reused from the cache in " in captured.err
+    assert main([*argv, "--quiet"]) == errors.MUTANTS_SURVIVED  # quiet: said in the summary on stdout
+    assert "original at wide: ok, 7 states (its run reused from the cache)" in capsys.readouterr().out
 
 
 # ---- the report as it goes, and --resume ---------------------------------------------------------------------------

@@ -156,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
     eq, bad = sc.counts.get("equivalent", 0), sc.counts.get("invalid", 0)
     for r in result.profiles:
         b = r.baseline
-        print(f"original at {r.name}: {b['verdict']}, {b['distinct_states']:,} states")
+        print(f"original at {r.name}: {b['verdict']}, {b['distinct_states']:,} states"
+              + (" (its run reused from the cache)" if r.cached else ""))
     if result.resumed:
         print(f"{result.resumed} of them decided by {args.resume} (not run again)")
     print(f"{sc.total} mutants ({eq} equivalent, {bad} invalid), {sc.detected} killed, "
