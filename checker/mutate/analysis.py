@@ -272,12 +272,14 @@ def analyse(
                      f"property or unreached targets differ from that")
     results: dict[str, MutantResult] = {}
     to_run: list[Mutant] = []
+    taken = 0  # decisions taken from the --resume file
     for m in plan.mutants:
         entry = plan.marked.get(m.id)
         if entry is not None and not run_equivalents:
             results[m.id] = MutantResult(m, "equivalent", message=entry.reason)
         elif resumed is not None and m.id in resumed.decided:
             results[m.id] = resumed.decided[m.id]
+            taken += 1
         else:
             to_run.append(m)
     samples = symmetry_samples if plan.symmetric else 0
@@ -303,7 +305,7 @@ def analyse(
         decided = [results[m.id] for m in plan.mutants if m.id in results]
         return Analysis(plan, order, decided, jobs, time.perf_counter() - start, cpu_seconds() - cpu0,
                         cover_backend, samples, files, complete, interrupted, schedule.under_way(),
-                        resume_from, len(resumed.decided) if resumed is not None else 0)
+                        resume_from, taken)
 
     if on_progress is not None:
         schedule.changed = lambda: on_progress(snapshot(False))
