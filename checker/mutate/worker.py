@@ -198,8 +198,12 @@ def child(conn: Any, setup: Setup, mutant: Mutant | None, max_states: int | None
         conn.close()
 
 
+PARENT_PID: int | None = None  # the pool's process, set before it forks (runner.run_pool)
+
+
 def _die_with_parent() -> None:
-    """prctl(PR_SET_PDEATHSIG, SIGKILL) where there is one (Linux); elsewhere nothing."""
+    """prctl(PR_SET_PDEATHSIG, SIGKILL) where there is one (Linux); elsewhere nothing.  A parent that died between
+    the fork and the prctl (a kill at that moment: the worker was already reparented) ends the worker at once."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -208,6 +212,8 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
+    if PARENT_PID is not None and os.getppid() != PARENT_PID:
+        os._exit(1)
 
 
 def _one_line(exc: BaseException) -> str:
