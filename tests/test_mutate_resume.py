@@ -191,8 +191,11 @@ def test_a_staged_run_resumes_mid_stage(tmp_path: Path) -> None:
     assert all([t["profile"] for t in w["tried"]] == ["narrow"] for w in cut.under_way.values())
     report = tmp_path / "cut.json"
     report.write_text(json.dumps(stop.docs[-1]))
+    reports = _Stop(None)
     resumed = analyse(prepare(model), jobs=1, use_coverage=False, cache_dir=tmp_path / "c", staged=True,
-                      resume_from=str(report))
+                      resume_from=str(report), on_progress=reports)
+    # its first report, before any run, keeps the runs under way (stopped again then, nothing is lost)
+    assert reports.docs[0]["under_way"] == stop.docs[-1]["under_way"]
     assert _outcomes(resumed.results) == _outcomes(full.results)
     again = {r.mutant.id: [x["profile"] for x in r.runs] for r in resumed.results}
     assert all(again[i][0] == "narrow" for i in cut.under_way)  # the narrow run kept from the report

@@ -307,11 +307,11 @@ def analyse(
                         cover_backend, samples, files, complete, interrupted, schedule.under_way(),
                         resume_from, taken)
 
-    if on_progress is not None:
-        schedule.changed = lambda: on_progress(snapshot(False))
-        on_progress(snapshot(False))
     for m in to_run:
         schedule.start(m, resumed)
+    if on_progress is not None:  # after the starts: a resumed mutant's runs so far are in the first report too
+        schedule.changed = lambda: on_progress(snapshot(False))
+        on_progress(snapshot(False))
     interrupted = False
     try:
         run_pool(schedule.pending, jobs, schedule.done)
