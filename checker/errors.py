@@ -23,6 +23,7 @@ DISK_FULL = 21  # a write (checkpoint, scratch, Spark's shuffle, an output file)
 SPARK_FAILED = 22  # the Spark engine could not finish: a task failed all its attempts, or no executor was left
 KAFKA_DISCREPANCY = 23  # conformance discrepancy: real Kafka (or ZooKeeper) and the model differ
 LOG_DAMAGED = 24  # validate: the event logs are damaged (seq, run identity, a node's log missing): not a violation
+RESUME_CODE_CHANGED = 25  # mutate --resume: the report was written by other code (a model, spec or checker file)
 PIPE_CLOSED = 141  # the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell tool killed by it
 
 VERDICT_EXIT = {

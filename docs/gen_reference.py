@@ -68,7 +68,11 @@ EXIT_DETAILS = {
     24: "`validate`: the event logs are damaged, not what one run wrote (a `seq` gap, repeat or step back, a line "
         "of another run or another node, a node listed in `cluster.json` without events, a malformed line); one line "
         "names `file:line`. Never reported as the implementation's violation (12).",
-    130: "Interrupted by Ctrl-C or SIGTERM: the partial figures, verdict `interrupted` (both engines).",
+    25: "`mutate --resume FILE`: FILE was written by other code (a file of the model, its spec or kraftcheck's "
+        "`model/`, `spec/` or `checker/` changed since); one line names the file. Its decisions prove nothing about "
+        "this code: restore it, or start afresh.",
+    130: "Interrupted by Ctrl-C or SIGTERM: the partial figures, verdict `interrupted` (both engines); `mutate` "
+         "writes the mutants decided so far to its `--json` file, which `--resume` continues.",
     141: "The reader of the output went away (`kraftcheck list | head`): no message, as a shell tool killed by "
          "SIGPIPE.",
 }

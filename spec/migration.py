@@ -406,6 +406,11 @@ SPEC = Spec(MIGRATION, [
     *LIVENESS,  # spec/migration_liveness.py
 ], family="kraft")
 
-from kraftcheck.spec import migration_quorum_view, migration_shape, migration_zk_reads  # noqa: E402,F401  (register on SPEC)
+from kraftcheck.spec import (  # noqa: E402,F401  (register on SPEC)
+    migration_quorum_view,
+    migration_shape,
+    migration_symmetry,
+    migration_zk_reads,
+)
 
 __all__ = ["SPEC", "MIGRATION"]

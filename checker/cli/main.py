@@ -5,7 +5,8 @@ reached, 15 a search limit stopped the run before it was complete, 16 a replayed
 13 a liveness property fails (a fair lasso), 19 check --check-symmetry found a broken symmetry, 3 the model
 raised, 2 bad usage or input, 1 internal error,
 20 out of memory, 21 no space left on a device, 22 the Spark engine could not finish (a task failed every
-attempt, or no executor was left), 24 validate found the event logs damaged, 130 interrupted, 141 the reader
+attempt, or no executor was left), 24 validate found the event logs damaged, 25 mutate --resume of a report other
+code wrote, 130 interrupted, 141 the reader
 of stdout went away (``| head``).
 
 :func:`main` parses the arguments (``parser.py``), runs the command (``commands.py``, or a plugin such as

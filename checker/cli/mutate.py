@@ -5,7 +5,11 @@ own, by default at each of the model's main-job profiles (cheapest first, until 
 killed (by which property, at which profile, with the trace length) or not (with its file:line and the change).
 Exit codes: 0 every counted mutant was killed, 18 some survived (or were uncovered, timed out or hit the state
 limit), 2 bad usage, 3 the original model itself raises, 19 its symmetry check fails, 11-15 the original model is
-not ok at a main-job profile (the exit code ``check`` gives that verdict).
+not ok at a main-job profile (the exit code ``check`` gives that verdict), 25 ``--resume`` of a report that other
+code wrote, 130 interrupted (Ctrl-C or SIGTERM: the mutants decided so far are in the ``--json`` file).
+
+``--json FILE`` is rewritten after every run, so a stopped analysis keeps what it decided; ``--resume FILE`` goes on
+from it (``checker/mutate/resume.py``).  The original's runs are cached (``checker/mutate/cache.py``).
 """
 
 from __future__ import annotations
@@ -72,7 +76,20 @@ def options(p: argparse.ArgumentParser) -> None:
                    help="states the check --check-symmetry of a canonicaliser mutant samples per profile "
                    "(default: 200; 0: leave them to the searches)")
     p.add_argument("--list", action="store_true", help="print the mutants and exit without running them")
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema kraftcheck-mutate/2)")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the report as JSON (schema kraftcheck-mutate/2), rewritten after every run as the "
+                   "analysis goes ('complete': false until the end), so a stopped run keeps what it decided")
+    p.add_argument("--resume", metavar="FILE",
+                   help="go on from the --json FILE of an unfinished (or finished) analysis: the mutants it decided "
+                   "are not run again; the same code, model, profiles, --set, --variant and --no-deadlock are required "
+                   "(exit 25 if a file of the code changed); written back to FILE unless --json names another")
+    p.add_argument("--staged", action="store_true",
+                   help="run every mutant at a profile before any runs at the next, cheapest first (the whole sample's "
+                   "cheap kills come first; with --json, a stopped run keeps each stage's runs)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="where the original's runs are cached by code version (default: $KRAFTCHECK_CACHE_DIR, else "
+                   "$XDG_CACHE_HOME/kraftcheck/mutate, default ~/.cache/kraftcheck/mutate)")
+    p.add_argument("--no-cache", action="store_true", help="run the original at every profile, cached or not")
     p.add_argument("--equivalents", metavar="FILE", help="the equivalents file (default: spec/mutants/MODEL.toml)")
     p.add_argument("--run-equivalents", action="store_true",
                    help="run the mutants marked equivalent too, and flag any that a property kills")
@@ -84,10 +101,15 @@ def options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kraftcheck.checker.mutate.analysis import SYMMETRY_SAMPLES, analyse, prepare
+    from pathlib import Path
+
+    from kraftcheck.checker.mutate.analysis import SYMMETRY_SAMPLES, Analysis, analyse, prepare
     from kraftcheck.checker.mutate.profiles import OriginalNotOk
     from kraftcheck.checker.mutate.report import render
+    from kraftcheck.checker.mutate.resume import CodeChanged
 
+    if args.resume is not None and args.json is None and not args.list:
+        args.json = args.resume  # go on writing where it left off
     check_output_paths(args)  # before the mutants run: a bad --json path never loses the analysis
     plan = prepare(args.model, args.variant, _bounds(args.bounds), args.profile, args.operator, args.module,
                    args.max_mutants, args.seed, args.equivalents, deadlock=not args.no_deadlock, ids=args.ids)
@@ -108,10 +130,25 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no mutant of {plan.model} matches --operator/--module/--id")
     jobs = args.jobs or os.cpu_count() or 1
     samples = SYMMETRY_SAMPLES if args.symmetry_samples is None else args.symmetry_samples
+
+    failed: list[Exception] = []
+
+    def journal(so_far: Analysis) -> None:  # after every run: a stopped analysis keeps what it decided
+        if not failed:  # a failed write is told once, after the verdict: it never hides a finding
+            try:
+                write_file(args.json, json.dumps(so_far.to_json(), indent=1) + "\n")
+            except (UsageError, errors.ResourceError) as exc:
+                failed.append(exc)
+
     try:
         result = analyse(plan, jobs, args.timeout, args.max_states, not args.no_coverage, args.run_equivalents,
-                         progress=not args.quiet, symmetry_samples=samples)
+                         progress=not args.quiet, symmetry_samples=samples,
+                         cache_dir=Path(args.cache_dir) if args.cache_dir else None, use_cache=not args.no_cache,
+                         resume_from=args.resume, on_progress=journal if args.json else None, staged=args.staged)
     except OriginalNotOk as exc:
+        print(f"kraftcheck: error: {exc}", file=sys.stderr)
+        return exc.code
+    except CodeChanged as exc:
         print(f"kraftcheck: error: {exc}", file=sys.stderr)
         return exc.code
     print(render(plan.model, result.results, args.quiet, [r.name for r in result.profiles]))
@@ -119,14 +156,20 @@ def run(args: argparse.Namespace) -> int:
     eq, bad = sc.counts.get("equivalent", 0), sc.counts.get("invalid", 0)
     for r in result.profiles:
         b = r.baseline
-        print(f"original at {r.name}: {b['verdict']}, {b['distinct_states']:,} states")
+        print(f"original at {r.name}: {b['verdict']}, {b['distinct_states']:,} states"
+              + (" (its run reused from the cache)" if r.cached else ""))
+    if result.resumed:
+        print(f"{result.resumed} of them decided by {args.resume} (not run again)")
     print(f"{sc.total} mutants ({eq} equivalent, {bad} invalid), {sc.detected} killed, "
           f"{sc.counted - sc.detected} not killed; wall {result.wall_seconds:.1f} s, CPU {result.cpu_seconds:.1f} s "
           f"({result.jobs} jobs)")
-    if args.json:  # after the verdict is printed: a failed write is one line and never hides a finding
-        try:
-            write_file(args.json, json.dumps(result.to_json(), indent=1) + "\n")
-        except (UsageError, errors.ResourceError) as exc:
-            print(f"kraftcheck: error: {exc}", file=sys.stderr)
-            return result.exit_code if result.exit_code != errors.OK else getattr(exc, "code", errors.USAGE)
+    if failed:
+        print(f"kraftcheck: error: {failed[0]}", file=sys.stderr)
+        if result.exit_code == errors.OK:
+            return getattr(failed[0], "code", errors.USAGE)
+    elif result.interrupted:
+        where = (f"written to {args.json} (go on with --resume {args.json})" if args.json
+                 else "not written anywhere (run with --json FILE to keep them)")
+        print(f"kraftcheck: interrupted: {sc.total} of the {len(plan.mutants)} mutants decided (the score above is "
+              f"theirs), {len(result.under_way)} under way; the results are {where}", file=sys.stderr)
     return result.exit_code

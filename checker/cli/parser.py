@@ -45,6 +45,7 @@ EXIT_CODES = """exit codes:
   22  Spark could not finish: a task failed every attempt, or no executor for --executor-timeout seconds
   23  conform (or replay --into kafka of its discrepancy trace): real Kafka or ZooKeeper and the model differ
   24  validate: the event logs are damaged (a seq gap or repeat, a line of another run, a node's log missing)
+  25  mutate --resume: the report was written by other code (a model, spec or checker file changed since)
   130 interrupted by Ctrl-C or SIGTERM (partial figures, verdict interrupted)
   141 the reader of the output went away (e.g. '| head')"""
 

@@ -16,9 +16,10 @@ run time and states set the limits, and its coverage finds the profiles (and the
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,15 @@ import attrs
 from kraftcheck.checker import errors
 from kraftcheck.checker.errors import ModelError, SymmetryBroken, UsageError
 from kraftcheck.checker.mutate import equivalents as eqv
-from kraftcheck.checker.mutate.coverage import covered
+from kraftcheck.checker.mutate.cache import RunCache, code_files, code_version, default_dir, plain
 from kraftcheck.checker.mutate.generate import Mutant, generate, module_matches, select, unknown_operators
 from kraftcheck.checker.mutate.operators import OPERATORS
-from kraftcheck.checker.mutate.profiles import ProfileRun, cheapest_first, check_originals, combine, judge_symmetry
+from kraftcheck.checker.mutate.profiles import ProfileRun, cheapest_first, check_originals
 from kraftcheck.checker.mutate.progress import Progress, Say
-from kraftcheck.checker.mutate.report import DETECTED, NOT_COUNTED, MutantResult, Score, by_module, judge, score
+from kraftcheck.checker.mutate.report import DETECTED, NOT_COUNTED, MutantResult, Score, by_module, score
+from kraftcheck.checker.mutate.resume import read, resume
 from kraftcheck.checker.mutate.runner import Task, cpu_seconds, run_pool
+from kraftcheck.checker.mutate.schedule import Schedule
 from kraftcheck.checker.mutate.sites import (
     model_module_names,
     read_sources,
@@ -63,11 +66,17 @@ class Plan:
     stale: list[eqv.Equivalent]
     equivalents_file: str | None
     overrides: dict[str, Any]  # the explicit --set values, on top of each profile's
+    model_file: str | None = None  # the model's file when it was named by path (its folder's modules are its code)
 
     @property
     def setup(self) -> Setup:
         """The first profile's setup (every profile shares the snapshot, variants and overrides)."""
         return self.profiles[0].setup
+
+    def settings(self) -> dict[str, Any]:
+        """What makes two analyses the same one, the selection of mutants aside (``--resume`` compares them)."""
+        return {"model": self.model, "variants": list(self.setup.variants), "overrides": dict(self.overrides),
+                "profiles": [r.name for r in self.profiles], "deadlock": self.setup.deadlock}
 
 
 @attrs.define
@@ -80,6 +89,12 @@ class Analysis:
     cpu_seconds: float
     coverage: str  # the coverage backend used, or why none
     symmetry_samples: int
+    code: dict[str, str] = attrs.field(factory=dict)  # the code version's files (cache.code_files)
+    complete: bool = True  # every selected mutant decided (False while running, or interrupted)
+    interrupted: bool = False  # Ctrl-C or SIGTERM ended it
+    under_way: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # undecided mutants' runs so far (resume)
+    resumed_from: str | None = None  # the --resume file
+    resumed: int = 0  # mutants decided there, not run again
 
     @property
     def score(self) -> Score:
@@ -92,7 +107,9 @@ class Analysis:
 
     @property
     def exit_code(self) -> int:
-        """0 when every counted mutant was detected, else MUTANTS_SURVIVED."""
+        """0 when every counted mutant was detected, else MUTANTS_SURVIVED; INTERRUPTED when stopped early."""
+        if self.interrupted:
+            return errors.INTERRUPTED
         left = [r for r in self.results if r.outcome not in DETECTED and r.outcome not in NOT_COUNTED]
         return errors.MUTANTS_SURVIVED if left else errors.OK
 
@@ -105,6 +122,8 @@ class Analysis:
         p = self.plan
         return {
             "schema": SCHEMA,
+            "complete": self.complete,
+            "interrupted": self.interrupted,
             "model": p.model,
             "variant": list(p.setup.variants),
             "main_job": p.main_job,
@@ -120,6 +139,13 @@ class Analysis:
             "equivalents_file": p.equivalents_file,
             "stale_equivalents": [e.describe() for e in p.stale],
             "generated": len(p.all_mutants),
+            "selected": len(p.mutants),
+            "under_way": self.under_way,
+            "resumed_from": self.resumed_from,
+            "resumed": self.resumed,
+            "settings": json.loads(json.dumps(p.settings(), default=plain)),
+            "code_version": code_version(self.code) if self.code else None,
+            "code": self.code,
             "wall_seconds": round(self.wall_seconds, 2),
             "cpu_seconds": round(self.cpu_seconds, 2),
             "exit_code": self.exit_code,
@@ -183,7 +209,8 @@ def prepare(
     runs = [ProfileRun(p, Setup(sources, spec_module, spec_attr, tuple(sorted(ctx.variants)), explicit, deadlock, p),
                        attrs.asdict(ctx.b)) for p, ctx in zip(names, contexts, strict=True)]
     return Plan(name, spec.model.name, runs, main_job, spec.model.symmetry is not None, everything, chosen, marked,
-                stale, str(path) if entries or equivalents_file else None, explicit)
+                stale, str(path) if entries or equivalents_file else None, explicit,
+                name if name.endswith(".py") else None)
 
 
 def analyse(
@@ -195,10 +222,23 @@ def analyse(
     run_equivalents: bool = False,
     progress: bool = False,
     symmetry_samples: int = SYMMETRY_SAMPLES,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    resume_from: str | None = None,
+    on_progress: Callable[[Analysis], None] | None = None,
+    staged: bool = False,
 ) -> Analysis:
     """Run the original at every profile, then every selected mutant not marked equivalent at one profile after
     another (cheapest first) until one kills it, then the symmetry check of the canonicaliser mutants no search
-    killed (``symmetry_samples`` states per profile; 0: none); judge and score them."""
+    killed (``symmetry_samples`` states per profile; 0: none); judge and score them.
+
+    The original's runs are cached under the code version (``checker/mutate/cache.py``; ``cache_dir``, else the
+    default directory; ``use_cache=False``: none).  ``resume_from``: a report this analysis was writing
+    (``checker/mutate/resume.py``): what it decided is not run again.  ``on_progress`` gets the analysis so far
+    (``complete`` False) before the mutants run and after every run: the CLI writes it to ``--json``.  ``staged``:
+    every mutant runs at a profile before any runs at the next (breadth first: the whole sample at the cheapest
+    profile first), instead of each mutant going on to its next profile at once.  Ctrl-C or SIGTERM while the mutants
+    run ends the analysis early: it is returned with ``interrupted`` set and the mutants decided so far."""
     if jobs < 1:
         raise UsageError(f"--jobs takes a number >= 1, not {jobs}")
     if timeout is not None and timeout <= 0:
@@ -209,13 +249,16 @@ def analyse(
         raise UsageError(f"--symmetry-samples takes a number >= 0, not {symmetry_samples}")
     start, cpu0 = time.perf_counter(), cpu_seconds()
     say = Say(progress)
+    files = code_files(plan.setup.sources, plan.model_file)
+    resumed = resume(read(resume_from), resume_from, plan.settings(), files, plan.mutants) if resume_from else None
+    cache = RunCache((cache_dir or default_dir()) if use_cache else None, code_version(files))
     cover_backend = _coverage_backend() if use_coverage else "off (--no-coverage)"
     where = ", ".join(f"{k}={v}" for k, v in plan.overrides.items())
     shown = ", ".join(r.name for r in plan.profiles) + (f" with {where}" if where else "")
     kind = "main-job profiles" if plan.main_job else "profile"
     say.line(f"mutate {plan.model} at its {kind} {shown}: {len(plan.mutants)} of {len(plan.all_mutants)} mutants; "
              f"checking the original model there first (coverage: {cover_backend})")
-    cover_backend = _originals(plan, jobs, use_coverage, cover_backend)
+    cover_backend = _originals(plan, jobs, use_coverage, cover_backend, cache)
     check_originals(plan.model, plan.profiles, plan.main_job)
     order = cheapest_first(plan.profiles)
     for r in order:
@@ -223,113 +266,93 @@ def analyse(
         b = r.baseline
         say.line(f"original at {r.name}: {b['verdict']}, {b['distinct_states']:,} states, {b['transitions']:,} "
                  f"transitions in {b['seconds']:.1f} s; per mutant: timeout {r.timeout:g} s, max {r.max_states:,} "
-                 "states")
+                 "states" + (" (its run reused from the cache)" if r.cached else ""))
         if b["verdict"] != "ok" and not plan.main_job:
             say.line(f"note: the original model's verdict is {b['verdict']}; a mutant is killed when its verdict, "
                      f"property or unreached targets differ from that")
     results: dict[str, MutantResult] = {}
     to_run: list[Mutant] = []
+    taken = 0  # decisions taken from the --resume file
     for m in plan.mutants:
         entry = plan.marked.get(m.id)
         if entry is not None and not run_equivalents:
             results[m.id] = MutantResult(m, "equivalent", message=entry.reason)
+        elif resumed is not None and m.id in resumed.decided:
+            results[m.id] = resumed.decided[m.id]
+            taken += 1
         else:
             to_run.append(m)
     samples = symmetry_samples if plan.symmetric else 0
-    if samples and any(m.reduction for m in to_run) and not _original_symmetry(plan, order, jobs, samples):
+    if samples and any(m.reduction for m in to_run) and not _original_symmetry(plan, order, jobs, samples, cache):
         say.line(f"note: check --check-symmetry has nothing to test on {plan.model} (no declared ids, no symmetry "
                  "encoding): its canonicaliser mutants are judged by the searches alone")
         samples = 0
+    if cache.problem:
+        say.line(f"note: {cache.problem}")
+    reused = [r.name for r in order if r.cached]
+    if reused:
+        say.line(f"note: the original's runs at {', '.join(reused)} reused from the cache in {cache.root} (same code, "
+                 "bounds and variants; --no-cache runs them again)")
+    if resumed is not None:
+        say.line(f"resuming {resumed.path}: {len(plan.mutants) - len(to_run)} of the {len(plan.mutants)} selected "
+                 f"mutants decided there or marked equivalent, {len(resumed.under_way)} under way")
     counter = Progress(say, plan.model, len(to_run))
-    say.line(f"{len(to_run)} mutants, {jobs} jobs; profiles tried cheapest first: {', '.join(r.name for r in order)}")
-    schedule = _Schedule(plan, order, samples, run_equivalents, counter, results)
+    say.line(f"{len(to_run)} mutants, {jobs} jobs; profiles tried cheapest first: {', '.join(r.name for r in order)}"
+             + (", each on every mutant before the next (staged)" if staged else ""))
+    schedule = Schedule(plan, order, samples, run_equivalents, counter, results, staged)
+
+    def snapshot(complete: bool, interrupted: bool = False) -> Analysis:
+        decided = [results[m.id] for m in plan.mutants if m.id in results]
+        return Analysis(plan, order, decided, jobs, time.perf_counter() - start, cpu_seconds() - cpu0,
+                        cover_backend, samples, files, complete, interrupted, schedule.under_way(),
+                        resume_from, taken)
+
     for m in to_run:
-        schedule.next_profile(m, 0, front=False)
-    run_pool(schedule.pending, jobs, schedule.done)
+        schedule.start(m, resumed)
+    if on_progress is not None:  # after the starts: a resumed mutant's runs so far are in the first report too
+        schedule.changed = lambda: on_progress(snapshot(False))
+        on_progress(snapshot(False))
+    interrupted = False
+    try:
+        run_pool(schedule.pending, jobs, schedule.done)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli.main turns it into this): the pool's workers are killed
+        interrupted = True
     counter.close()
-    ordered = [results[m.id] for m in plan.mutants]
-    return Analysis(plan, order, ordered, jobs, time.perf_counter() - start, cpu_seconds() - cpu0, cover_backend,
-                    samples)
+    out = snapshot(not interrupted, interrupted)
+    if on_progress is not None:
+        on_progress(out)
+    return out
 
 
-class _Schedule:
-    """Each mutant's runs: the next profile whose lines of it the original runs, one at a time, until a kill; then,
-    for a canonicaliser mutant, the symmetry check at each profile until it finds it unsound."""
-
-    def __init__(self, plan: Plan, order: list[ProfileRun], samples: int, run_equivalents: bool, counter: Progress,
-                 results: dict[str, MutantResult]) -> None:
-        self.plan, self.order, self.samples, self.counter, self.results = plan, order, samples, counter, results
-        self.run_equivalents = run_equivalents
-        self.pending: deque[Task] = deque()
-        self.tried: dict[str, list[tuple[str, MutantResult]]] = {}
-        self.checks: dict[str, list[tuple[str, MutantResult]]] = {}
-
-    def next_profile(self, m: Mutant, i: int, front: bool = True) -> None:
-        """Queue ``m`` at the ``i``-th profile or the first after it that runs its lines (a mutant already under way
-        goes to the front: it finishes sooner)."""
-        tried = self.tried.setdefault(m.id, [])
-        path = self.plan.setup.sources[m.module].path
-        while i < len(self.order) and not covered(self.order[i].lines, path, m.cover_lines):
-            tried.append((self.order[i].name, MutantResult(m, "uncovered")))
-            i += 1
-        if i == len(self.order):
-            self.next_symmetry(m, 0)
-            return
-        p = self.order[i]
-        task = Task(p.setup, m, p.timeout, p.max_states, key=(m, i, False))
-        if front:
-            self.pending.appendleft(task)
-        else:
-            self.pending.append(task)
-
-    def next_symmetry(self, m: Mutant, i: int) -> None:
-        if not (m.reduction and self.samples and i < len(self.order)):
-            self.finish(m)
-            return
-        p = self.order[i]
-        self.pending.appendleft(Task(p.setup, m, p.timeout, None, symmetry_samples=self.samples, key=(m, i, True)))
-
-    def done(self, task: Task, out: dict[str, Any]) -> None:
-        m, i, symmetry = task.key
-        p = self.order[i]
-        self.counter.run()
-        if symmetry:
-            r = judge_symmetry(m, out)
-            self.checks.setdefault(m.id, []).append((p.name, r))
-            if r.outcome in DETECTED:
-                self.finish(m)
-            else:
-                self.next_symmetry(m, i + 1)
-            return
-        r = judge(m, p.baseline, out)
-        self.tried[m.id].append((p.name, r))
-        if r.outcome in DETECTED or r.outcome == "invalid":
-            self.finish(m)
-        else:
-            self.next_profile(m, i + 1)
-
-    def finish(self, m: Mutant) -> None:
-        r = combine(m, self.tried[m.id], self.checks.get(m.id, []))
-        entry = self.plan.marked.get(m.id)
-        if entry is not None:  # --run-equivalents
-            if r.outcome in DETECTED:
-                r.message = f"marked equivalent but detected ({r.detail()}): remove its entry"
-            else:
-                r.outcome, r.message = "equivalent", entry.reason
-        self.results[m.id] = r
-        self.counter.tick(r)
+def _cache_what(plan: Plan, r: ProfileRun, cover: Sequence[str], backend: str, samples: int) -> dict[str, Any]:
+    """Everything an original's run at ``r`` depends on besides the code (the cache key)."""
+    s = r.setup
+    return {"model": plan.model, "spec": [s.spec_module, s.spec_attr], "profile": r.name, "bounds": r.bounds,
+            "variants": list(s.variants), "overrides": dict(s.bounds), "deadlock": s.deadlock,
+            "cover": list(cover), "backend": backend, "symmetry_samples": samples}
 
 
-def _originals(plan: Plan, jobs: int, use_coverage: bool, backend: str) -> str:
-    """Run the original at every profile (in parallel), with line coverage unless ``use_coverage`` is off; fill each
-    profile's baseline and lines.  Returns the coverage backend as reported."""
+def _originals(plan: Plan, jobs: int, use_coverage: bool, backend: str, cache: RunCache) -> str:
+    """Run the original at every profile (in parallel; from the cache where it holds the run), with line coverage
+    unless ``use_coverage`` is off; fill each profile's baseline and lines.  Returns the coverage backend as
+    reported."""
     files = tuple(sorted({plan.setup.sources[m.module].path for m in plan.all_mutants})) if use_coverage else ()
+    keys = {r.name: cache.key(_cache_what(plan, r, files, backend, 0)) for r in plan.profiles}
     by_name = {r.name: r for r in plan.profiles}
+    todo: deque[Task] = deque()
+    for r in plan.profiles:
+        hit = cache.load(keys[r.name])
+        if hit is not None:
+            r.baseline, r.cached = hit, True
+        else:
+            todo.append(Task(r.setup, None, None, None, files, key=r.name))
 
     def done(task: Task, out: dict[str, Any]) -> None:
         by_name[task.key].baseline = out
+        if out.get("kind") == "result":  # only a run that finished: an error is seen again next time
+            cache.store(keys[task.key], out)
 
-    run_pool(deque(Task(r.setup, None, None, None, files, key=r.name) for r in plan.profiles), jobs, done)
+    run_pool(todo, jobs, done)
     for r in plan.profiles:
         _check_baseline(plan, r)
         lines = r.baseline.get("lines") if use_coverage else None
@@ -339,13 +362,26 @@ def _originals(plan: Plan, jobs: int, use_coverage: bool, backend: str) -> str:
     return backend
 
 
-def _original_symmetry(plan: Plan, order: list[ProfileRun], jobs: int, samples: int) -> bool:
-    """The symmetry check of the original at every profile: it must hold before a mutant's can mean anything.
-    Returns whether it tests anything (a model with a hand-written canonicaliser, no declared ids and no symmetry
-    encoding gives it nothing to compare)."""
+def _original_symmetry(plan: Plan, order: list[ProfileRun], jobs: int, samples: int, cache: RunCache) -> bool:
+    """The symmetry check of the original at every profile (from the cache where it holds it): it must hold before a
+    mutant's can mean anything.  Returns whether it tests anything (a model with a hand-written canonicaliser, no
+    declared ids and no symmetry encoding gives it nothing to compare)."""
     outs: dict[str, dict[str, Any]] = {}
-    run_pool(deque(Task(r.setup, None, None, None, symmetry_samples=samples, key=r.name) for r in order), jobs,
-             lambda t, out: outs.__setitem__(t.key, out))
+    keys = {r.name: cache.key(_cache_what(plan, r, (), "", samples)) for r in order}
+    todo: deque[Task] = deque()
+    for r in order:
+        hit = cache.load(keys[r.name])
+        if hit is not None:
+            outs[r.name] = hit
+        else:
+            todo.append(Task(r.setup, None, None, None, symmetry_samples=samples, key=r.name))
+
+    def done(task: Task, out: dict[str, Any]) -> None:
+        outs[task.key] = out
+        if out.get("kind") == "symmetry" and not out["broken"]:
+            cache.store(keys[task.key], out)
+
+    run_pool(todo, jobs, done)
     for r in order:
         out = outs[r.name]
         if out["kind"] != "symmetry":
@@ -361,7 +397,7 @@ def _check_baseline(plan: Plan, r: ProfileRun) -> None:
     base, kind = r.baseline, r.baseline["kind"]
     if kind == "usage":
         raise UsageError(base["message"])
-    if kind in ("crashed", "invalid", "internal"):
+    if kind in ("crashed", "invalid", "internal", "load"):
         raise ModelError(f"the original model {plan.model} fails at profile {r.name} before any mutation: "
                          f"{base['message']}")
     if kind == "timeout":

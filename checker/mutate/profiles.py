@@ -47,6 +47,7 @@ class ProfileRun:
     max_states: int = 0
     lines: dict[str, list[int]] | None = None  # the original's executed lines (None: not measured)
     symmetry: str | None = None  # what the original's symmetry check covered (None: not run)
+    cached: bool = False  # the original's run here was reused from the cache (checker/mutate/cache.py)
 
     def limits(self, timeout: float | None, max_states: int | None) -> None:
         """The per-mutant limits: as given, else from the original's run at this profile."""
@@ -56,7 +57,7 @@ class ProfileRun:
     def to_json(self) -> dict[str, Any]:
         b = self.baseline
         return {"name": self.name, "bounds": self.bounds, "timeout": self.timeout, "max_states": self.max_states,
-                "symmetry": self.symmetry,
+                "symmetry": self.symmetry, "cached": self.cached,
                 "baseline": {k: b.get(k) for k in ("verdict", "property", "distinct_states", "transitions", "depth",
                                                    "unreached", "graph", "seconds")}}
 
@@ -134,6 +135,8 @@ def judge_symmetry(m: Mutant, out: Mapping[str, Any]) -> MutantResult:
         return MutantResult(m, "survived", seconds=secs, message=out["note"])
     if kind in ("crashed", "invalid", "timeout"):
         return MutantResult(m, kind, seconds=secs, message=out.get("message"))
+    if kind == "load":
+        return MutantResult(m, "killed-at-load", killed_by="load", seconds=secs, message=out.get("message"))
     if kind == "usage":
         return MutantResult(m, "crashed", seconds=secs, message=f"the mutant refused the bounds: {out['message']}")
     return MutantResult(m, "invalid", seconds=secs, message=f"internal error in the worker: {out.get('message')}")

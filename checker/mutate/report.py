@@ -2,10 +2,12 @@
 (a table, the survivors by module, JSON for CI).
 
 Outcomes: ``killed`` (a property, a reachability target or any other change of verdict observed it), ``killed-by-
-deadlock``, ``crashed`` (the mutant's model raised: detected, shown apart), ``timeout`` and ``limit`` (not killed,
-listed), ``survived``, ``uncovered`` (survived without running: its lines never ran in the original), ``equivalent``
-(marked in the equivalents file, with its reason) and ``invalid`` (the mutated module did not compile or import).
-Score = (killed + killed-by-deadlock + crashed) / (all - equivalent - invalid).
+deadlock``, ``killed-at-load`` (the mutated model fails while it is imported, e.g. a validation that refuses the
+model's own declarations: it cannot even be loaded, so every run of it fails loudly), ``crashed`` (the mutant's model
+raised while checked: detected, shown apart), ``timeout`` and ``limit`` (not killed, listed), ``survived``,
+``uncovered`` (survived without running: its lines never ran in the original, its import included), ``equivalent``
+(marked in the equivalents file, with its reason) and ``invalid`` (the mutated module did not compile).
+Score = (killed + killed-by-deadlock + killed-at-load + crashed) / (all - equivalent - invalid).
 
 Mutants of the encoding and symmetry code (``Mutant.reduction``) have one more observer: exactness.  The reduced
 state graph of a complete run must be the original's, so different distinct-state or transition counts kill them
@@ -25,9 +27,9 @@ import attrs
 
 from kraftcheck.checker.mutate.generate import Mutant
 
-DETECTED = ("killed", "killed-by-deadlock", "crashed")
-OUTCOMES = ("killed", "killed-by-deadlock", "crashed", "timeout", "limit", "survived", "uncovered", "equivalent",
-            "invalid")
+DETECTED = ("killed", "killed-by-deadlock", "killed-at-load", "crashed")
+OUTCOMES = ("killed", "killed-by-deadlock", "killed-at-load", "crashed", "timeout", "limit", "survived", "uncovered",
+            "equivalent", "invalid")
 NOT_COUNTED = ("equivalent", "invalid")
 
 
@@ -40,7 +42,7 @@ class MutantResult:
     distinct_states: int | None = None
     transitions: int | None = None
     seconds: float | None = None
-    message: str | None = None  # crashed / invalid: what was raised; equivalent: the reason
+    message: str | None = None  # crashed / killed-at-load / invalid: what was raised; equivalent: the reason
     same_counts: bool = False  # a survivor with exactly the original's state and transition counts
     # a survivor whose complete run reached exactly the original's states and steps (the graph digests agree): no
     # property over states and steps can tell it apart at these bounds; equivalent, or the bounds are too small
@@ -55,6 +57,8 @@ class MutantResult:
             return f"by {self.killed_by}{at}{steps}"
         if self.outcome == "crashed":
             return f"{self.message}{at}"
+        if self.outcome == "killed-at-load":
+            return f"the model fails to load: {self.message}"
         also = f"; {self.message}" if self.message else ""
         if self.outcome == "survived" and self.same_graph:
             return "the original's state graph at these bounds (same states and steps)" + also
@@ -78,12 +82,28 @@ class MutantResult:
                 "profile": self.profile, "runs": self.runs}
 
 
+RESULT_FIELDS = ("outcome", "killed_by", "trace_length", "distinct_states", "transitions", "seconds", "message",
+                 "same_counts", "same_graph", "profile", "runs")
+
+
+def result_from_json(m: Mutant, doc: Mapping[str, Any]) -> MutantResult:
+    """A result as :meth:`MutantResult.to_json` wrote it, for mutant ``m`` (a resumed analysis); a field it lacks
+    keeps its default, an unknown outcome is a ValueError."""
+    if doc.get("outcome") not in OUTCOMES:
+        raise ValueError(f"unknown outcome {doc.get('outcome')!r}")
+    fields = {k: doc[k] for k in RESULT_FIELDS if k in doc and doc[k] is not None}
+    fields["runs"] = list(fields.get("runs", []))
+    return MutantResult(m, **fields)
+
+
 def judge(m: Mutant, base: dict[str, Any], out: dict[str, Any]) -> MutantResult:
     """A mutant's outcome from its run (``out``, the worker's dict) and the original's (``base``)."""
     kind = out["kind"]
     secs = out.get("seconds")
     if kind in ("crashed", "invalid", "timeout"):
         return MutantResult(m, kind, seconds=secs, message=out.get("message"))
+    if kind == "load":
+        return MutantResult(m, "killed-at-load", killed_by="load", seconds=secs, message=out.get("message"))
     if kind == "usage":
         return MutantResult(m, "crashed", seconds=secs, message=f"the mutant refused the bounds: {out['message']}")
     if kind != "result":

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from kraftcheck.checker.mutate import worker
 from kraftcheck.checker.mutate.generate import Mutant
 from kraftcheck.checker.mutate.worker import Setup, child
 
@@ -66,6 +67,7 @@ def run_pool(pending: deque[Task], jobs: int, done: Callable[[Task, dict[str, An
     the kernel's out-of-memory killer).
     """
     ctx = _context()
+    worker.PARENT_PID = os.getpid()  # a worker whose parent is gone by the time it starts ends at once
     active: dict[Any, tuple[Any, Task, float]] = {}  # connection -> (process, task, deadline)
     sys.stdout.flush()
     sys.stderr.flush()

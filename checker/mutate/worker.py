@@ -15,6 +15,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import os
+import signal
 import sys
 import time
 import traceback
@@ -98,9 +99,10 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
 
     Returns ``{"kind": "result", verdict, property, trace_length, distinct_states, transitions, depth,
     unreached, vacuous, graph, seconds, [lines]}`` (graph: the digest of a complete run's state graph),
-    ``{"kind": "crashed", message}`` (the model raised while checked), ``{"kind": "invalid", message}`` (the mutated
-    module does not compile or import) or ``{"kind": "usage", message}`` (the model refused the bounds or
-    variants).  ``cover``: files whose executed lines to return (the baseline's coverage run).
+    ``{"kind": "crashed", message}`` (the model raised while checked), ``{"kind": "load", message}`` (the model
+    raised while it was imported: its module or spec fails to load), ``{"kind": "invalid", message}`` (the mutated
+    module does not compile) or ``{"kind": "usage", message}`` (the model refused the bounds or variants).
+    ``cover``: files whose executed lines to return (the baseline's coverage run, measured from the import on).
     """
     from kraftcheck.checker.api import check
     from kraftcheck.checker.errors import UsageError
@@ -108,17 +110,22 @@ def run(setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequ
     start = time.perf_counter()
     try:
         install(setup, mutant)
-        spec = getattr(importlib.import_module(setup.spec_module), setup.spec_attr)
-    except Exception as exc:
+    except Exception as exc:  # the mutated module does not compile
         return {"kind": "invalid", "message": _one_line(exc)}
-    if symmetry_samples:
-        return symmetry(setup, spec, symmetry_samples, start)
     tracer = None
-    if cover:
+    if cover:  # from the import on: a rule the model runs while it loads (a validation) is covered too
         from kraftcheck.checker.mutate.coverage import LineTracer
 
         tracer = LineTracer(cover)
         tracer.start()
+    try:
+        spec = getattr(importlib.import_module(setup.spec_module), setup.spec_attr)
+    except Exception as exc:  # the model fails while it loads: every run of it would fail loudly
+        if tracer is not None:
+            tracer.stop()
+        return {"kind": "load", "message": _one_line(exc), "seconds": time.perf_counter() - start}
+    if symmetry_samples:
+        return symmetry(setup, spec, symmetry_samples, start)
     try:
         result = check(spec, setup.variants, dict(setup.bounds), max_states=max_states, deadlock=setup.deadlock,
                        profile=setup.profile)
@@ -173,7 +180,14 @@ def symmetry(setup: Setup, spec: Any, samples: int, start: float) -> dict[str, A
 
 def child(conn: Any, setup: Setup, mutant: Mutant | None, max_states: int | None, cover: Sequence[str],
           symmetry_samples: int = 0) -> None:
-    """The forked process's body: run and send the dict back (an unexpected error is sent as ``internal``)."""
+    """The forked process's body: run and send the dict back (an unexpected error is sent as ``internal``).
+
+    Ctrl-C and SIGTERM are the parent's to handle (it kills its workers and writes what was decided): a worker that
+    took them itself would send back an interrupted or dead run, judged as if the mutant had done it.  A worker
+    dies with its parent (Linux), so a killed ``mutate`` leaves no run behind."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_parent()
     try:
         out = run(setup, mutant, max_states, cover, symmetry_samples)
     except BaseException as exc:  # noqa: B036 - anything at all must reach the parent as one line
@@ -182,6 +196,24 @@ def child(conn: Any, setup: Setup, mutant: Mutant | None, max_states: int | None
         conn.send(out)
     finally:
         conn.close()
+
+
+PARENT_PID: int | None = None  # the pool's process, set before it forks (runner.run_pool)
+
+
+def _die_with_parent() -> None:
+    """prctl(PR_SET_PDEATHSIG, SIGKILL) where there is one (Linux); elsewhere nothing.  A parent that died between
+    the fork and the prctl (a kill at that moment: the worker was already reparented) ends the worker at once."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if PARENT_PID is not None and os.getppid() != PARENT_PID:
+        os._exit(1)
 
 
 def _one_line(exc: BaseException) -> str:
