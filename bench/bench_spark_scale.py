@@ -1,8 +1,10 @@
 """Spark scaling benchmark (issue 32 item 4): a real standalone cluster on loopback at 1, 2 and 4 executors.
 
-Usage: ``python bench/bench_spark_scale.py [--bits 18] [--executors 1 2 4] [--partitions 8]`` starts a Spark
+Usage: ``python bench/bench_spark_scale.py [--model hypercube|doubling] [--bits 16] [--executors 1 2 4]
+[--partitions 8]`` starts a Spark
 standalone master and 4 one-core workers on 127.0.0.1 (``spark_cluster.py``: the installed pyspark's
-``bin/spark-class``), checks the hypercube of ``hypercube.py`` (2**bits distinct states) on it with each executor
+``bin/spark-class``), checks the hypercube of ``hypercube.py`` (2**bits distinct states) or the doubling counter of
+``doubling.py`` on it with each executor
 count in turn (``spark.cores.max``; one core and ``--executor-memory`` each; the same partitions for every count, so
 the work is the same), every level on the executors (``--local-below 0``), and prints per executor count:
 
@@ -15,7 +17,7 @@ the work is the same), every level on the executors (``--local-below 0``), and p
   its new states, and the wall time of a level with one state (``--bits 5``: levels that cost only their overhead);
 - memory: the driver's peak RSS (its Python process), an executor's (JVM, Python worker) and all executors' at once.
 
-``--big BITS``: instead, one long run on a local master (``--master``, default ``local[2]``: shards in files, the
+``--big``: instead, one long run on a local master (``--master``, default ``local[2]``: shards in files, the
 shuffle carries only their paths) with the same figures, each committed level appended to ``--levels-file`` as it
 is done (a long run shows its rate while it runs).  ``--json FILE`` writes every figure.  The projection built from
 these figures is in docs/explanation/spark-scaling.md.
@@ -37,10 +39,25 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doubling import DoublingBounds  # noqa: E402
+from doubling import states as doubling_states  # noqa: E402
 from spark_cluster import Cluster  # noqa: E402
 from spark_measure import run_child  # noqa: E402
 
-MODEL = "bench/hypercube.py"
+MODELS = {"hypercube": "bench/hypercube.py", "doubling": "bench/doubling.py"}
+
+
+def model_size(args: argparse.Namespace, bits: int | None = None) -> tuple[dict[str, int], int, str]:
+    """(bounds, expected distinct states, description) of ``--model`` at ``bits`` (default ``--bits``)."""
+    bits = args.bits if bits is None else bits
+    if args.model == "hypercube":
+        return ({"bits": bits}, 2 ** bits,
+                f"hypercube of 2^{bits} = {2 ** bits:,} states (depth {bits}, widest level {comb(bits, bits // 2):,})")
+    depth = args.depth if bits == args.bits else bits
+    n = doubling_states(DoublingBounds(bits, depth))
+    return ({"bits": bits, "depth": depth}, n,
+            f"doubling counter mod 2^{bits}, {depth} steps = {n:,} states (widest level {2 ** bits:,})")
+
 
 
 def fit(rows: list[dict[str, Any]], key: str, first: int) -> tuple[float, float]:
@@ -97,9 +114,10 @@ HEADER = (f"{'executors':>10} {'states':>11} {'wall s':>7} {'states/s':>9} {'spe
 
 def cluster_runs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     cores = os.cpu_count() or 1
-    out: dict[str, Any] = {"bits": args.bits, "cores": cores, "runs": {}, "overhead": {}}
-    print(f"hypercube of 2^{args.bits} = {2 ** args.bits:,} states (depth {args.bits}, widest level "
-          f"{comb(args.bits, args.bits // 2):,}), {args.partitions} partitions, every level on the executors; "
+    bounds, expected, what = model_size(args)
+    small, _, _ = model_size(args, 5)
+    out: dict[str, Any] = {"model": args.model, "bounds": bounds, "cores": cores, "runs": {}, "overhead": {}}
+    print(f"{what}, {args.partitions} partitions, every level on the executors; "
           f"standalone cluster on loopback: 1 master, {max(args.executors)} one-core workers; this machine has "
           f"{cores} cores" + (f": {max(args.executors)} executors oversubscribe them"
                              if max(args.executors) > cores else ""))
@@ -109,13 +127,12 @@ def cluster_runs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         base = None
         for e in args.executors:
             env = {"PYSPARK_SUBMIT_ARGS": f"--conf spark.cores.max={e} --conf spark.executor.cores=1 pyspark-shell"}
-            common = {"model": MODEL, "master": cluster.url, "partitions": args.partitions, "local_below": 0,
-                      "executor_memory": args.executor_memory, "executors": e}
-            r = run_child({**common, "bounds": {"bits": args.bits}}, work / f"scratch-{e}", cluster.worker_pids,
-                          env=env)
-            if r["states"] != 2 ** args.bits or r["verdict"] != "ok":
+            common = {"model": MODELS[args.model], "master": cluster.url, "partitions": args.partitions,
+                      "local_below": 0, "executor_memory": args.executor_memory, "executors": e}
+            r = run_child({**common, "bounds": bounds}, work / f"scratch-{e}", cluster.worker_pids, env=env)
+            if r["states"] != expected or r["verdict"] != "ok":
                 raise SystemExit(f"{e} executors: {r['states']} states, verdict {r['verdict']} (expected "
-                                 f"{2 ** args.bits}, ok)")
+                                 f"{expected}, ok)")
             if r["executors"] != e:
                 print(f"  (asked for {e} executors, {r['executors']} registered)")
             s = summarize(r)
@@ -123,24 +140,23 @@ def cluster_runs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                               "per_level": r["per_level"]}
             show(str(e), s, base)
             base = base or s
-            # levels that cost only their overhead: the hypercube of 2^5, one small level after another
-            o = run_child({**common, "bounds": {"bits": 5}}, work / f"scratch-small-{e}", cluster.worker_pids, env=env)
+            # levels that cost only their overhead: the model at 5 bits, one small level after another
+            o = run_child({**common, "bounds": small}, work / f"scratch-small-{e}", cluster.worker_pids, env=env)
             out["overhead"][e] = o["wall"] / max(1, o["levels"])
-        print("wall time of a level of at most 10 states (2^5 hypercube, 6 levels): "
+        print("wall time of a level of at most 32 states (the model at 5 bits): "
               + ", ".join(f"{e} executors {v:.2f} s" for e, v in out["overhead"].items()))
     return out
 
 
 def big_run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    bits = args.big
-    print(f"hypercube of 2^{bits} = {2 ** bits:,} states (depth {bits}, widest level {comb(bits, bits // 2):,}) on "
-          f"{args.master}, {args.partitions} partitions; load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} "
-          "cores")
-    a = {"model": MODEL, "bounds": {"bits": bits}, "master": args.master, "partitions": args.partitions,
+    bounds, expected, what = model_size(args)
+    print(f"{what} on {args.master}, {args.partitions} partitions; load average {os.getloadavg()[0]:.1f}, "
+          f"{os.cpu_count()} cores")
+    a = {"model": MODELS[args.model], "bounds": bounds, "master": args.master, "partitions": args.partitions,
          "local_below": None, "driver_memory": args.driver_memory, "levels_file": args.levels_file}
     r = run_child(a, work / "scratch", [], every=5.0)
-    if r["states"] != 2 ** bits or r["verdict"] != "ok":
-        raise SystemExit(f"{r['states']} states, verdict {r['verdict']} (expected {2 ** bits}, ok)")
+    if r["states"] != expected or r["verdict"] != "ok":
+        raise SystemExit(f"{r['states']} states, verdict {r['verdict']} (expected {expected}, ok)")
     s = summarize(r)
     print(HEADER)
     show(args.master, s, None)
@@ -148,18 +164,22 @@ def big_run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
           f"state), driver JVM {s['driver_jvm_mib']:.0f} MiB, a Python worker {s['python_worker_mib']:.0f} MiB, "
           f"executors at once {s['executors_mib']:.0f} MiB ({1024 * 1024 * s['executors_mib'] / r['states']:.1f} B "
           f"a state); disk peak {s['disk_peak'] / 2 ** 30:.2f} GiB")
-    return {"bits": bits, "run": {**s, "raw": {k: v for k, v in r.items() if k != "per_level"}},
-            "per_level": r["per_level"]}
+    raw = {k: v for k, v in r.items() if k != "per_level"}
+    return {"model": args.model, "bounds": bounds, "run": {**s, "raw": raw}, "per_level": r["per_level"]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bits", type=int, default=18, help="hypercube size on the cluster: 2**bits states")
+    ap.add_argument("--model", choices=sorted(MODELS), default="hypercube",
+                    help="hypercube (2**bits states, bits/2 successors a state) or doubling (a counter doubled "
+                         "modulo 2**bits for --depth steps: 2 successors a state, the cheapest per state)")
+    ap.add_argument("--bits", type=int, default=16, help="the model's size (default 16)")
+    ap.add_argument("--depth", type=int, default=33, help="doubling: its steps (default 33)")
     ap.add_argument("--executors", type=int, nargs="+", default=[1, 2, 4], help="executor counts, one run each")
     ap.add_argument("--partitions", type=int, default=8, help="partitions (the same for every executor count)")
     ap.add_argument("--executor-memory", default="512m", help="each executor's JVM heap")
     ap.add_argument("--worker-memory", default="1g", help="each worker's memory for executors")
-    ap.add_argument("--big", type=int, metavar="BITS", help="one long run of 2**BITS states on --master instead")
+    ap.add_argument("--big", action="store_true", help="one long run on --master instead of the cluster")
     ap.add_argument("--master", default="local[2]", help="--big: the master (default local[2])")
     ap.add_argument("--driver-memory", default="3g", help="--big: the driver's JVM heap")
     ap.add_argument("--levels-file", help="--big: append each committed level's figures here (JSON lines)")
@@ -169,8 +189,10 @@ def main() -> None:
     ap.add_argument("--json", help="write every figure to this file")
     ap.add_argument("--scratch", help="folder for the cluster's and the runs' scratch (default: a temporary one)")
     args = ap.parse_args()
-    if args.bits < 6 or (args.big is not None and args.big < 6):
-        ap.error("the hypercube needs at least 6 bits here (fewer levels do not fit a per-level cost)")
+    if args.bits < 6:
+        ap.error("--bits takes at least 6 here (fewer levels do not fit a per-level cost)")
+    if args.model == "doubling" and args.depth < args.bits:
+        ap.error(f"--depth takes at least --bits ({args.bits}) for the doubling model")
     if any(e < 1 for e in args.executors):
         ap.error("--executors takes counts >= 1")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -179,7 +201,7 @@ def main() -> None:
     work = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="kraftcheck-scale-"))
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
-        result = big_run(args, work) if args.big is not None else cluster_runs(args, work)
+        result = big_run(args, work) if args.big else cluster_runs(args, work)
     finally:
         if not args.scratch:
             shutil.rmtree(work, ignore_errors=True)
