@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -197,6 +198,8 @@ def main() -> None:
         ap.error("--executors takes counts >= 1")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise SystemExit("no Java found: Spark needs Java 17+ (install a JDK or set JAVA_HOME)")
+    # SIGTERM (and SIGINT, which a shell ignores in background jobs) end the run and stop the cluster it started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.nice(max(0, args.nice - os.nice(0)))  # a shared machine: the cluster and the runs inherit it
     work = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="kraftcheck-scale-"))
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -221,7 +221,12 @@ def run_child(args: dict[str, Any], scratch: Path, cluster: list[int], env: dict
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=ROOT)
     load0 = os.getloadavg()[0]
     with Sampler(proc.pid, cluster, scratch, every) as sampler:
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate()
+        except BaseException:  # interrupted: end the run too (its JVM ends when its Python driver goes)
+            proc.terminate()
+            proc.wait()
+            raise
     if proc.returncode != 0:
         raise SystemExit(f"benchmark child failed (exit {proc.returncode}):\n{err[-3000:]}")
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
