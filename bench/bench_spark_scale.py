@@ -77,6 +77,27 @@ def fit(rows: list[dict[str, Any]], key: str, first: int) -> tuple[float, float]
     return float(a), float(b)
 
 
+def shuffle_fit(r: dict[str, Any]) -> tuple[float, float] | None:
+    """(bytes a visited state, bytes a candidate successor) a level writes to the shuffle: least squares of each
+    level's stage's shuffle bytes against the states visited up to that level (each partition's visited shard goes
+    through the shuffle every level on a cluster) and the successors its expansion generated; None without Spark's
+    per-stage counts or on too few levels."""
+    sh = r.get("shuffle", {})
+    before = {p[0] for p in sh.get("stages_before", {}).get("per_stage", [])}
+    stages = [p for p in sh.get("per_stage", []) if p[0] not in before]
+    rows = {row["level"]: row for row in r["per_level"]}  # the last tick of each level: its committed figures
+    pts = []
+    for level, (_, write, _) in enumerate(stages):  # stage k is level k's job (level 0: the initial states)
+        if level in rows and level + 1 in rows and level > r["in_driver"] + 1:
+            cands = rows[level + 1]["transitions"] - rows[level]["transitions"]
+            pts.append((rows[level]["states"], cands, write))
+    if len(pts) < 3:
+        return None
+    A = np.array([[v, c] for v, c, _ in pts], dtype=float)
+    (per_state, per_cand), *_ = np.linalg.lstsq(A, np.array([w for *_, w in pts], dtype=float), rcond=None)
+    return float(per_state), float(per_cand)
+
+
 def summarize(r: dict[str, Any]) -> dict[str, Any]:
     """The per-state and per-level figures of one run."""
     n = r["states"]
@@ -95,7 +116,7 @@ def summarize(r: dict[str, Any]) -> dict[str, Any]:
         "level_cpu": level_cpu, "state_cpu_us": 1e6 * state_cpu, "driver_mib": pk["driver_python_hwm_kib"] / 1024,
         "driver_jvm_mib": pk["driver_jvm_hwm_kib"] / 1024, "executor_jvm_mib": pk["executor_jvm_hwm_kib"] / 1024,
         "python_worker_mib": pk["python_worker_hwm_kib"] / 1024, "executors_mib": pk["executors_rss_kib"] / 1024,
-        "load": r["load"], "levels": r["levels"], "partitions": r["partitions"],
+        "load": r["load"], "levels": r["levels"], "partitions": r["partitions"], "shuffle_fit": shuffle_fit(r),
     }
 
 
@@ -104,12 +125,14 @@ def show(label: str, s: dict[str, Any], base: dict[str, Any] | None) -> None:
     shuffle = "n/a" if s["shuffle_b_state"] is None else f"{s['shuffle_b_state']:.0f}"
     print(f"{label:>10} {s['states']:>11,} {s['wall']:>7.1f} {s['rate']:>9,.0f} {speed:>7} {s['cpu']:>7.1f} "
           f"{s['cpu_us_state']:>7.1f} {shuffle:>8} {s['disk_b_state']:>7.0f} {s['level_wall']:>7.2f} "
-          f"{s['state_wall_us']:>7.1f} {s['driver_mib']:>7.0f} {s['executors_mib']:>8.0f} "
+          f"{s['state_wall_us']:>7.1f} {s['level_cpu']:>7.2f} {s['state_cpu_us']:>7.1f} {s['driver_mib']:>7.0f} "
+          f"{s['executors_mib']:>8.0f} "
           f"{s['load'][0]:>5.1f}->{s['load'][1]:<5.1f}")
 
 
 HEADER = (f"{'executors':>10} {'states':>11} {'wall s':>7} {'states/s':>9} {'speedup':>7} {'CPU s':>7} "
-          f"{'CPU us/st':>7} {'shuf B/st':>8} {'disk B/st':>7} {'s/level':>7} {'us/state':>7} {'drv MiB':>7} "
+          f"{'CPU us/st':>7} {'shuf B/st':>8} {'disk B/st':>7} {'s/level':>7} {'us/state':>7} {'CPU s/lv':>7} "
+          f"{'CPU us/st':>7} {'drv MiB':>7} "
           f"{'exec MiB':>8} {'load':>11}")
 
 
@@ -130,7 +153,8 @@ def cluster_runs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             env = {"PYSPARK_SUBMIT_ARGS": f"--conf spark.cores.max={e} --conf spark.executor.cores=1 pyspark-shell"}
             common = {"model": MODELS[args.model], "master": cluster.url, "partitions": args.partitions,
                       "local_below": 0, "executor_memory": args.executor_memory, "executors": e}
-            r = run_child({**common, "bounds": bounds}, work / f"scratch-{e}", cluster.worker_pids, env=env)
+            r = run_child({**common, "bounds": bounds}, work / f"scratch-{e}", cluster.worker_pids, env=env,
+                          disk=cluster.local_dirs)
             if r["states"] != expected or r["verdict"] != "ok":
                 raise SystemExit(f"{e} executors: {r['states']} states, verdict {r['verdict']} (expected "
                                  f"{expected}, ok)")
@@ -140,10 +164,15 @@ def cluster_runs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             out["runs"][e] = {**s, "raw": {k: v for k, v in r.items() if k != "per_level"},
                               "per_level": r["per_level"]}
             show(str(e), s, base)
+            if s["shuffle_fit"]:
+                print(f"{'':>10} shuffle a level: {s['shuffle_fit'][0]:.1f} B a state visited so far + "
+                      f"{s['shuffle_fit'][1]:.1f} B a successor generated")
             base = base or s
             # levels that cost only their overhead: the model at 5 bits, one small level after another
             o = run_child({**common, "bounds": small}, work / f"scratch-small-{e}", cluster.worker_pids, env=env)
             out["overhead"][e] = o["wall"] / max(1, o["levels"])
+        print("(s/level, us/state: wall-time fit of a level against its new states; CPU s/lv, CPU us/st: the same "
+              "for the CPU of every process)")
         print("wall time of a level of at most 32 states (the model at 5 bits): "
               + ", ".join(f"{e} executors {v:.2f} s" for e, v in out["overhead"].items()))
     return out

@@ -54,6 +54,7 @@ class Cluster:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.url = ""
         self.worker_pids: list[int] = []
+        self.local_dirs: tuple[Path, ...] = ()  # the workers' scratch: their executors' shuffle files
 
     def _start(self, name: str, args: list[str], local: Path | None = None) -> subprocess.Popen[bytes]:
         home = spark_home()
@@ -85,6 +86,7 @@ class Cluster:
                 "--work-dir", str(self.folder / f"work-{i}"), self.url], local=self.folder / f"local-{i}")
             _wait_port(wport, w, f"Spark worker {i}", self.folder / f"worker-{i}.log")
             self.worker_pids.append(w.pid)
+            self.local_dirs += (self.folder / f"local-{i}",)
         time.sleep(2.0)  # the workers register with the master (a run waits for its executors besides)
         return self
 

@@ -88,12 +88,10 @@ def shuffle_bytes(sc):
         store = sc._jsc.sc().statusStore()
         d = lambda n: getattr(store, f"stageList$default${n}")()
         stages = store.stageList(None, d(2), d(3), d(4), d(5))
-        w = rd = 0
-        for i in range(stages.size()):
-            s = stages.apply(i)
-            w += s.shuffleWriteBytes()
-            rd += s.shuffleReadBytes()
-        return {"write": w, "read": rd, "stages": stages.size()}
+        per = sorted((s.stageId(), s.shuffleWriteBytes(), s.shuffleReadBytes())
+                     for s in (stages.apply(i) for i in range(stages.size())))
+        return {"write": sum(p[1] for p in per), "read": sum(p[2] for p in per), "stages": len(per),
+                "per_stage": per}
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
 
@@ -164,9 +162,9 @@ class Sampler:
 
     ``driver``: the driver's Python process (its JVM and the JVM's Python workers are its descendants on a local
     master); ``cluster``: the standalone workers' pids (their executors and Python workers are their descendants);
-    ``scratch``: the folder whose size is the run's disk."""
+    ``scratch``: the folders whose size is the run's disk (its own scratch, the workers' shuffle folders)."""
 
-    def __init__(self, driver: int, cluster: list[int], scratch: Path, every: float = 2.0) -> None:
+    def __init__(self, driver: int, cluster: list[int], scratch: list[Path], every: float = 2.0) -> None:
         self.driver, self.cluster, self.scratch, self.every = driver, cluster, scratch, every
         self.peak: dict[str, int] = {"driver_python_hwm_kib": 0, "driver_jvm_hwm_kib": 0, "executors_rss_kib": 0,
                                      "python_worker_hwm_kib": 0, "executor_jvm_hwm_kib": 0, "all_rss_kib": 0,
@@ -202,7 +200,7 @@ class Sampler:
         workers = [p for p in (exe if self.cluster else drv) if p != self.driver and p not in self.cluster]
         pk["executors_rss_kib"] = max(pk["executors_rss_kib"], sum(procs[p][2] for p in workers))
         pk["all_rss_kib"] = max(pk["all_rss_kib"], sum(procs[p][2] for p in drv + exe))
-        pk["disk_bytes"] = max(pk["disk_bytes"], disk_bytes(self.scratch))
+        pk["disk_bytes"] = max(pk["disk_bytes"], sum(disk_bytes(f) for f in self.scratch))
 
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
@@ -213,14 +211,15 @@ class Sampler:
 
 
 def run_child(args: dict[str, Any], scratch: Path, cluster: list[int], env: dict[str, str] | None = None,
-              every: float = 2.0) -> dict[str, Any]:
-    """One measured run: ``CHILD`` with ``args``, its scratch under ``scratch`` (SPARK_LOCAL_DIRS), sampled."""
+              every: float = 2.0, disk: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """One measured run: ``CHILD`` with ``args``, its scratch under ``scratch`` (SPARK_LOCAL_DIRS), sampled; its
+    disk is what ``scratch`` and the folders ``disk`` hold (on a cluster: the workers' local folders)."""
     scratch.mkdir(parents=True, exist_ok=True)
     full_env = dict(os.environ, SPARK_LOCAL_DIRS=str(scratch), SPARK_LOCAL_IP="127.0.0.1", **(env or {}))
     cmd = [sys.executable, "-c", CHILD, json.dumps({**args, "roots": cluster})]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=ROOT)
     load0 = os.getloadavg()[0]
-    with Sampler(proc.pid, cluster, scratch, every) as sampler:
+    with Sampler(proc.pid, cluster, [scratch, *disk], every) as sampler:
         try:
             out, err = proc.communicate()
         except BaseException:  # interrupted: end the run too (its JVM ends when its Python driver goes)
