@@ -168,6 +168,8 @@ def cluster_runs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 print(f"{'':>10} shuffle a level: {s['shuffle_fit'][0]:.1f} B a state visited so far + "
                       f"{s['shuffle_fit'][1]:.1f} B a successor generated")
             base = base or s
+            if args.json:  # a long benchmark keeps what it measured so far
+                Path(args.json).write_text(json.dumps(out, indent=1, default=str))
             # levels that cost only their overhead: the model at 5 bits, one small level after another
             o = run_child({**common, "bounds": small}, work / f"scratch-small-{e}", cluster.worker_pids, env=env)
             out["overhead"][e] = o["wall"] / max(1, o["levels"])

@@ -46,6 +46,7 @@ def tree_cpu(roots):
     return total
 
 a = json.loads(sys.argv[1])
+spark_session.EXECUTOR_WAIT_S = 600.0  # executors of a loaded machine's cluster take minutes to start
 t = time.perf_counter()
 mem = {"driver_memory": a.get("driver_memory"), "executor_memory": a.get("executor_memory")}
 sc = spark_session.context(a["master"], spark_session.memory_conf(**mem))  # check_spark reuses it (same settings)
