@@ -28,6 +28,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hypercube import SPEC as SPEC  # noqa: E402  (bench_spark_driver_memory.py loads this file as the model)
+
 HYPERCUBE = Path(__file__).resolve().parent / "hypercube.py"
 
 # ---- measuring -----------------------------------------------------------------------------------------------------
