@@ -5,9 +5,10 @@ bits//2), bits * 2**(bits-1) switch steps plus the idle step of the last state),
 engine, not a model.  Loaded by path (``bench/hypercube.py``, or ``bench/hypercube.py:LIVE_SPEC``), so Spark runs also
 ship a user's model file to the executors.
 
-``SPEC``: safety only (``bench_spark.py``, ``bench_spark_scale.py``).  ``LIVE_SPEC``: the same switches with one
-liveness property, every switch eventually on under weak fairness of ``switch_on`` (it holds; every state but the last
-is a bad state whose component is judged: ``bench_spark_driver_memory.py --liveness``).
+``SPEC``: safety only (``bench_spark.py``, which re-exports it, and ``bench_spark_scale.py``).  ``LIVE_SPEC``: the
+same switches with one liveness property, every switch eventually on under weak fairness of ``switch_on`` (it holds;
+every state but the last is a bad state whose component is judged), the model of
+``bench_spark_driver_memory.py --liveness``, which still defines its own copy.
 """
 
 from __future__ import annotations
