@@ -84,7 +84,9 @@ def shuffle_fit(r: dict[str, Any]) -> tuple[float, float] | None:
     per-stage counts or on too few levels."""
     sh = r.get("shuffle", {})
     before = {p[0] for p in sh.get("stages_before", {}).get("per_stage", [])}
-    stages = [p for p in sh.get("per_stage", []) if p[0] not in before]
+    # each level's job lists the earlier levels' stages again as skipped (nothing written): the levels' own stages
+    # are the ones that wrote
+    stages = [p for p in sh.get("per_stage", []) if p[0] not in before and p[1] > 0]
     rows = {row["level"]: row for row in r["per_level"]}  # the last tick of each level: its committed figures
     pts = []
     for level, (_, write, _) in enumerate(stages):  # stage k is level k's job (level 0: the initial states)
