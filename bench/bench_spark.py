@@ -1,7 +1,7 @@
 """Spark engine benchmark: in-process BFS on one core against Spark ``local[1]`` and ``local[2]``.
 
-Usage: ``python bench/bench_spark.py [--bits 20]`` (the hypercube model below: 2**bits distinct states, depth bits,
-about bits/2 successors a state), or ``--model NAME|file.py [--profile P] [--set k=v ...] [--variant V ...]`` for
+Usage: ``python bench/bench_spark.py [--bits 20]`` (the hypercube of ``hypercube.py``: 2**bits distinct states, depth
+bits, about bits/2 successors a state), or ``--model NAME|file.py [--profile P] [--set k=v ...] [--variant V ...]`` for
 another model (``--profile deep``: that profile's bounds, ``--set`` on top).
 Each engine runs in a fresh process, in ``--repeat`` interleaved rounds of which the best is reported (the machine
 this was written on is shared, and a slow spell stretches a single run by up to half).  Throughput is distinct states
@@ -14,8 +14,8 @@ Issue 20: ``local[2]`` >= 1.0x in-process on every KRaft model.  The ratio line 
 (the whole process tree against the in-process run), with the load average at the start and the end: on a machine
 shared with other work the wall ratio moves with the load, the CPU ratio much less.
 
-The hypercube model is defined in this file and loaded by path, so the Spark runs also ship a user's model file to
-the executors.
+The hypercube model (``hypercube.py``, shared with the other Spark benchmarks) is loaded by path, so the Spark runs
+also ship a user's model file to the executors.
 """
 
 from __future__ import annotations
@@ -25,56 +25,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kraftcheck.model import Context, Model
-from kraftcheck.spec import Spec, invariant, reachable
+from hypercube import SPEC as SPEC  # noqa: E402  (bench_spark_driver_memory.py loads this file as the model)
 
-
-# ---- the benchmark model -------------------------------------------------------------------------------------------
-@attrs.frozen
-class CubeBounds:
-    bits: int = 20
-
-
-cube: Model[int, CubeBounds] = Model("hypercube", CubeBounds, doc="n switches, each turned on once: 2**n states")
-
-
-@cube.init
-def _start(b: CubeBounds) -> Iterator[int]:
-    yield 0
-
-
-@cube.action(params=("i",))
-def switch_on(s: int, ctx: Context[CubeBounds]) -> Iterator[Any]:
-    for i in range(ctx.b.bits):
-        if not s >> i & 1:
-            yield (i,), s | 1 << i
-
-
-@cube.action
-def idle(s: int, ctx: Context[CubeBounds]) -> Iterator[int]:
-    """All switches on: the system stays there (no deadlock)."""
-    if s == (1 << ctx.b.bits) - 1:
-        yield s
-
-
-@invariant("InRange", "the state is a set of the n switches", "bench")
-def _in_range(s: int, ctx: Context[CubeBounds]) -> bool:
-    return 0 <= s < 1 << ctx.b.bits
-
-
-@reachable("AllOn", "every switch is on at some point", "bench")
-def _all_on(s: int, ctx: Context[CubeBounds]) -> bool:
-    return s == (1 << ctx.b.bits) - 1
-
-
-SPEC = Spec(cube, [_in_range, _all_on], family="example")
-
+HYPERCUBE = Path(__file__).resolve().parent / "hypercube.py"
 
 # ---- measuring -----------------------------------------------------------------------------------------------------
 INPROCESS = r"""
@@ -154,7 +112,7 @@ def _child(code: str, args: list[str], pin: str | None = None) -> dict[str, Any]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bits", type=int, default=20, help="hypercube size: 2**bits states (default 20: 1,048,576)")
-    ap.add_argument("--model", default=str(Path(__file__).resolve()), help="another model: name, file.py, mod:ATTR")
+    ap.add_argument("--model", default=str(HYPERCUBE), help="another model: name, file.py, mod:ATTR")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="bounds of --model")
     ap.add_argument("--profile", help="a bounds profile of --model (its bounds, then --set on top)")
     ap.add_argument("--variant", action="append", default=[], metavar="V")
@@ -167,7 +125,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error(f"--repeat takes a number >= 1, not {args.repeat}")
-    own = Path(args.model).resolve() == Path(__file__).resolve()
+    own = Path(args.model).resolve() == HYPERCUBE
     bounds: dict[str, Any] = {"bits": args.bits} if own else {}
     if args.profile and not own:
         from kraftcheck.checker.api import resolve
