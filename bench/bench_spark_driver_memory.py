@@ -10,6 +10,7 @@ hypercube defined below, which adds one liveness property (every switch is event
 Printed per size: distinct states, the widest level, the driver's peak RSS (the Python driver process alone:
 ``ru_maxrss``; on a local master the executors live in the driver's JVM, a child process, and the Python workers are
 the JVM's children, so neither is counted), its growth over the smallest size, the CPU seconds of the driver process
+and of the engine's task code (summed over tasks, in the Python workers; the JVM's own CPU is not counted)
 and the run's wall seconds, with the load average; with ``--liveness`` also the graph's edges, the supersteps of the
 fair-component search and the liveness phase's seconds.
 
@@ -101,6 +102,7 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 info = r.manifest.get("liveness", {})
 print(json.dumps({"states": r.distinct_states, "verdict": r.verdict, "peak_kib": peak, "before_kib": base,
                   "cpu_driver": time.process_time() - c, "wall": time.perf_counter() - t,
+                  "cpu_tasks": r.manifest.get("task_seconds", {}).get("cpu", 0.0),
                   "levels": r.manifest["levels"], "edges": info.get("graph_edges"),
                   "supersteps": info.get("supersteps"), "liveness_seconds": info.get("liveness_seconds")}))
 """
@@ -118,7 +120,7 @@ def main() -> None:
     model = str(here if args.liveness else here.parent / "bench_spark.py")
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print(f"{'states':>12} {'widest level':>13} {'driver peak RSS':>16} {'growth':>7} {'driver CPU s':>13} "
-          f"{'wall s':>7} {'edges':>10} {'supersteps':>10} {'liveness s':>10}")
+          f"{'task CPU s':>11} {'wall s':>7} {'edges':>10} {'supersteps':>10} {'liveness s':>10}")
     first = last = None
     for bits in args.bits:
         out = subprocess.run([sys.executable, "-c", CHILD, model, str(bits), args.master], capture_output=True,
@@ -132,8 +134,8 @@ def main() -> None:
         first = first or mib
         last = mib
         print(f"{r['states']:>12,} {comb(bits, bits // 2):>13,} {mib:>12.1f} MiB {mib / first:>6.2f}x "
-              f"{r['cpu_driver']:>13.1f} {r['wall']:>7.1f} {r['edges'] or 0:>10,} {r['supersteps'] or 0:>10} "
-              f"{r['liveness_seconds'] or 0:>10}")
+              f"{r['cpu_driver']:>13.1f} {r.get('cpu_tasks', 0.0):>11.1f} {r['wall']:>7.1f} {r['edges'] or 0:>10,} "
+              f"{r['supersteps'] or 0:>10} {r['liveness_seconds'] or 0:>10}")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     if args.max_growth is not None and first and last and last / first > args.max_growth:
         raise SystemExit(f"driver peak RSS grew {last / first:.2f}x, more than --max-growth {args.max_growth}")
