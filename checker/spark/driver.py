@@ -1,9 +1,8 @@
 """The driver of the Spark engine: ``check_spark`` and the level-by-level search that judges each level's reports.
 
 The driver submits one job per level, decides each level exactly as the in-process BFS would (verdict, counts,
-coverage, targets) from the tasks' per-batch counts, writes per-level checkpoints and resumes from them, and rebuilds
-counterexamples.  It holds no per-state array: the tasks rank the order keys themselves (``ranks``).  The design is
-in the package docstring, ``checker/spark/__init__.py``.
+coverage, targets) from the tasks' per-batch counts (it holds no per-state array: ``ranks``), writes per-level
+checkpoints and resumes from them, and rebuilds counterexamples.  The design: ``checker/spark/__init__.py``.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
-from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
+from kraftcheck.checker.spark.job import Job, Reports, first_event, raise_task_errors
 from kraftcheck.checker.spark.live_graph import LiveCapture
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
@@ -116,10 +115,8 @@ class _Search:
         self.transitions = 0  # candidates of committed expansions
         self.coverage = np.zeros(A, dtype=I64)
         self.n_level = 0  # states of the newest committed level (their order keys stay with the tasks: ``ranks``)
-        # the events its expansion met (one per partition at most), and the first of them as (pos, j, event) once the
-        # next level's tasks have placed them (their dense positions)
-        self.local_events: list[dict[str, Any]] = []
-        self.xev: tuple[int, int, dict[str, Any]] | None = None
+        self.local_events: list[dict[str, Any]] = []  # the events its expansion met (at most one a partition)
+        self.xev: tuple[int, int, dict[str, Any]] | None = None  # the first of them once placed: (pos, j, event)
         self.rdd: Any = None
         self.stages = Stages(sc, partitions)
         self.levels = 0
@@ -239,7 +236,8 @@ class _Search:
                 run.coverage[:] = self.coverage.tolist()
                 return run.result("ok", self.distinct, self.transitions, level - 1, extra=self._extra())
             self.depth_done = level
-            self._commit(level)
+            if self.checkpoint is not None:
+                self._save(level)
             level += 1
 
     def _prepare(self) -> int | None:
@@ -334,25 +332,14 @@ class _Search:
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
         """This level's per-partition first expansion events (by order key: the next level's tasks place them)."""
-        self.local_events = [dict(reports[q]["x_event"]) for q in range(self.P) if reports[q].get("x_event")]
-        self.xev = None
+        self.local_events, self.xev = [dict(r["x_event"]) for _, r in sorted(reports.items()) if r.get("x_event")], None
 
     def _placed(self, level: int, reports: dict[int, dict[str, Any]]) -> None:
-        """What the tasks of ``level`` found about level - 1 from the order keys its partitions hold (``ranks``): the
-        dense positions of its expansion's events, in BFS order (the first one decides), and for the liveness graph
-        the first key of each of its batches."""
-        if self.local_events:
-            pos = reports[0]["event_pos"]
-            for ev in self.local_events:
-                ev["pos"] = int(pos[ev["key"]])
-            first = min(self.local_events, key=lambda e: (e["pos"], e["j"]))
-            self.xev = (first["pos"], first["j"], first)
+        """What the tasks of ``level`` found about level - 1 from its partitions' order keys (``ranks``): where its
+        expansion's events are (``first_event``), and for the liveness graph the first key of each of its batches."""
+        self.xev = first_event(self.local_events, reports)
         if self.live is not None:
             self.live.bounds(level - 1, self.n_level, reports)
-
-    def _commit(self, level: int) -> None:
-        if self.checkpoint is not None:
-            self._save(level)
 
     def _save(self, level: int) -> None:
         assert self.checkpoint is not None

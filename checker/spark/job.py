@@ -60,6 +60,20 @@ def lap(report: dict[str, Any], phase: str, since: float) -> float:
     return now
 
 
+def first_event(events: list[dict[str, Any]], reports: dict[int, dict[str, Any]]
+                ) -> tuple[int, int, dict[str, Any]] | None:
+    """Of a level's expansion events (one a partition at most, by order key), the first in BFS order as (dense
+    position, index within its state's successors, event): the next level's tasks found the positions (every task
+    reports them as ``event_pos``), and each event gets its ``pos``."""
+    if not events:
+        return None
+    pos = reports[0]["event_pos"]
+    for ev in events:
+        ev["pos"] = int(pos[ev["key"]])
+    first = min(events, key=lambda e: (e["pos"], e["j"]))
+    return first["pos"], first["j"], first
+
+
 def raise_task_errors(level: int, partitions: int, reports: dict[int, dict[str, Any]]) -> None:
     """Every partition reported, and none failed: else the first failure as the error the user should see."""
     missing = [q for q in range(partitions) if q not in reports]
