@@ -40,7 +40,7 @@ import json, resource, sys, time
 from kraftcheck.checker.api import check
 model, variants, bounds = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 t = time.perf_counter()
-r = check(model, variants, bounds, progress=False)
+r = check(model, variants, bounds, progress=False, liveness=False)  # safety only, as check_spark below
 wall = time.perf_counter() - t
 ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"states": r.distinct_states, "transitions": r.transitions, "depth": r.depth, "verdict": r.verdict,

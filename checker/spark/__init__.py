@@ -9,7 +9,7 @@ destination) pair.  It drops candidates its shard already holds, keeps the first
 invariants and reachability targets on the new states, writes them (with parent pointers) to the checkpoint, expands
 them in batches (action properties, deadlock, coverage), and ships the successors to their owners as blobs, together
 with its grown shard to itself.  The stage runs as a map stage of the next shuffle (``submitMapStage``), so a level
-costs one stage; what the driver needs (the new states' order keys, counts, events) comes back through an accumulator
+costs one stage; what the driver needs (per-batch counts, events) comes back through an accumulator
 keyed by (level, partition), which makes a re-executed task harmless.  On a cluster the shard travels through Spark's
 shuffle, so nothing depends on Python worker reuse or on which executor runs which partition; with a local master
 (one host) it is kept in a file per (level, partition) instead, written whole and renamed into place, which any
@@ -20,10 +20,12 @@ states, and what it reports when it stops early (the distinct-state count at a v
 ``--max-states`` limit) depends on that order.  The Spark engine reproduces the order exactly: each state carries an
 order key taken at its first occurrence (the batch of its parent's rank, the parent's place in that batch, the action
 and the successor's index among those the action yields: ``order.py``), which sorts a level exactly as the
-in-process engine's frontier.  The driver turns the keys of each level into dense ranks
-(one sorted array per level, shipped with the next level's job), from which every count is cut at the same batch as
-in-process: verdict, distinct states, transitions, depth, coverage, unreached targets and the counterexample (built
-from the same parent pointers, so not just as short: the same one) all agree with ``checker.search.bfs``.
+in-process engine's frontier.  The tasks of the next level turn the keys into dense ranks
+(``ranks.py``: every partition hands its sorted keys to every task of the next level, in a file on one host, through
+the shuffle on a cluster; a key's rank is how many keys of all partitions are smaller), so that the driver holds no
+per-state array, only per-batch counts, from which every count is cut at the same batch as in-process: verdict,
+distinct states, transitions, depth, coverage, unreached targets and the counterexample (built from the same parent
+pointers, so not just as short: the same one) all agree with ``checker.search.bfs``.
 
 Because a level's new states are expanded in the same task that finds them, the decisions for level L (a deadlock or
 action property while expanding level L-1, an invariant broken by a level-L state, the state limit) are taken after
@@ -49,6 +51,7 @@ Modules, one concern each::
     task.py            what one partition does for one level (in a Python worker): read, dedup, judge the new states
     expand.py          successors of a partition's new states in the in-process order, shipped to their owners
     order.py           order keys: the in-process BFS order as sortable integers
+    ranks.py           dense ranks of a level's order keys, by the next level's tasks (not the driver)
     job.py             what a level's tasks are told (Job) and how they report back (the accumulator)
     shards.py          what one level hands the next: record kinds, shuffle chunks, shard files
     stages.py          one Spark map stage per level, built through py4j

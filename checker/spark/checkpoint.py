@@ -369,14 +369,6 @@ class Checkpoint:
         data: dict[str, Any] = json.loads((level_dir(self.root, level) / COMPLETE).read_text())
         return data
 
-    def level_keys(self, level: int, partitions: int) -> np.ndarray:
-        """All order keys of one level, sorted (the driver's rank table)."""
-        import pyarrow.parquet as pq
-
-        keys = [pq.read_table(part_path(self.root, level, q), columns=["key"]).column("key").to_numpy()
-                for q in range(partitions)]
-        return np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
-
 
 def spent(started: float, cpu_started: float, task_cpu: float) -> dict[str, float]:
     """The cost of a run up to a level, stored in its completion record: wall seconds, the driver's CPU and the CPU

@@ -1,8 +1,8 @@
 """The driver of the Spark engine: ``check_spark`` and the level-by-level search that judges each level's reports.
 
-The driver submits one job per level, turns the new states' order keys into dense ranks, decides each level exactly
-as the in-process BFS would (verdict, counts, coverage, targets), writes per-level checkpoints and resumes from them,
-and rebuilds counterexamples.  The design is in the package docstring, ``checker/spark/__init__.py``.
+The driver submits one job per level, decides each level exactly as the in-process BFS would (verdict, counts,
+coverage, targets) from the tasks' per-batch counts (it holds no per-state array: ``ranks``), writes per-level
+checkpoints and resumes from them, and rebuilds counterexamples.  The design: ``checker/spark/__init__.py``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
-from kraftcheck.checker.spark.job import Job, Reports, raise_task_errors
+from kraftcheck.checker.spark.job import Job, Reports, first_event, raise_task_errors
 from kraftcheck.checker.spark.live_graph import LiveCapture
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
+from kraftcheck.checker.spark.ranks import drop_keys_files
 from kraftcheck.checker.spark.shards import NOOP, shard_path
 from kraftcheck.checker.spark.specref import SpecRef, describe, local_zip
 from kraftcheck.checker.spark.stages import Stages, owner
@@ -113,9 +114,9 @@ class _Search:
         self.distinct = 0  # states of committed levels
         self.transitions = 0  # candidates of committed expansions
         self.coverage = np.zeros(A, dtype=I64)
-        self.ranks = np.zeros(0, dtype=I64)  # sorted order keys of the newest committed level
-        self.xev: tuple[int, int, dict[str, Any]] | None = None  # first expansion event of that level: (pos, j, ev)
-        self.local_events: list[dict[str, Any]] = []
+        self.n_level = 0  # states of the newest committed level (their order keys stay with the tasks: ``ranks``)
+        self.local_events: list[dict[str, Any]] = []  # the events its expansion met (at most one a partition)
+        self.xev: tuple[int, int, dict[str, Any]] | None = None  # the first of them once placed: (pos, j, event)
         self.rdd: Any = None
         self.stages = Stages(sc, partitions)
         self.levels = 0
@@ -161,6 +162,7 @@ class _Search:
             self.shard_level = job.level
             for q in range(self.P):  # a re-executed task of the next level still finds the shards it reads
                 shard_path(self.shard_dir, job.level - 2, q).unlink(missing_ok=True)
+            drop_keys_files(self.shard_dir, job.level - 2, self.P)
             shutil.rmtree(os.path.join(self.shard_dir, f"out-{job.level - 2}"), ignore_errors=True)
         for r in reports.values():
             for phase, sec in r.get("time", {}).items():
@@ -220,20 +222,22 @@ class _Search:
             if md is not None and level - 1 >= md:
                 return self._probe(level)
             expand_all = md is not None and level >= md
-            job = self._job(level, "dedup", ranks=self.ranks, expand=self.xev is None, expand_all=expand_all,
-                            event_batches=tuple(sorted({e["pos"] // BATCH for e in self.local_events})))
+            job = self._job(level, "dedup", prev_count=self.n_level, expand=not self.local_events,
+                            expand_all=expand_all, event_keys=tuple(sorted(e["key"] for e in self.local_events)))
             reports = self._submit(job, self.rdd)
             self.levels = level
+            self._placed(level, reports)
             result = self._judge(level, reports, expand_all)
             if result is not None:
                 return result
-            n = len(self.ranks)
+            n = self.n_level
             run.progress.tick(self.distinct, self.transitions, n, level)
             if n == 0:
                 run.coverage[:] = self.coverage.tolist()
                 return run.result("ok", self.distinct, self.transitions, level - 1, extra=self._extra())
             self.depth_done = level
-            self._commit(level)
+            if self.checkpoint is not None:
+                self._save(level)
             level += 1
 
     def _prepare(self) -> int | None:
@@ -256,7 +260,7 @@ class _Search:
         self.transitions = int(st["transitions"])
         self.coverage = np.array(st["coverage"], dtype=I64)
         run.forget_reached(set(st["targets"]))
-        self.ranks = self.checkpoint.level_keys(last, self.P)
+        self.n_level = int(st["states_in_level"])
         self.resumed_from = last
         self.depth_done = last
         if self.live is not None:
@@ -278,7 +282,7 @@ class _Search:
         except Handoff as h:
             self.distinct, self.transitions = h.distinct, h.transitions
             self.coverage = np.array(run.coverage, dtype=I64)
-            self.ranks = np.arange(len(h.fps), dtype=I64)
+            self.n_level = len(h.fps)
             self.levels = self.depth_done = self.driver_levels = h.depth
             md = self.max_depth
             job = self._job(h.depth, "seed", expand_all=md is not None and h.depth >= md)
@@ -310,8 +314,8 @@ class _Search:
         md = self.max_depth
         job = self._job(0, "init", expand_all=md is not None and md <= 0)
         reports = self._submit(job, self._start_rdd())
-        self.ranks = np.sort(np.concatenate([reports[q]["new_keys"] for q in range(self.P)]))
-        if len(self.ranks) != len(inits):
+        self.n_level = sum(int(reports[q]["new_count"]) for q in range(self.P))
+        if self.n_level != len(inits):
             raise RuntimeError("executors disagree with the driver on the initial states (is the model deterministic?)")
         self.distinct = len(inits)
         self._first_job(0, job, reports)
@@ -324,22 +328,18 @@ class _Search:
         its steps given to the liveness graph."""
         self._note_events(reports)
         if self.live is not None:
-            self.live.expanded(level, reports, self.ranks, job.expand_all)
+            self.live.expanded(level, reports, job.expand_all)
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
-        """Place this level's per-partition first expansion events in BFS order (their dense positions)."""
-        self.local_events = []
-        for q in range(self.P):
-            ev = reports[q].get("x_event")
-            if ev:
-                ev = dict(ev, pos=int(np.searchsorted(self.ranks, ev["key"])))
-                self.local_events.append(ev)
-        first = min(self.local_events, key=lambda e: (e["pos"], e["j"]), default=None)
-        self.xev = (first["pos"], first["j"], first) if first else None
+        """This level's per-partition first expansion events (by order key: the next level's tasks place them)."""
+        self.local_events, self.xev = [dict(r["x_event"]) for _, r in sorted(reports.items()) if r.get("x_event")], None
 
-    def _commit(self, level: int) -> None:
-        if self.checkpoint is not None:
-            self._save(level)
+    def _placed(self, level: int, reports: dict[int, dict[str, Any]]) -> None:
+        """What the tasks of ``level`` found about level - 1 from its partitions' order keys (``ranks``): where its
+        expansion's events are (``first_event``), and for the liveness graph the first key of each of its batches."""
+        self.xev = first_event(self.local_events, reports)
+        if self.live is not None:
+            self.live.bounds(level - 1, self.n_level, reports)
 
     def _save(self, level: int) -> None:
         assert self.checkpoint is not None
@@ -350,7 +350,7 @@ class _Search:
             "transitions": self.transitions,
             "coverage": self.coverage.tolist(),
             "targets": self.run_.pending(),
-            "states_in_level": int(len(self.ranks)),
+            "states_in_level": self.n_level,
             **ckpt_io.spent(self.run_.started, self.run_.cpu_started, self.task_time.get("cpu", 0.0)),
         })
 
@@ -363,7 +363,7 @@ class _Search:
         """
         run = self.run_
         P = self.P
-        nb = max(1, -(-len(self.ranks) // BATCH))
+        nb = max(1, -(-self.n_level // BATCH))
         new_pb = sum((reports[q]["new_per_batch"] for q in range(P)), np.zeros(nb, dtype=I64))
         cand_pb = sum((reports[q]["x_cands"] for q in range(P)), np.zeros(nb, dtype=I64))
         cov_pb = sum((reports[q]["x_cov"] for q in range(P)), np.zeros((nb, self.A), dtype=I64))
@@ -395,12 +395,12 @@ class _Search:
         for q in range(P):  # action-property premises reached by some step of this level (see spark.expand)
             for name in reports[q].get("step_premises", ()):
                 run.step_premises.pop(name, None)
-        self.ranks = np.sort(np.concatenate([reports[q]["new_keys"] for q in range(P)]))
-        self.distinct += len(self.ranks)
+        self.n_level = sum(int(reports[q]["new_count"]) for q in range(P))
+        self.distinct += self.n_level
         self._note_events(reports)
         if self.live is not None:
             self.live.states(level, reports)
-            self.live.expanded(level, reports, self.ranks, expand_all)
+            self.live.expanded(level, reports, expand_all)
         return None
 
     def _stop(self, level: int, kind: str, what: Any, k: int, new_pb: np.ndarray, cand_pb: np.ndarray,
@@ -462,9 +462,9 @@ class _Search:
     def _probe(self, level: int) -> Result:
         """The depth limit: does the last level have a successor not yet visited (as ``_has_unseen_successor``)?"""
         run = self.run_
-        job = self._job(level, "probe", ranks=self.ranks, expand=False)
+        job = self._job(level, "probe", prev_count=self.n_level, expand=False)
         reports = self._submit(job, self.rdd)
-        nb = max(1, -(-len(self.ranks) // BATCH))
+        nb = max(1, -(-self.n_level // BATCH))
         cov_pb = sum((reports[q]["x_cov"] for q in range(self.P)), np.zeros((nb, self.A), dtype=I64))
         firsts = [reports[q]["probe_min_pos"] for q in range(self.P) if reports[q].get("probe_min_pos") is not None]
         if firsts:

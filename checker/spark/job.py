@@ -1,7 +1,8 @@
 """What the driver tells one level's tasks (``Job``) and how they report back (an accumulator of reports).
 
-A task's report (counts, order keys, events, CPU time by phase) goes back through an accumulator keyed by (level,
-partition), so a re-executed task overwrites its own entry instead of counting twice.  Shared by the driver, which
+A task's report (counts per batch, events, CPU time by phase: per-partition aggregates, never per-state arrays) goes
+back through an accumulator keyed by (level, partition), so a re-executed task overwrites its own entry instead of
+counting twice.  Shared by the driver, which
 builds the jobs and reads the reports (``raise_task_errors``: the first failure a task reports), and by the task
 code, which fills them.
 """
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 import time
 from typing import Any
-
-import numpy as np
 
 from kraftcheck.checker.errors import DiskFull, ModelError, OutOfMemory
 from kraftcheck.checker.spark.live_task import LiveSpec
@@ -33,16 +32,17 @@ class Reports:
 class Job:
     """What one level's tasks are told (pickled with the task function)."""
 
-    def __init__(self, ref: SpecRef, level: int, partitions: int, mode: str, ranks: np.ndarray | None = None,
-                 event_batches: tuple[int, ...] = (), targets: tuple[str, ...] = (), checkpoint: str | None = None,
+    def __init__(self, ref: SpecRef, level: int, partitions: int, mode: str, prev_count: int = 0,
+                 event_keys: tuple[int, ...] = (), targets: tuple[str, ...] = (), checkpoint: str | None = None,
                  expand: bool = True, expand_all: bool = False, shard_dir: str | None = None,
                  live: LiveSpec | None = None) -> None:
         self.ref = ref
         self.level = level
         self.partitions = partitions
         self.mode = mode  # init | resume | dedup | probe
-        self.ranks = ranks  # sorted order keys of level - 1 (dedup, probe)
-        self.event_batches = event_batches
+        # the states of level - 1 (dedup, probe): their order keys come from the partitions that hold them (``ranks``)
+        self.prev_count = prev_count
+        self.event_keys = event_keys  # order keys of level - 1's states where its expansion met an event (sorted)
         self.targets = targets
         self.checkpoint = checkpoint
         self.expand = expand
@@ -58,6 +58,20 @@ def lap(report: dict[str, Any], phase: str, since: float) -> float:
     times = report["time"]
     times[phase] = times.get(phase, 0.0) + now - since
     return now
+
+
+def first_event(events: list[dict[str, Any]], reports: dict[int, dict[str, Any]]
+                ) -> tuple[int, int, dict[str, Any]] | None:
+    """Of a level's expansion events (one a partition at most, by order key), the first in BFS order as (dense
+    position, index within its state's successors, event): the next level's tasks found the positions (every task
+    reports them as ``event_pos``), and each event gets its ``pos``."""
+    if not events:
+        return None
+    pos = reports[0]["event_pos"]
+    for ev in events:
+        ev["pos"] = int(pos[ev["key"]])
+    first = min(events, key=lambda e: (e["pos"], e["j"]))
+    return first["pos"], first["j"], first
 
 
 def raise_task_errors(level: int, partitions: int, reports: dict[int, dict[str, Any]]) -> None:

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from kraftcheck.checker.liveness.graph import STUTTER, Graph, code_instance
-from kraftcheck.checker.search.bfs import BATCH
 
 U64 = np.uint64
 I64 = np.int64
@@ -258,8 +257,3 @@ def _level_edges(c: dict[str, Any], e0: int, bound: np.ndarray, gid: dict[Any, i
         cols["e4"].append(c["a"][rows].astype(I64))
         cols["e5"].append(c["y"][rows].astype(I64))
         cols["e6"].append(which)
-
-
-def batch_bounds(ranks: np.ndarray) -> np.ndarray:
-    """The first order key of each batch of a level (``checker.search.bfs.BATCH`` states): per batch, not per state."""
-    return np.asarray(ranks[::BATCH], dtype=I64).copy()

@@ -1,10 +1,11 @@
 """What one level hands the next: the kinds of shuffled records, the shard files, and the shipped chunks.
 
 A task's output is a list of (destination partition, payload) records: its grown visited shard (to itself), the
-expansion counts of its states (ROWS) and the candidate successors for each owner (CAND).  ``emit`` writes them as
-PySpark's shuffle writer expects, spilling each chunk to a file on one host (SPILLED); ``payloads`` reads them back in
-the next level's task.  On one host the shards skip the shuffle altogether and live in shard files, one per (level,
-partition).  Kept apart from the task so that the data's format sits in one place with both its writers and readers.
+expansion counts of its states (ROWS), the candidate successors for each owner (CAND) and, on a cluster, the order
+keys of its states (KEYS, to every partition: ``ranks``).  ``emit`` writes them as PySpark's shuffle writer expects,
+spilling each chunk to a file on one host (SPILLED); ``payloads`` reads them back in the next level's task.  On one
+host the shards and the keys skip the shuffle altogether and live in files, one per (level, partition).  Kept apart
+from the task so that the data's format sits in one place with both its writers and readers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 U64 = np.uint64
 # the kind of a record's payload (its first item)
 SHARD, ROWS, CAND, NOOP, SPILLED, SEED = 0, 1, 2, 3, 4, 5  # SEED: a level the driver hands over (spark.local)
+KEYS = 6  # a partition's order keys of a level, to every partition of the next (a cluster's route: ``ranks``)
 
 
 def payloads(records: Iterable[Any]) -> Iterator[Any]:

@@ -26,7 +26,8 @@ from kraftcheck.checker.spark.expand import expand
 from kraftcheck.checker.spark.job import Job, lap
 from kraftcheck.checker.spark.live_task import store_states
 from kraftcheck.checker.spark.order import key_layout, order_keys
-from kraftcheck.checker.spark.shards import CAND, ROWS, SEED, SHARD, payloads, read_shard_file, write_shard_file
+from kraftcheck.checker.spark.ranks import Ranks, read_keys_files, write_keys_file
+from kraftcheck.checker.spark.shards import CAND, KEYS, ROWS, SEED, SHARD, payloads, read_shard_file, write_shard_file
 
 U64 = np.uint64
 I64 = np.int64
@@ -41,6 +42,7 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     rows: tuple[np.ndarray, np.ndarray] | None = None
     cands: list[tuple[Any, ...]] = []
     seed: tuple[Any, ...] | None = None
+    prev_keys: dict[int, np.ndarray] = {}  # on a cluster: every partition's order keys of the level before
     for payload in payloads(records):  # always drain the input: a worker that leaves input unread is not reused
         kind = payload[0]
         if kind == SHARD:
@@ -51,6 +53,8 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
             cands.append(payload)
         elif kind == SEED:
             seed = payload
+        elif kind == KEYS:
+            prev_keys[payload[1]] = payload[2]
     report: dict[str, Any] = {"time": {"read": time.process_time() - c0}}
     out: list[Any] = []
     if job.shard_dir and job.mode in ("dedup", "probe"):
@@ -66,7 +70,7 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
                 raise RuntimeError(f"partition {q} received no seed for level {job.level} (engine bug)")
             shard_f, shard_p = seed[1], seed[2]
             cands = [seed]
-        out = _level(job, run, q, shard_f, shard_p, rows, cands, report)
+        out = _level(job, run, q, shard_f, shard_p, rows, cands, prev_keys, report)
     except Exception as exc:
         res = resource_error(exc)  # out of memory or a full disk, also under a ModelError: never the model's fault
         if res is not None:
@@ -86,7 +90,7 @@ def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
 
 
 def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
-           rows: tuple[np.ndarray, np.ndarray] | None, cands: list[tuple[Any, ...]],
+           rows: tuple[np.ndarray, np.ndarray] | None, cands: list[tuple[Any, ...]], prev_keys: dict[int, np.ndarray],
            report: dict[str, Any]) -> list[Any]:
     P = job.partitions
     if job.mode == "init":
@@ -105,7 +109,7 @@ def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         states = [s for _, _, s in mine]
         shard_f = np.sort(fps)
         shard_p = np.zeros(len(fps), dtype=U64)
-        report["new_keys"] = keys
+        report["new_count"] = len(keys)
         if job.checkpoint:
             ckpt_io.write_part(job.checkpoint, 0, q, fps, np.zeros(len(fps), dtype=U64), keys, states)
     elif job.mode == "seed":  # a level the driver expanded up to (spark.local): as a resumed level, from the records
@@ -116,31 +120,48 @@ def _level(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         shard_f, shard_p = ckpt_io.read_shard(job.checkpoint, job.level, q)
         keys, fps, states = ckpt_io.read_frontier(job.checkpoint, job.level, q)
     else:
-        keys, fps, states, shard_f, shard_p = _dedup(job, run, q, shard_f, shard_p, rows, cands, report)
+        ranks = _prev_ranks(job, prev_keys)
+        keys, fps, states, shard_f, shard_p = _dedup(job, run, q, shard_f, shard_p, rows, cands, ranks, report)
         if job.mode == "probe":
             return []
     out: list[Any] = []
     if job.shard_dir:
         write_shard_file(job.shard_dir, job.level, q, shard_f, shard_p)
+        write_keys_file(job.shard_dir, job.level, q, keys)
     else:
         out.append((q, (SHARD, shard_f, shard_p)))
+        out.extend((d, (KEYS, q, keys)) for d in range(P))
     if job.expand and len(states):
         out.extend(expand(job, run, q, keys, fps, states, shard_f, report))
     return out
 
 
+def _prev_ranks(job: Job, prev_keys: dict[int, np.ndarray]) -> Ranks:
+    """The order keys of level - 1, from the partitions that hold them (``ranks``): key files on one host, else the
+    records every task of level - 1 sent every partition."""
+    P = job.partitions
+    if job.shard_dir:
+        parts = read_keys_files(job.shard_dir, job.level - 1, P)
+    else:
+        missing = [d for d in range(P) if d not in prev_keys]
+        if missing:
+            raise RuntimeError(f"level {job.level}: no order keys from partitions {missing[:5]} (engine bug)")
+        parts = [prev_keys[d] for d in range(P)]
+    return Ranks(parts, job.prev_count, job.level - 1)
+
+
 def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
-           rows: tuple[np.ndarray, np.ndarray] | None, cands: list[tuple[Any, ...]],
+           rows: tuple[np.ndarray, np.ndarray] | None, cands: list[tuple[Any, ...]], ranks: Ranks,
            report: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, list[Any], np.ndarray, np.ndarray]:
     """Drop known candidates, keep each new state's first occurrence, judge the new states (in BFS order)."""
     t = time.process_time()
-    ranks = job.ranks
-    assert ranks is not None
-    nb = max(1, -(-len(ranks) // BATCH))
+    nb = ranks.batches
     A = len(run.actions)
     _, bshift = key_layout(A)
     _level_costs(job, ranks, nb, A, rows, report)
-    report["new_keys"] = np.zeros(0, dtype=I64)
+    if job.live is not None:  # the first key of each batch of level - 1, for the liveness graph's edge order
+        report["bounds"] = ranks.batch_starts(ranks.parts[q])
+    report["new_count"] = 0
     report["new_per_batch"] = np.zeros(nb, dtype=I64)
     empty: tuple[np.ndarray, np.ndarray, list[Any], np.ndarray, np.ndarray] = (
         np.zeros(0, dtype=I64), np.zeros(0, dtype=U64), [], shard_f, shard_p)
@@ -148,14 +169,14 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
         if job.checkpoint and job.expand and job.mode == "dedup":
             ckpt_io.write_part(job.checkpoint, job.level, q, empty[1], empty[1], empty[0], [])
         return empty
-    occ = _occurrences(cands, ranks, A, bool(run.action_props) or job.live is not None)
+    occ = _occurrences(cands, ranks, A, bool(run.action_props) or job.live is not None, job.partitions)
     fps, keys, prank = occ["fps"], occ["keys"], occ["prank"]
     c = _first_new(fps, keys, shard_f)
     if job.mode == "probe":
         report["probe_min_pos"] = int(prank[c].min()) if len(c) else None
         return empty
     new_f, new_p, new_k = fps[c], occ["parents"][c], keys[c]
-    report["new_keys"] = new_k
+    report["new_count"] = len(new_k)
     new_batch = new_k >> bshift
     report["new_per_batch"] = np.bincount(new_batch, minlength=nb)[:nb].astype(I64)
     # grow the shard (sorted fingerprints, parents alongside)
@@ -182,24 +203,27 @@ def _dedup(job: Job, run: Run, q: int, shard_f: np.ndarray, shard_p: np.ndarray,
     return new_k, new_f, states, shard_f, shard_p
 
 
-def _level_costs(job: Job, ranks: np.ndarray, nb: int, A: int, rows: tuple[np.ndarray, np.ndarray] | None,
+def _level_costs(job: Job, ranks: Ranks, nb: int, A: int, rows: tuple[np.ndarray, np.ndarray] | None,
                  report: dict[str, Any]) -> None:
-    """What expanding level - 1 cost, per batch of the in-process order (this partition's share)."""
+    """What expanding level - 1 cost, per batch of the in-process order (this partition's share); the dense
+    positions of the states where that expansion met events (every task computes them, the driver reads one)."""
     cov_pb = np.zeros((nb, A), dtype=I64)
+    event_pos = ranks.rank(np.array(job.event_keys, dtype=I64))
+    report["event_pos"] = dict(zip(job.event_keys, event_pos.tolist()))
     if rows is not None and len(rows[0]):
         rk, matrix = rows
-        pos = np.searchsorted(ranks, rk)
+        pos = ranks.rank(rk)
         batch = pos // BATCH
         for a in range(A):
             cov_pb[:, a] = np.bincount(batch, weights=matrix[:, a], minlength=nb)[:nb]
-        if job.event_batches:
-            sel = np.isin(batch, np.array(job.event_batches, dtype=I64))
+        if job.event_keys:
+            sel = np.isin(batch, event_pos // BATCH)
             report["x_rows"] = (pos[sel], matrix[sel].astype(I64))
     report["x_cands"] = cov_pb.sum(axis=1)
     report["x_cov"] = cov_pb
 
 
-def _occurrences(cands: list[tuple[Any, ...]], ranks: np.ndarray, A: int, by_state: bool) -> dict[str, np.ndarray]:
+def _occurrences(cands: list[tuple[Any, ...]], ranks: Ranks, A: int, by_state: bool, P: int) -> dict[str, np.ndarray]:
     """Occurrences (one per generated successor) and the distinct states each blob carries: fingerprints, parents,
     order keys and parent ranks per occurrence; ``occ_u`` indexes the blobs' states, which start at ``base``."""
     ufps = [c[1] for c in cands]
@@ -208,10 +232,10 @@ def _occurrences(cands: list[tuple[Any, ...]], ranks: np.ndarray, A: int, by_sta
     pkeys = np.concatenate([c[4] for c in cands])
     occ_a = np.concatenate([c[5] for c in cands])
     occ_y = np.concatenate([c[6] for c in cands])
-    prank = np.searchsorted(ranks, pkeys)
-    if len(prank) and (prank.max() >= len(ranks) or not np.array_equal(ranks[prank], pkeys)):
-        raise RuntimeError("a candidate's parent key is not in the previous level (engine bug)")
-    return {"fps": np.concatenate(ufps)[occ_u], "parents": np.concatenate([c[7] for c in cands]),
+    parents = np.concatenate([c[7] for c in cands])
+    ranks.check(pkeys, (parents % U64(P)).astype(I64))
+    prank = ranks.rank(pkeys)
+    return {"fps": np.concatenate(ufps)[occ_u], "parents": parents,
             "keys": order_keys(prank.astype(I64), occ_a, occ_y, A, by_state), "prank": prank, "occ_u": occ_u,
             "base": base}
 
