@@ -25,7 +25,7 @@ from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
-from kraftcheck.checker.spark.job import Job, Reports, first_event, raise_task_errors
+from kraftcheck.checker.spark.job import Job, Reports, first_event, level_reports, raise_task_errors
 from kraftcheck.checker.spark.live_graph import LiveCapture
 from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
@@ -155,7 +155,7 @@ class _Search:
                     self.stages.run(dep)
         except Exception as exc:
             raise spark_session.job_failure(job.level, exc, watchdog) from None
-        reports: dict[int, dict[str, Any]] = {q: r for (lvl, q), r in acc.value.items() if lvl == job.level}
+        reports = level_reports(acc, job.level)
         raise_task_errors(job.level, self.P, reports)
         self.rdd = rdd
         if self.shard_dir and job.mode in ("init", "resume", "seed", "dedup"):
