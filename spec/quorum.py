@@ -80,5 +80,6 @@ from kraftcheck.spec import (  # noqa: E402,F401
     quorum_leader_knowledge,
     quorum_leader_state,
     quorum_requests,
+    quorum_symmetry,  # the renamings check --check-symmetry tries (Model.renamings)
     quorum_votes,
 )
