@@ -185,3 +185,24 @@ def test_check_symmetry_sees_a_representative_that_is_no_renaming() -> None:
         check_symmetry(broken, ctx, 40)
     broken.renamings = None
     assert check_symmetry(broken, ctx, 40).renamings == 0  # the encodings agree: the old check passed it
+
+
+def test_check_symmetry_refuses_an_encoding_that_merges_states() -> None:
+    """Every comparison of ``check --check-symmetry`` is made on ``encode``: an encode that returns the bytes of the
+    last representative for any other state (``encode``'s identity test flipped, mutant 1aca499257) made the sampled
+    walk keep a single state and report the canonicaliser sound.  The check now refuses two different states with
+    the same bytes."""
+    import copy
+
+    import pytest
+
+    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.search.symmetry_check import SymmetryBroken, check_symmetry
+    from kraftcheck.spec.quorum import SPEC
+
+    ctx = make_context(SPEC)
+    broken = copy.copy(SPEC.model)
+    broken.__dict__.update(SPEC.model.__dict__)
+    broken.encode = lambda s: b"same"
+    with pytest.raises(SymmetryBroken, match="same bytes"):
+        check_symmetry(broken, ctx, 40)
