@@ -76,6 +76,7 @@ SPEC = Spec(
 
 # modules whose properties register on SPEC with its decorators (issue 30: the 200-sample's survivors)
 from kraftcheck.spec import (  # noqa: E402,F401
+    quorum_faults,
     quorum_history,
     quorum_leader_knowledge,
     quorum_leader_state,
