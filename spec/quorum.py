@@ -76,9 +76,11 @@ SPEC = Spec(
 
 # modules whose properties register on SPEC with its decorators (issue 30: the 200-sample's survivors)
 from kraftcheck.spec import (  # noqa: E402,F401
+    quorum_faults,
     quorum_history,
     quorum_leader_knowledge,
     quorum_leader_state,
     quorum_requests,
+    quorum_symmetry,  # the renamings check --check-symmetry tries (Model.renamings)
     quorum_votes,
 )

@@ -232,3 +232,29 @@ def test_a_discovered_leaders_records_are_appended_at_once() -> None:
     assert leader_discovered_with_records.pred(s, step, appended, c)
     only_followed = state([leader, s.voters[1], voter(FOLLOWER, 1, NONE, 0)], leaders=(0, 1, 0))
     assert not leader_discovered_with_records.pred(s, step, only_followed, c)
+
+
+# ---- EachFaultCounted (spec/quorum_faults.py) -------------------------------------------------------------------
+def test_each_fault_and_client_record_counted_by_its_own_step() -> None:
+    """A restart that keeps the counter (mutant 726da097f3) is within every bound yet lets a run crash voters without
+    end; the model's own restart and client steps count themselves, and a delivery counts nothing."""
+    from kraftcheck.model.quorum import faults, fetch
+    from kraftcheck.spec.quorum_faults import each_fault_counted, uncounted_error
+
+    c = ctx(voters=2, max_restarts=1)
+    s = state([voter(LEADER, 1, 0, 0, [(1, 0)], ends=[1, -1]), voter(FOLLOWER, 1, 0, 0)])
+    for params, t in faults.restart(s, c):
+        assert t.hist.restarts == 1 and each_fault_counted.pred(s, ("restart", params), t, c)
+        uncounted = t._replace(hist=s.hist)
+        assert uncounted_error(s, ("restart", params), uncounted) == "a restart step that does not count itself " \
+            "(restarts)"
+        twice = t._replace(hist=t.hist._replace(restarts=2))
+        assert not each_fault_counted.pred(s, ("restart", params), twice, c)
+    appended = [t for _, t in fetch.client_request(s, c)]
+    assert appended and all(each_fault_counted.pred(s, ("client_request", (0,)), t, c) for t in appended)
+    # a delivery that counts a resignation, or a check-quorum resignation counted as graceful
+    bumped = s._replace(hist=s.hist._replace(resigns=1))
+    assert uncounted_error(s, ("receive_fetch", ()), bumped) == "a receive_fetch step that changes resigns by 1"
+    assert not each_fault_counted.pred(s, ("check_quorum", (0,)), bumped, c)
+    assert each_fault_counted.pred(s, ("resign", (0,)), bumped, c)
+    assert "EachFaultCounted" in {p.name for p in SPEC.properties}

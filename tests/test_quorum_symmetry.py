@@ -138,3 +138,71 @@ def test_observers_are_never_renamed() -> None:
         for p in itertools.permutations(range(3)):
             r = rename(s, p + (3,))
             assert encode(canonical(r, b)) == enc and canonical_encoding(r, b) == enc, (s, p)
+
+
+def test_the_spec_renamings_agree_with_this_files_renaming() -> None:
+    """spec/quorum_symmetry.py (the renamings ``check --check-symmetry`` tries, ``Model.renamings``) and ``rename``
+    above are written independently: on walked states, with an observer, they give the same renamed states."""
+    from kraftcheck.spec.quorum import SPEC
+
+    bounds = {**BIG, "observers": 1}
+    assert SPEC.model.renamings is not None
+    fns = SPEC.model.renamings(QUORUM.make_bounds(bounds))
+    assert len(fns) == 6  # 3! renamings of the voters, the observer kept
+    perms = [p + (3,) for p in itertools.permutations(range(3))]
+    for s in walk_states(("prevote",), bounds, 10, 40, 11):
+        assert {encode(f(s)) for f in fns} == {encode(rename(s, p)) for p in perms}
+
+
+def test_check_symmetry_sees_a_representative_that_is_no_renaming() -> None:
+    """Issue 30: a canonicaliser that renames every ``heard`` bitmask as its complement (``_rename_mask``'s test
+    negated, mutant d27d4664bc) gives the fingerprints and the representative's encoding alike, so comparing the two
+    could not see it; with the renamings of spec/quorum_symmetry.py the check finds the representative is no renaming
+    of the state.  Without them the same canonicaliser passes."""
+    import copy
+
+    import pytest
+
+    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.search.symmetry_check import SymmetryBroken, check_symmetry
+    from kraftcheck.model.quorum.symmetry import canonical
+    from kraftcheck.spec.quorum import SPEC
+
+    model = SPEC.model
+    ctx = make_context(SPEC)
+    assert check_symmetry(model, ctx, 40).renamings == 6
+
+    def complemented(s: QState, b: Any) -> QState:
+        rep = canonical(s, b)
+        full = (1 << len(rep.voters)) - 1
+        return rep._replace(voters=tuple(v._replace(heard=~v.heard & full) for v in rep.voters))
+
+    broken = copy.copy(model)
+    broken.__dict__.update(model.__dict__)
+    broken.symmetry = complemented
+    broken.symmetry_encoding = lambda s, b: encode(complemented(s, b))
+    with pytest.raises(SymmetryBroken, match="no renaming"):
+        check_symmetry(broken, ctx, 40)
+    broken.renamings = None
+    assert check_symmetry(broken, ctx, 40).renamings == 0  # the encodings agree: the old check passed it
+
+
+def test_check_symmetry_refuses_an_encoding_that_merges_states() -> None:
+    """Every comparison of ``check --check-symmetry`` is made on ``encode``: an encode that returns the bytes of the
+    last representative for any other state (``encode``'s identity test flipped, mutant 1aca499257) made the sampled
+    walk keep a single state and report the canonicaliser sound.  The check now refuses two different states with
+    the same bytes."""
+    import copy
+
+    import pytest
+
+    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.search.symmetry_check import SymmetryBroken, check_symmetry
+    from kraftcheck.spec.quorum import SPEC
+
+    ctx = make_context(SPEC)
+    broken = copy.copy(SPEC.model)
+    broken.__dict__.update(SPEC.model.__dict__)
+    broken.encode = lambda s: b"same"
+    with pytest.raises(SymmetryBroken, match="same bytes"):
+        check_symmetry(broken, ctx, 40)

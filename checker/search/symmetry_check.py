@@ -5,6 +5,7 @@ representative is a member.  Nothing in the search can notice a canonicaliser th
 silently (a declared id field left unmarked, a hand-written ``symmetry_encoding`` that disagrees with
 ``encode(symmetry(s))``).  This samples ``N`` distinct reachable states by seeded random walks and, for each:
 
+* ``encode`` must tell the sampled states apart (every comparison below is made on encodings);
 * a hand-written ``symmetry_encoding`` must equal ``encode(symmetry(s))``;
 * with ids declared (``Model.symmetric_ids``), every renaming of the state under every permutation of the declared
   ids must have the same canonical fingerprint, and the representative ``symmetry(s)`` must be one of the renamings;
@@ -49,14 +50,18 @@ def _walks(model: Model[Any, Any], ctx: Context[Any], n: int, seed: int, depth: 
     """Up to ``n`` distinct reachable states with the steps reaching them (initial states first)."""
     rng = random.Random(seed)
     inits = model.initial_states(ctx)
-    seen: set[bytes] = set()
+    seen: dict[bytes, Any] = {}
     out: list[tuple[Any, tuple[str, ...]]] = []
 
     def keep(s: Any, path: tuple[str, ...]) -> None:
         e = model.encode(s)
-        if e not in seen and len(out) < n:
-            seen.add(e)
+        other = seen.get(e)
+        if other is None and len(out) < n:
+            seen[e] = s
             out.append((s, path))
+        elif other is not None and other != s:  # every comparison below trusts encode: it must tell states apart
+            raise SymmetryBroken(f"model {model.name}: encode gives two different states the same bytes (the state "
+                                 f"reached by {' -> '.join(path)} and an earlier one)")
 
     for i, s in enumerate(inits):
         keep(s, (f"init {i}",))
