@@ -5,8 +5,8 @@ reassignment scan): ``functools.lru_cache`` hashes that part on every call, and 
 in CPython, so a log of n records costs n calls of the records' own ``__hash__`` (Python code when the records are
 attrs classes) on every lookup, though states share their parts as objects (``metadata_log.intern``) and the same
 log object is looked up again and again.  ``by_identity`` first looks the arguments up by their ``id``\\ s: a hit is
-a dict lookup on a tuple of ints and an ``is`` test per argument.  The memo holds a reference to every argument it
-keys, so an id is never reused while its entry lives (the ``is`` tests guard the rest); an equal argument that is
+one dict lookup on a tuple of ints.  The memo holds a reference to every argument it keys, so an id is never reused
+while its entry lives: a key found names the same objects (no ``is`` test is needed); an equal argument that is
 another object merely misses.  The memo is cleared when it holds ``limit`` entries, as the models' other memos are.
 The wrapped function must be pure and its arguments immutable.
 """
@@ -14,7 +14,6 @@ The wrapped function must be pure and its arguments immutable.
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,7 +31,7 @@ def by_identity(limit: int = 1 << 14) -> Callable[[F], F]:
         def call(*args: Any) -> Any:
             key = tuple(map(id, args))
             hit = get(key)
-            if hit is not None and all(map(operator.is_, hit[0], args)):
+            if hit is not None:  # its arguments are alive in it, so no other object has their ids: the same objects
                 return hit[1]
             value = fn(*args)
             if len(memo) >= limit:
