@@ -80,8 +80,10 @@ def premise_role_fields(s: QState, ctx: Ctx) -> bool:
 )
 def state_shape(s: QState, ctx: Ctx) -> bool:
     memo = _MEMO if _MEMO.ctx is ctx else _MEMO.reset(ctx)
-    by_pos = memo.by_pos
-    for i, v in enumerate(s.voters):
+    by_pos, voters = memo.by_pos, s.voters
+    if len(voters) > len(by_pos):  # more records than the bounds' ids (a broken model): a memo for each
+        by_pos.extend({} for _ in range(len(voters) - len(by_pos)))
+    for i, v in enumerate(voters):
         hit = by_pos[i].get(id(v))
         if hit is None or hit[0] is not v:
             hit = memo.judge(i, v)
