@@ -99,7 +99,9 @@ def test_state_shape_memo_judges_as_voter_shape_error() -> None:
                for t in ((p[1] for p in a.fn(s, ctx)) if a.params else a.fn(s, ctx))]
         states += nxt
         frontier = nxt
-    state_shape = SPEC.property_named("StateShape").pred
+    prop = SPEC.property_named("StateShape")
+    assert prop is not None
+    state_shape = prop.pred
     n, variants = ctx.b.voters, ctx.variants | {"prevote"} if ctx.b.prevote else ctx.variants
 
     def plain(s: Any) -> bool:
