@@ -79,5 +79,47 @@ def premise_role_fields(s: QState, ctx: Ctx) -> bool:
     premise=premise_role_fields,
 )
 def state_shape(s: QState, ctx: Ctx) -> bool:
-    n, variants = ctx.b.voters, ctx.variants | {"prevote"} if ctx.b.prevote else ctx.variants
-    return all(voter_shape_error(i, v, n, variants) is None for i, v in enumerate(s.voters))
+    memo = _MEMO if _MEMO.ctx is ctx else _MEMO.reset(ctx)
+    by_pos, voters = memo.by_pos, s.voters
+    if len(voters) > len(by_pos):  # more records than the bounds' ids (a broken model): a memo for each
+        by_pos.extend({} for _ in range(len(voters) - len(by_pos)))
+    for i, v in enumerate(voters):
+        hit = by_pos[i].get(id(v))
+        if hit is None or hit[0] is not v:
+            hit = memo.judge(i, v)
+        if not hit[1]:
+            return False
+    return True
+
+
+class _ShapeMemo:
+    """StateShape's verdict per voter record, looked up by the record's identity: a successor shares all but the
+    voters its step changed with its parent and siblings, so most records were judged before (``voter_shape_error``
+    is pure; the memo holds each record it keys, so an id is not reused while its entry lives).  One memo per
+    context (the voters count and variants are read from it), cleared when it grows past ``limit``."""
+
+    def __init__(self, limit: int = 1 << 15) -> None:
+        self.limit = limit
+        self.ctx: Ctx | None = None
+        self.n, self.variants = 0, frozenset[str]()
+        self.by_pos: list[dict[int, tuple[Voter, bool]]] = []
+        self.size = 0
+
+    def reset(self, ctx: Ctx) -> _ShapeMemo:
+        self.ctx, self.n = ctx, ctx.b.voters
+        self.variants = ctx.variants | {"prevote"} if ctx.b.prevote else ctx.variants
+        self.by_pos = [{} for _ in range(ctx.b.voters + ctx.b.observers)]
+        self.size = 0
+        return self
+
+    def judge(self, i: int, v: Voter) -> tuple[Voter, bool]:
+        if self.size >= self.limit:
+            for d in self.by_pos:
+                d.clear()
+            self.size = 0
+        self.size += 1
+        hit = self.by_pos[i][id(v)] = (v, voter_shape_error(i, v, self.n, self.variants) is None)
+        return hit
+
+
+_MEMO = _ShapeMemo()

@@ -73,6 +73,29 @@ def reach(n: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> np.n
     return out
 
 
+def distinct(codes: np.ndarray) -> np.ndarray:
+    """``np.unique(codes)`` for integer codes.  When none is negative and their range is at most 16 per code, they
+    are marked in a table of that range and read back in order: no sort, and no more memory than a sort's copies."""
+    n = len(codes)
+    if n and int(codes.min()) >= 0 and int(codes.max()) < 16 * n + 1024:
+        seen = np.zeros(int(codes.max()) + 1, dtype=bool)
+        seen[codes] = True
+        return np.flatnonzero(seen).astype(codes.dtype, copy=False)
+    return np.unique(codes)
+
+
+def distinct_counts(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_counts=True)`` for integer codes.  When none is negative and their range is at most
+    4 per code, by ``np.bincount`` (an int64 count each: no more memory than a sort's copies)."""
+    n = len(codes)
+    if n and int(codes.min()) >= 0 and int(codes.max()) < 4 * n + 1024:
+        counts = np.bincount(codes)
+        found = np.flatnonzero(counts)
+        return found.astype(codes.dtype, copy=False), counts[found]
+    values, counts = np.unique(codes, return_counts=True)
+    return values, counts
+
+
 def enabled_pairs(graph: Graph, assumed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unique (state, instance) pairs where an assumed instance is enabled: non-stutter edges plus bound cuts."""
     ok = assumed[graph.inst.clip(0)] & (graph.inst >= 0)
@@ -80,7 +103,7 @@ def enabled_pairs(graph: Graph, assumed: np.ndarray) -> tuple[np.ndarray, np.nda
     states = np.concatenate([graph.src[ok], graph.cut_state[cut_ok]]).astype(np.int64)
     insts = np.concatenate([graph.inst[ok], graph.cut_inst[cut_ok]]).astype(np.int64)
     ni = max(len(assumed), 1)
-    code = np.unique(states * ni + insts)
+    code = distinct(states * ni + insts)
     return code // ni, code % ni
 
 
@@ -109,16 +132,16 @@ def find_fair(graph: Graph, q: Question) -> Answer:
         # instances taken inside a component
         same = (labels[es] == labels[ed]) & (ei >= 0)
         same &= assumed[ei.clip(0)]
-        taken = np.unique(labels[es[same]] * ni + ei[same])
+        taken = distinct(labels[es[same]] * ni + ei[same])
         # instances enabled, and in how many states of each component
         on = mask[en_state]
-        codes, counts = np.unique(labels[en_state[on]] * ni + en_inst[on], return_counts=True)
+        codes, counts = distinct_counts(labels[en_state[on]] * ni + en_inst[on])
         comp_of, inst_of = codes // ni, codes % ni
         not_taken = ~np.isin(codes, taken)
         weak_bad = not_taken & q.weak[inst_of] & (counts == size[comp_of])
         strong_bad = not_taken & q.strong[inst_of]
-        unfair_comps = np.unique(comp_of[weak_bad])
-        refine_comps = np.setdiff1d(np.unique(comp_of[strong_bad]), unfair_comps)
+        unfair_comps = distinct(comp_of[weak_bad])
+        refine_comps = np.setdiff1d(distinct(comp_of[strong_bad]), unfair_comps)
         live = np.flatnonzero(mask)
         lab = labels[live]
         good = live[~np.isin(lab, unfair_comps) & ~np.isin(lab, refine_comps)]

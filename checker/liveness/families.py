@@ -51,18 +51,38 @@ class Families:
             else:
                 self.constant.append(None)
         self.cut_families = [(fi, f) for fi, f in enumerate(self.families) if f.cut is not None]
+        # per action, for the steps whose keys or bits depend on them: its parameter names, whether a ``when`` reads
+        # them by name, and each candidate family's ``when`` with the positions of its ``per`` parameters
+        self.params = [a.params for a in model.actions]
+        self.named_needed = [any(f.when is not None for _, f in (*self.by_action[ai], *self.finite_by_action[ai]))
+                             for ai in range(len(model.actions))]
+        self.key_plan: list[list[tuple[int, Any, tuple[int, ...]]] | None] = []
+        for ai, cands in enumerate(self.by_action):
+            params = self.params[ai]
+            known = all(p in params for _, f in cands for p in f.per)
+            self.key_plan.append([(fi, f.when, tuple(params.index(p) for p in f.per)) for fi, f in cands]
+                                 if known else None)
 
     def keys(self, state: Any, ai: int, values: tuple[Any, ...]) -> list[Key]:
         """The instance keys of a (non-stutter) step of action ``ai`` with parameter ``values``."""
         const = self.constant[ai]
         if const is not None:
             return const
-        named = self.model.actions[ai].named_params(values)
+        plan = self.key_plan[ai]
+        named = dict(zip(self.params[ai], values)) if self.named_needed[ai] or plan is None else None
         out = []
-        for fi, f in self.by_action[ai]:
-            if f.when is not None and not f.when(state, named, self.ctx):
+        ctx = self.ctx
+        if plan is None:  # a per parameter the action does not take: the KeyError names it
+            assert named is not None
+            for fi, f in self.by_action[ai]:
+                if f.when is not None and not f.when(state, named, ctx):
+                    continue
+                out.append((fi, *(named[p] for p in f.per)))
+            return out
+        for fi, when, per in plan:
+            if when is not None and not when(state, named, ctx):
                 continue
-            out.append((fi, *(named[p] for p in f.per)))
+            out.append((fi, *[values[j] for j in per]) if per else (fi,))
         return out
 
     def step_keys(self, state: Any, action: str, values: tuple[Any, ...], nxt: Any) -> list[Key]:
@@ -105,10 +125,11 @@ class Families:
         const = self.constant_bits[ai]
         if const is not None:
             return const
-        named = self.model.actions[ai].named_params(values)
+        named = dict(zip(self.params[ai], values))
         bits = 0
+        ctx = self.ctx
         for fi, f in self.finite_by_action[ai]:
-            if f.when is None or f.when(state, named, self.ctx):
+            if f.when is None or f.when(state, named, ctx):
                 bits |= self.finite_bit[fi]
         return bits
 

@@ -16,6 +16,7 @@ graph but not a stutter, and it is kept.  A step in several fairness families ge
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -43,12 +44,13 @@ def with_instance(codes: np.ndarray, inst: np.ndarray) -> np.ndarray:
 def judge_states(props: list[LivenessProperty], families: Families, ctx: Context[Any], states: list[Any]
                  ) -> tuple[list[np.ndarray], list[np.ndarray | None], list[tuple[int, Key]]]:
     """Per property its goal (and trigger) on each state, and the bound cuts as (position, instance key)."""
-    goal = [np.fromiter((bool(p.pred(s, ctx)) for s in states), bool, len(states)) for p in props]
+    n = len(states)
+    # numpy converts each result by its truth value (PyObject_IsTrue), as bool() does: no Python frame per state
+    goal = [np.fromiter(map(p.pred, states, repeat(ctx)), bool, n) for p in props]
     trigger: list[np.ndarray | None] = []
     for p in props:
         trig = p.trigger
-        trigger.append(None if trig is None else np.fromiter((bool(trig(s, ctx)) for s in states), bool,
-                                                             len(states)))
+        trigger.append(None if trig is None else np.fromiter(map(trig, states, repeat(ctx)), bool, n))
     cuts: list[tuple[int, Key]] = []
     if families.cut_families:
         for j, s in enumerate(states):

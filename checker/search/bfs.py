@@ -212,6 +212,7 @@ class Search:
         run, ctx = self.run, self.ctx
         edge = self.graph.edge if self.graph is not None else None
         judged = bool(run.action_props)
+        holds, premises, append = run.holds, run.step_premises, cand.append
         ai = 0
         try:
             for ai, (name, fn, has_params) in enumerate(run.actions):
@@ -220,13 +221,21 @@ class Search:
                     continue
                 before = len(cand)
                 for values, t in succ if has_params else zip(repeat(()), succ):
-                    cand.append(t)
+                    append(t)
                     if edge is not None:
                         edge(s, ai, values, t)
                     if judged:
-                        bad = run.broken_action_property(s, (name, values), t)
-                        if bad:
-                            raise Stop(self.action_violation(sf, s, name, values, t, bad))
+                        step = (name, values)
+                        if premises:
+                            run.visit_step_premises(s, step, t)
+                        try:
+                            ok = holds(s, step, t, ctx)
+                        except Exception:
+                            ok = False  # broken_action_property names the property that raised
+                        if not ok:
+                            bad = run.broken_action_property(s, step, t)
+                            if bad:
+                                raise Stop(self.action_violation(sf, s, name, values, t, bad))
                 run.coverage[ai] += len(cand) - before
         except (ModelError, Stop):
             raise

@@ -133,6 +133,12 @@ class Run:
     coverage: list[int]
     progress: Progress
     tally: Tally
+    # every action property at once, as one ``and`` chain (see ``all_hold``): what the search calls on each step
+    holds: Callable[..., Any] = attrs.field(init=False, repr=False)
+
+    @holds.default
+    def _holds(self) -> Callable[..., Any]:
+        return all_hold([pred for _, pred in self.action_props])
 
     @property
     def started(self) -> float:
@@ -158,6 +164,11 @@ class Run:
         ctx = self.ctx
         if self.step_premises:
             self.visit_step_premises(state, step, nxt)
+        try:
+            if self.holds(state, step, nxt, ctx):
+                return None
+        except Exception:  # noqa: S110 - the loop below evaluates them again and names the one that raised
+            pass
         for name, pred in self.action_props:
             try:
                 ok = pred(state, step, nxt, ctx)
@@ -335,6 +346,17 @@ class Run:
             **({"reached_in_other_profile": dict(self.reached_elsewhere)} if self.reached_elsewhere else {}),
             **(extra or {}),
         }
+
+
+def all_hold(preds: list[Callable[..., Any]]) -> Callable[..., Any]:
+    """``(state, step, next, ctx) -> whether every one of preds holds``, compiled into one ``and`` chain of direct
+    calls in their order: a step costs one Python call and no loop (the action properties are judged on every step
+    of a search; a false or raising result sends the caller to the loop that names the property)."""
+    names = {f"p{i}": pred for i, pred in enumerate(preds)}
+    body = " and ".join(f"p{i}(s, step, t, ctx)" for i in range(len(preds))) or "True"
+    exec(f"def holds(s, step, t, ctx):\n    return {body}\n", names)  # noqa: S102 - only the names p0, p1, ...
+    fn: Callable[..., Any] = names["holds"]
+    return fn
 
 
 def _expected(verdict: str, violated: str | None, expected: list[str]) -> tuple[str, bool | None]:

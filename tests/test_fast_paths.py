@@ -1,0 +1,128 @@
+"""The fast paths of issue 30's main-job budget give exactly what the plain code they stand in for gives.
+
+Each is checked against an independent reference: ``np.unique`` for the fair-cycle search's distinct codes, a fresh
+pickler for ``tuple_bytes``, ``voter_shape_error`` for the StateShape memo, the plain loop over action properties for
+``Run.holds``.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kraftcheck.checker.errors import ModelError
+from kraftcheck.checker.liveness.fair import distinct, distinct_counts
+from kraftcheck.checker.search.run import all_hold
+from kraftcheck.model.tuple_bytes import tuple_bytes
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 300, 20_000])
+@pytest.mark.parametrize("spread", [1, 3, 20, 1000])
+def test_distinct_codes_are_numpy_unique(n: int, spread: int) -> None:
+    rng = np.random.default_rng(n * 1009 + spread)
+    for low in (0, -5):  # a negative code takes np.unique itself
+        codes = rng.integers(low, spread * n + 2, n).astype(np.int64)
+        want = np.unique(codes)
+        got = distinct(codes)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        want_v, want_c = np.unique(codes, return_counts=True)
+        got_v, got_c = distinct_counts(codes)
+        assert got_v.dtype == want_v.dtype and got_c.dtype == want_c.dtype
+        assert np.array_equal(got_v, want_v) and np.array_equal(got_c, want_c)
+
+
+def _fresh_pickle(value: Any) -> bytes:
+    buf = io.BytesIO()
+    p = pickle.Pickler(buf, 5)
+    p.fast = True
+    p.dump(value)
+    return buf.getvalue()
+
+
+def test_tuple_bytes_are_a_fresh_picklers_even_after_a_failed_dump() -> None:
+    rnd = random.Random(7)
+
+    def value(depth: int = 0) -> Any:
+        if depth > 3 or rnd.random() < 0.3:
+            return rnd.choice([None, True, False, 0, 1, -3, 2**70, "", "ab", "x" * 300, b"", b"q"])
+        return tuple(value(depth + 1) for _ in range(rnd.randint(0, 5)))
+
+    shared = ("same", 1)
+    for v in [(shared, shared), ((1, "a"), (1, "a")), *[(value(),) for _ in range(2000)]]:
+        assert tuple_bytes(v) == _fresh_pickle(v)
+    with pytest.raises((pickle.PicklingError, AttributeError)):  # a local function cannot be pickled
+        tuple_bytes((1, (2, lambda: 0)))
+    assert tuple_bytes((1, 2)) == _fresh_pickle((1, 2))  # nothing of the failed dump is left behind
+
+
+def test_state_shape_memo_judges_as_voter_shape_error() -> None:
+    from kraftcheck import check
+    from kraftcheck.checker.api import prepare
+    from kraftcheck.model.quorum.state import LEADER
+    from kraftcheck.spec.quorum import SPEC
+    from kraftcheck.spec.quorum_shape import voter_shape_error
+
+    ctx, _ = prepare(SPEC, (), None, "resign")
+    states = list(SPEC.model.initial_states(ctx))
+    frontier = list(states)
+    while frontier and len(states) < 3000:  # a few levels of successors, parents' voters shared
+        nxt = [t for s in frontier for a in SPEC.model.actions
+               for t in ((p[1] for p in a.fn(s, ctx)) if a.params else a.fn(s, ctx))]
+        states += nxt
+        frontier = nxt
+    prop = SPEC.property_named("StateShape")
+    assert prop is not None
+    state_shape = prop.pred
+    n, variants = ctx.b.voters, ctx.variants | {"prevote"} if ctx.b.prevote else ctx.variants
+
+    def plain(s: Any) -> bool:
+        return all(voter_shape_error(i, v, n, variants) is None for i, v in enumerate(s.voters))
+
+    for s in states:
+        assert state_shape(s, ctx) == plain(s)
+    # one record at two positions: a leader is its own leader only at its own id, so the memo is per position
+    s = next(s for s in states if any(v.role == LEADER for v in s.voters))
+    j = next(i for i, v in enumerate(s.voters) if v.role == LEADER)
+    moved = s._replace(voters=tuple(s.voters[j] for _ in s.voters))
+    assert plain(moved) is False and state_shape(moved, ctx) is False
+    longer = s._replace(voters=(*s.voters, s.voters[0]))  # more records than ids: judged, not an IndexError
+    assert state_shape(longer, ctx) == plain(longer)
+    assert check("quorum", profile="resign").distinct_states == 10_170
+
+
+def test_all_hold_is_the_conjunction_and_a_raising_property_is_named() -> None:
+    def yes(s: Any, step: Any, t: Any, ctx: Any) -> bool:
+        return True
+
+    def no(s: Any, step: Any, t: Any, ctx: Any) -> int:
+        return 0
+
+    def boom(s: Any, step: Any, t: Any, ctx: Any) -> bool:
+        raise KeyError("x")
+
+    assert all_hold([])(1, ("a", ()), 2, None) is True
+    assert all_hold([yes, yes])(1, ("a", ()), 2, None)
+    assert not all_hold([yes, no, boom])(1, ("a", ()), 2, None)  # stops at the first false one
+    with pytest.raises(KeyError):
+        all_hold([yes, boom])(1, ("a", ()), 2, None)
+
+    from kraftcheck.checker.api import make_context
+    from kraftcheck.checker.search.run import make_run
+    from kraftcheck.spec.registry import load
+
+    spec = load("quorum")
+    run = make_run(spec, make_context(spec, [], {}), "in-process", "bfs")
+    s = run.initial_states()[0]
+    _, _, t = run.successors(s)[0]
+    step = ("timeout", ())
+    assert run.broken_action_property(s, step, t) is None
+    name, _pred = run.action_props[1]
+    object.__setattr__(run, "holds", all_hold([p if i != 1 else boom for i, (_, p) in enumerate(run.action_props)]))
+    run.action_props[1] = (name, boom)
+    with pytest.raises(ModelError, match=f"action property {name} raised KeyError"):
+        run.broken_action_property(s, step, t)
