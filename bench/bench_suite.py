@@ -87,7 +87,8 @@ def read_logs(folder: Path) -> list[Row]:
 
 def group_of(node: str) -> str | None:
     last = node.split("::")[-1]
-    return last.rsplit("@", 1)[1] if "@" in last else None
+    tail = last[last.rfind("]") + 1:]  # pytest-xdist's @group follows the parameters, which may hold an @ too
+    return tail.rsplit("@", 1)[1] if "@" in tail else None
 
 
 def simulate(rows: list[Row]) -> tuple[float, float]:
