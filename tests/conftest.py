@@ -69,6 +69,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("xdist_group") is None and (group := xdist_group(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+    heavy_first(items)
+
+
+def heavy_first(items: list[pytest.Item]) -> None:
+    """Tests marked ``heavy`` (tens of CPU seconds each, on no group) move to the front, in their order.  pytest-xdist
+    hands out the groups with the most tests first, then single tests in collection order: a heavy test collected
+    late (test_reduction_equivalence.py sorts after most files) would start when the other worker has little left and
+    run alone at the end; at the front, the many short tests that follow fill in around it."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)  # stable: the rest keep their order
 
 
 class GroupSuffixOnStructuredIds:

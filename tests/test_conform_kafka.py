@@ -268,7 +268,9 @@ def test_conform_cli_without_java_is_one_line_and_exit_2(monkeypatch: pytest.Mon
     ("double-vote", {"max_restarts": 0, "loss": False, "max_values": 0}),
     ("skip-log-check", {"max_restarts": 0, "loss": False}),
     ("restart-as-leader", {"loss": False, "max_values": 0}),
-    ("truncate-below-hw", {"max_restarts": 0}),
+    # no check-quorum resignation (max_quorum_epoch=0) or loss: the same 29-step counterexample over 92,368 states
+    # instead of 236,163 (12 CPU s instead of 33)
+    ("truncate-below-hw", {"max_restarts": 0, "loss": False, "max_quorum_epoch": 0}),
 ])
 def test_a_mutation_counterexample_diverges_on_kafka_at_its_mutated_step(
         kafka: KafkaHarness, mutation: str, bounds: dict[str, Any]) -> None:

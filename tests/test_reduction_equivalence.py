@@ -45,20 +45,17 @@ def _safety_mutations(model: str) -> list[str]:
                   if v.kind == "mutation" and v.expect not in live and (model, n) not in SKIP)
 
 
-# the controller's mutations need larger logs and crash bounds: its two cases took 5-7 CPU minutes (load 5-13)
+# the controller's mutations need larger logs and crash bounds: its cases took 5-7 CPU minutes (load 5-13)
 SLOW_MODELS = {"controller"}
 
 
-def _group(model: str, index: int) -> str:
-    """The cases of one model share _run's cache on one worker: a run is cached by the bounds it runs at, so the run
-    with a reduction at its default is made once for every reduction of the model, not once per reduction.  One
-    group per model lets the models run in parallel; migration's 13 reductions make two groups (its default runs
-    are made twice, and the two halves run side by side)."""
-    return f"reduction-{model}-{index % 2}" if model == "migration" else f"reduction-{model}"
-
-
-CASES = [pytest.param(m, r, marks=[pytest.mark.slow] if m in SLOW_MODELS else [pytest.mark.xdist_group(_group(m, i))])
-         for m in MODELS for i, r in enumerate(_spec(m).model.reductions)]
+# One case per (model, mutation): it runs the mutation once at its own bounds (every reduction at its default) and
+# once per reduction flipped, so no run is made twice and no case needs another's cache (the cases used to be one per
+# reduction, grouped per model on one worker to share the default runs: the model's runs were then serial, and the
+# migration's 13 reductions in two groups made its default runs twice).  Cases run on any worker, early
+# (``heavy``: tests/conftest.py schedules them first, so that none of them is left to run alone at the end).
+CASES = [pytest.param(m, v, marks=[pytest.mark.slow] if m in SLOW_MODELS else [pytest.mark.heavy])
+         for m in MODELS for v in _safety_mutations(m)]
 
 
 def _verdict(model: str, variant: str, bounds: tuple[tuple[str, Any], ...]) -> tuple[str, str | None]:
@@ -86,17 +83,26 @@ def test_the_main_job_has_a_profile_with_every_reduction_off(model: str) -> None
         assert m.profiles[p].states and m.profiles[p].seconds, p  # measured to completion: `list` shows its cost
 
 
-@pytest.mark.parametrize(("model", "reduction"), CASES)
-def test_one_reduction_on_and_off_agree_on_every_mutation(model: str, reduction: str) -> None:
+@pytest.mark.parametrize(("model", "variant"), CASES)
+def test_each_reduction_on_and_off_agree_on_the_mutation(model: str, variant: str) -> None:
     m = _spec(model).model
-    for variant in _safety_mutations(model):
-        v = m.variants[variant]
+    v = m.variants[variant]
+    assert m.reductions, model
+    for reduction in m.reductions:
         on = _verdict(model, variant, tuple(sorted({**v.needs, reduction: True}.items())))
         off = _verdict(model, variant, tuple(sorted({**v.needs, reduction: False}.items())))
         if (model, reduction, variant) in HIDES:
-            assert off == ("violation", v.expect) and on[0] != "violation", (variant, on, off)
+            assert off == ("violation", v.expect) and on[0] != "violation", (reduction, on, off)
         else:
-            assert on == off == ("violation", v.expect), (variant, on, off)
+            assert on == off == ("violation", v.expect), (reduction, on, off)
+
+
+def test_every_hidden_bug_class_names_a_mutation_and_reduction_that_are_checked() -> None:
+    """A ``HIDES`` entry is asserted by the per-mutation case above: its mutation must be one of the cases and its
+    reduction one of the model's, or the entry would go unchecked."""
+    cases = {(m, v) for m, v in (c.values for c in CASES)}
+    for model, reduction, variant in HIDES:
+        assert (model, variant) in cases and reduction in _spec(model).model.reductions, (model, reduction, variant)
 
 
 @pytest.mark.parametrize(("model", "reduction", "variant"), sorted(HIDES))

@@ -78,22 +78,20 @@ def test_levels_expanded_in_the_driver_are_sealed_and_resume_on_spark(tmp_path: 
     assert again.trace is not None and first.trace is not None and again.trace.states() == first.trace.states()
 
 
-def test_the_cli_takes_local_below_with_the_spark_engine_only(tmp_path: Path) -> None:
+def test_the_cli_takes_local_below_with_the_spark_engine_only(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """In this process (the CLI's own main): its Spark run reuses the group's local[2] JVM instead of starting one."""
     import json
-    import os
-    import subprocess
-    import sys
 
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    base = [sys.executable, "-m", "kraftcheck", "check", "mutex", "--quiet"]
-    out = subprocess.run([*base, "--local-below", "5"], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 2
-    assert out.stderr == ("kraftcheck: error: --local-below applies to the Spark engine only: add --engine spark or "
-                          "drop it\n")
+    from kraftcheck.checker.cli.main import main
+
+    base = ["check", "mutex", "--quiet"]
+    assert main([*base, "--local-below", "5"]) == 2
+    assert capsys.readouterr().err == ("kraftcheck: error: --local-below applies to the Spark engine only: add "
+                                       "--engine spark or drop it\n")
     doc = tmp_path / "r.json"
-    out = subprocess.run([*base, "--engine", "spark", "--master", "local[2]", "--local-below", "3", "--json", str(doc)],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 0, out.stderr
+    code = main([*base, "--engine", "spark", "--master", "local[2]", "--local-below", "3", "--json", str(doc)])
+    assert code == 0, capsys.readouterr().err
     r = json.loads(doc.read_text())
     truth = check("mutex", progress=False)
     assert r["distinct_states"] == truth.distinct_states and r["manifest"]["levels"] == truth.depth + 1

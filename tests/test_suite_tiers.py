@@ -1,7 +1,7 @@
 """The test suite's own machinery (tests/README.md "Tiers and parallelism"), on a small project of its own that runs
 with this suite's pytest options (pyproject.toml) and conftest.py: the slow tier is left out by default and runs with
 ``-m slow``; tests sharing a module fixture or marked ``spark`` run on one worker while the others spread over both;
-a run that collects no test fails, also with workers."""
+tests marked ``heavy`` are handed out first; a run that collects no test fails, also with workers."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ def test_on_spark(i: int) -> None:
 def test_free(i: int) -> None:
     time.sleep(0.2)
     record("free")
+    # with two workers, wait (up to 30 s) until the other one ran a free test too: on a loaded machine one worker
+    # could otherwise run all twelve before the other finished its group, and the spread would not be seen
+    deadline = time.monotonic() + 30
+    while os.environ.get("PYTEST_XDIST_WORKER_COUNT") == "2" and time.monotonic() < deadline:
+        with open(os.environ["TIERS_LOG"]) as f:
+            if len({line.split()[1] for line in f if line.startswith("free ")}) == 2:
+                break
+        time.sleep(0.05)
 
 
 @pytest.mark.slow
@@ -123,3 +131,31 @@ def test_a_run_that_collects_no_test_fails(project: Path, workers: str) -> None:
     pattern = re.search(r"grep -qE '([^']+)' \"\$log\"", script)
     assert pattern, "the no-test check is gone from .ci/run"
     assert re.search(pattern.group(1), p.stdout + p.stderr, re.MULTILINE), p.stdout
+
+
+ORDER_TESTS = '''
+import pytest
+
+from test_project import record
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_light(i: int) -> None:
+    record(f"light{i}")
+
+
+@pytest.mark.heavy
+def test_heavy_collected_last() -> None:
+    record("heavy")
+'''
+
+
+@pytest.mark.parametrize("workers", ["0", "1"])
+def test_heavy_tests_are_handed_out_first(project: Path, workers: str) -> None:
+    """A test marked ``heavy`` collected after the others runs before them, in this process and on a worker (one
+    worker, so that the order it runs them in is the order pytest-xdist hands them out)."""
+    (project / "tests" / "test_order.py").write_text(ORDER_TESTS)
+    p, ran = _pytest(project, "tests/test_order.py", "-n", workers, "-p", "no:randomly")
+    assert p.returncode == 0 and "4 passed" in p.stdout, p.stdout + p.stderr
+    order = [line.split()[0] for line in (project / "ran.log").read_text().splitlines()]
+    assert order == ["heavy", "light0", "light1", "light2"], order
