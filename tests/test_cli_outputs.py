@@ -219,7 +219,7 @@ def test_a_signal_ends_the_run_with_its_partial_result(signame: str, tmp_path: P
     while "states/s" not in proc.stderr.readline():
         assert proc.poll() is None and time.monotonic() < deadline, "the run ended before the signal was sent"
     proc.send_signal(getattr(signal, signame))
-    stdout, stderr = proc.communicate(timeout=60)
+    stdout, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "interrupted" in stdout
     doc = json.loads(out.read_text())
