@@ -1,9 +1,9 @@
 """Driver peak memory of the Spark engine as the state count grows (issue 32 item 3: no per-state work in the driver).
 
 Usage: ``python bench/bench_spark_driver_memory.py [--bits 20 24] [--master local[2]] [--liveness] [--max-growth X]``:
-the hypercube of ``bench/bench_spark.py`` (2**bits distinct states, depth bits, widest level C(bits, bits/2)) checked
+the hypercube of ``bench/hypercube.py`` (2**bits distinct states, depth bits, widest level C(bits, bits/2)) checked
 on Spark with every level sent to Spark (``--local-below 0``), each size in a fresh process. With ``--liveness`` the
-hypercube defined below, which adds one liveness property (every switch is eventually on, under weak fairness of
+hypercube's ``LIVE_SPEC``, which adds one liveness property (every switch is eventually on, under weak fairness of
 ``switch_on``: it holds, and every state but the last is a bad state whose component is judged), is checked with it
 (``checker/spark/live.py``): the graph is kept by the executors and the fair components are searched there.
 
@@ -30,58 +30,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from math import comb
 from pathlib import Path
-from typing import Any
-
-import attrs
-
-from kraftcheck import Context, Model, Spec, eventually, invariant, weak
-
-
-# ---- the hypercube with a liveness property --------------------------------------------------------------------------
-@attrs.frozen
-class CubeBounds:
-    bits: int = 14
-
-
-cube: Model[int, CubeBounds] = Model("hypercube-live", CubeBounds, doc="n switches turned on once, eventually all")
-
-
-@cube.init
-def _start(b: CubeBounds) -> Iterator[int]:
-    yield 0
-
-
-@cube.action(params=("i",))
-def switch_on(s: int, ctx: Context[CubeBounds]) -> Iterator[Any]:
-    for i in range(ctx.b.bits):
-        if not s >> i & 1:
-            yield (i,), s | 1 << i
-
-
-@cube.action
-def idle(s: int, ctx: Context[CubeBounds]) -> Iterator[int]:
-    """All switches on: the system stays there (no deadlock)."""
-    if s == (1 << ctx.b.bits) - 1:
-        yield s
-
-
-cube.declare_fairness(weak("switch", ("switch_on",), doc="a switch that can be turned on eventually is"))
-
-
-@invariant("InRange", "the state is a set of the n switches", "bench")
-def _in_range(s: int, ctx: Context[CubeBounds]) -> bool:
-    return 0 <= s < 1 << ctx.b.bits
-
-
-@eventually("AllOn", "every switch is eventually on", "bench", assumes=("switch",))
-def _all_on(s: int, ctx: Context[CubeBounds]) -> bool:
-    return s == (1 << ctx.b.bits) - 1
-
-
-SPEC = Spec(cube, [_in_range, _all_on], family="example")
 
 CHILD = r"""
 import json, resource, sys, time
@@ -112,12 +62,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bits", type=int, nargs="+", default=[20, 24], help="hypercube sizes (2**bits states)")
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--liveness", action="store_true", help="the hypercube with a liveness property (this file's)")
+    ap.add_argument("--liveness", action="store_true",
+                    help="the hypercube with a liveness property (bench/hypercube.py:LIVE_SPEC)")
     ap.add_argument("--max-growth", type=float, default=None,
                     help="exit 1 when the last size's driver peak RSS exceeds the first's by more than this factor")
     args = ap.parse_args()
     here = Path(__file__).resolve()
-    model = str(here if args.liveness else here.parent / "bench_spark.py")
+    model = str(here.parent / "hypercube.py") + (":LIVE_SPEC" if args.liveness else "")
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print(f"{'states':>12} {'widest level':>13} {'driver peak RSS':>16} {'growth':>7} {'driver CPU s':>13} "
           f"{'task CPU s':>11} {'wall s':>7} {'edges':>10} {'supersteps':>10} {'liveness s':>10}")

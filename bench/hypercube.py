@@ -8,7 +8,7 @@ ship a user's model file to the executors.
 ``SPEC``: safety only (``bench_spark.py``, which re-exports it, and ``bench_spark_scale.py``).  ``LIVE_SPEC``: the
 same switches with one liveness property, every switch eventually on under weak fairness of ``switch_on`` (it holds;
 every state but the last is a bad state whose component is judged), the model of
-``bench_spark_driver_memory.py --liveness``, which still defines its own copy.
+``bench_spark_driver_memory.py --liveness``.
 """
 
 from __future__ import annotations
