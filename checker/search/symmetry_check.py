@@ -45,9 +45,12 @@ class SymmetryReport:
     note: str  # what was checked, in one line
 
 
-def _walks(model: Model[Any, Any], ctx: Context[Any], n: int, seed: int, depth: int
+def _walks(model: Model[Any, Any], ctx: Context[Any], n: int, seed: int, depth: int, exact_encode: bool = True
            ) -> list[tuple[Any, tuple[str, ...]]]:
-    """Up to ``n`` distinct reachable states with the steps reaching them (initial states first)."""
+    """Up to ``n`` distinct reachable states with the steps reaching them (initial states first).  With
+    ``exact_encode`` two different states with one encoding are refused; a model whose representative is a normal
+    form (the migration's key, which also drops what no rule reads, such as ZooKeeper's zxid) merges them by
+    design."""
     rng = random.Random(seed)
     inits = model.initial_states(ctx)
     seen: dict[bytes, Any] = {}
@@ -59,7 +62,7 @@ def _walks(model: Model[Any, Any], ctx: Context[Any], n: int, seed: int, depth: 
         if other is None and len(out) < n:
             seen[e] = s
             out.append((s, path))
-        elif other is not None and other != s:  # every comparison below trusts encode: it must tell states apart
+        elif exact_encode and other is not None and other != s:  # the comparisons below trust encode
             raise SymmetryBroken(f"model {model.name}: encode gives two different states the same bytes (the state "
                                  f"reached by {' -> '.join(path)} and an earlier one)")
 
@@ -150,7 +153,9 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
                          "Model.symmetric): nothing to check")
     fingerprint = model.fingerprinter(ctx)
     perms, top, hand = _declared_renamings(model, b, seed)
-    states = _walks(model, ctx, samples, seed, depth)
+    inits = model.initial_states(ctx)
+    normal_form = bool(inits) and type(sym(inits[0], b)) is not type(inits[0])
+    states = _walks(model, ctx, samples, seed, depth, exact_encode=not normal_form)
     _check_initial_states(model, ctx, perms, top, hand)
     for s, path in states:
         where = " -> ".join(path)
@@ -162,7 +167,6 @@ def check_symmetry(model: Model[Any, Any], ctx: Context[Any], samples: int, seed
             _check_renamings(model, ctx, s, where, perms, top, fingerprint)
         elif hand:
             _check_hand_renamings(model, ctx, s, where, hand, fingerprint)
-    normal_form = bool(states) and type(sym(states[0][0], b)) is not type(states[0][0])
     return _report(model.name, len(states), perms, hand, normal_form)
 
 
