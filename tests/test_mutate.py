@@ -346,11 +346,10 @@ def test_checked_in_equivalents_name_existing_mutants(model: str, marked: int) -
     assert plan.stale == [] and len(plan.marked) == marked
 
 
-def _steps_model(tmp_path: Path, invariant: str = "s != 7") -> Path:
+def steps_model_text(invariant: str = "s != 7") -> str:
     """A counter with two main-job profiles, declared dearest first: ``wide`` counts to 6 (7 states), ``narrow`` to 2
     (3 states).  ``jump`` leaves 4 for 6, so a jump to 7 (NeverSeven) is only possible at ``wide``."""
-    model = tmp_path / "steps.py"
-    model.write_text(
+    return (
         "import attrs\n"
         "from kraftcheck import Model, Spec, invariant, reachable\n\n"
         "@attrs.frozen\nclass Bounds:\n    limit: int = 2\n\n"
@@ -366,6 +365,11 @@ def _steps_model(tmp_path: Path, invariant: str = "s != 7") -> Path:
         "@reachable('Top', 'the count at the limit', 'test')\ndef top(s, ctx):\n    return s == ctx.b.limit\n\n"
         "SPEC = Spec(m, [never_seven, top])\n"
     )
+
+
+def _steps_model(tmp_path: Path, invariant: str = "s != 7") -> Path:
+    model = tmp_path / "steps.py"
+    model.write_text(steps_model_text(invariant))
     return model
 
 

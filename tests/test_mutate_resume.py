@@ -23,25 +23,11 @@ from kraftcheck.checker.mutate import analysis
 from kraftcheck.checker.mutate.analysis import Analysis, analyse, prepare
 from kraftcheck.checker.mutate.cache import code_files, code_version
 from kraftcheck.checker.mutate.report import DETECTED
+from tests.test_mutate import steps_model_text
 
 REPO = Path(__file__).resolve().parent.parent
 
-STEPS = (
-    "import attrs\n"
-    "from kraftcheck import Model, Spec, invariant, reachable\n\n"
-    "@attrs.frozen\nclass Bounds:\n    limit: int = 2\n\n"
-    "m = Model('steps', Bounds)\n"
-    "m.profile('wide', 'a long count', {'limit': 6})\n"
-    "m.profile('narrow', 'a short count', {'limit': 2})\n"
-    "m.main_profiles = ('wide', 'narrow')\n\n"
-    "@m.init\ndef start(b):\n    yield 0\n\n"
-    "@m.action\ndef tick(s, ctx):\n    if s < ctx.b.limit:\n        yield s + 1\n\n"
-    "@m.action\ndef jump(s, ctx):\n    if s == 4:\n        yield 6\n\n"
-    "@m.action\ndef stay(s, ctx):\n    yield s\n\n"
-    "@invariant('NeverSeven', 'the count skips 7', 'test')\ndef never_seven(s, ctx):\n    return s != 7\n\n"
-    "@reachable('Top', 'the count at the limit', 'test')\ndef top(s, ctx):\n    return s == ctx.b.limit\n\n"
-    "SPEC = Spec(m, [never_seven, top])\n"
-)
+STEPS = steps_model_text()  # the counter of tests/test_mutate.py
 
 
 def _steps(tmp_path: Path, text: str = STEPS) -> str:
