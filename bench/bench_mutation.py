@@ -1,8 +1,9 @@
 """Mutation scores at the bounds CI runs (issue 30 item 5): each KRaft model's mutants at its main-job profiles.
 
 For each model, one ``kraftcheck mutate MODEL`` in a fresh process, at the model's main-job profiles (the default:
-each mutant runs at them cheapest first until one kills it), on the fixed deterministic sample of ``--max-mutants``
-mutants (200, ``--seed 0``: the same mutants on every machine and every run) or the full set (``--full``).  Prints,
+each mutant runs at them cheapest first until one kills it), on the model's pinned sample
+(``spec/mutants/samples/MODEL.txt``: the 200 ids the README's score is over, topped up to ``--max-mutants`` from the
+``--seed`` draw if an edit moved some; ``--no-pinned``: the draw alone) or the full set (``--full``).  Prints,
 per model, the date, the load average before and after, the score, the score of each module (``model/...py``), the
 kills at each profile, the CPU seconds (the process and its workers), the wall time and mutants per CPU hour; then
 one line per model and one per module.  Writes every figure, with each model's full ``mutate --json`` report, to
@@ -53,7 +54,8 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def run_model(model: str, max_mutants: int | None, seed: int, jobs: int, progress: bool = True,
-              state_dir: Path | None = None, staged: bool = True, fresh: bool = False) -> dict[str, Any]:
+              state_dir: Path | None = None, staged: bool = True, fresh: bool = False,
+              pinned: bool = True) -> dict[str, Any]:
     """One ``kraftcheck mutate`` of ``model`` in a fresh process (resumed from ``state_dir``'s report unless
     ``fresh``): its JSON report and the figures of every session so far."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -65,6 +67,10 @@ def run_model(model: str, max_mutants: int | None, seed: int, jobs: int, progres
         log.unlink(missing_ok=True)
     sessions: list[dict[str, Any]] = json.loads(log.read_text()) if log.exists() and out.exists() else []
     argv = [sys.executable, "-m", "kraftcheck", "mutate", model, "--jobs", str(jobs), "--json", str(out)]
+    sample = REPO / "spec" / "mutants" / "samples" / f"{model}.txt"
+    pin = pinned and max_mutants is not None and sample.exists()
+    if pin:
+        argv += ["--sample", str(sample)]
     if max_mutants is not None:
         argv += ["--max-mutants", str(max_mutants), "--seed", str(seed)]
     if staged:
@@ -105,7 +111,10 @@ def run_model(model: str, max_mutants: int | None, seed: int, jobs: int, progres
         "wall_seconds": round(sum(x["wall_seconds"] for x in sessions), 1), "cpu_seconds": cpu,
         "load": [sessions[0]["load"][0], sessions[-1]["load"][1]], "sessions": sessions,
         "mutants_per_cpu_hour": round(run / cpu * 3600, 1) if cpu else None,
-        "sample": f"{max_mutants} of {report['generated']} (--seed {seed})" if max_mutants is not None
+        "sample": (f"{report['selected']} of {report['generated']} (spec/mutants/samples/{model}.txt"
+                   + (f", {len(report.get('sample_gone') or [])} gone, topped up by --seed {seed})"
+                      if report.get("sample_gone") else ")")) if pin
+        else f"{max_mutants} of {report['generated']} (--seed {seed})" if max_mutants is not None
         else f"all {report['generated']}",
         "staged": staged, "state": str(out),
         "report": report,
@@ -149,7 +158,9 @@ def main() -> None:
                     help=f"a model to score (repeatable; default: {', '.join(KRAFT)})")
     ap.add_argument("--full", action="store_true", help="every mutant instead of the fixed sample")
     ap.add_argument("--max-mutants", type=int, default=SAMPLE, metavar="N", help=f"sample size (default {SAMPLE})")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    ap.add_argument("--no-pinned", action="store_true",
+                    help="draw the sample with --seed instead of the pinned ids of spec/mutants/samples/MODEL.txt")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at once (default: CPU count)")
     ap.add_argument("--json", default="bench_mutation.json", metavar="FILE", help="where the figures go")
     ap.add_argument("--state-dir", default="bench_mutation.d", metavar="DIR",
@@ -169,7 +180,7 @@ def main() -> None:
     for model in models:
         try:
             r = run_model(model, None if args.full else args.max_mutants, args.seed, args.jobs, not args.no_progress,
-                          Path(args.state_dir), not args.no_staged, args.fresh)
+                          Path(args.state_dir), not args.no_staged, args.fresh, not args.no_pinned)
         except Stopped as exc:
             stopped = str(exc)
             break

@@ -64,8 +64,14 @@ def options(p: argparse.ArgumentParser) -> None:
                    help="only this module (repeatable): file (model/quorum/fetch.py), import name or stem (fetch)")
     p.add_argument("--id", action="append", default=[], metavar="ID", dest="ids",
                    help="only the mutant with this id (repeatable; ids as --list and the report print them)")
-    p.add_argument("--max-mutants", type=_count, metavar="N", help="at most N mutants, sampled with --seed")
-    p.add_argument("--seed", type=int, default=0, help="seed of the --max-mutants sample (default 0)")
+    p.add_argument("--max-mutants", type=_count, metavar="N",
+                   help="at most N mutants, drawn with --seed by a hash of each id (an edit elsewhere in the model "
+                   "does not redraw the sample); with --sample, the pinned ids topped up to N from that draw")
+    p.add_argument("--seed", type=int, default=0, help="seed of the --max-mutants draw (default 0)")
+    p.add_argument("--sample", metavar="FILE",
+                   help="only the mutants whose ids FILE lists (first word of each line, # comments; the fixed samples "
+                   "the README scores are spec/mutants/samples/MODEL.txt); ids the code no longer generates are "
+                   "named in a warning and the report")
     p.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                    help="time limit per mutant and profile (default: 3 x the original's run time there + 10 s)")
     p.add_argument("--max-states", type=_count, metavar="N",
@@ -112,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
         args.json = args.resume  # go on writing where it left off
     check_output_paths(args)  # before the mutants run: a bad --json path never loses the analysis
     plan = prepare(args.model, args.variant, _bounds(args.bounds), args.profile, args.operator, args.module,
-                   args.max_mutants, args.seed, args.equivalents, deadlock=not args.no_deadlock, ids=args.ids)
+                   args.max_mutants, args.seed, args.equivalents, deadlock=not args.no_deadlock, ids=args.ids,
+                   sample_file=args.sample)
+    if plan.sample_gone:
+        print(f"kraftcheck: warning: {len(plan.sample_gone)} id(s) of --sample {args.sample} no longer generated "
+              f"(their code changed): {', '.join(plan.sample_gone)}")
     for e in plan.stale:
         print(f"kraftcheck: warning: equivalents entry matches no mutant (stale): {e.describe()}")
     if args.list:

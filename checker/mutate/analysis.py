@@ -36,6 +36,7 @@ from kraftcheck.checker.mutate.progress import Progress, Say
 from kraftcheck.checker.mutate.report import DETECTED, NOT_COUNTED, MutantResult, Score, by_module, score
 from kraftcheck.checker.mutate.resume import read, resume
 from kraftcheck.checker.mutate.runner import Task, cpu_seconds, run_pool
+from kraftcheck.checker.mutate.sample import pinned, read_sample
 from kraftcheck.checker.mutate.schedule import Schedule
 from kraftcheck.checker.mutate.sites import (
     model_module_names,
@@ -67,6 +68,8 @@ class Plan:
     equivalents_file: str | None
     overrides: dict[str, Any]  # the explicit --set values, on top of each profile's
     model_file: str | None = None  # the model's file when it was named by path (its folder's modules are its code)
+    sample_file: str | None = None  # --sample: the pinned ids the mutants were chosen by (checker/mutate/sample.py)
+    sample_gone: list[str] = attrs.field(factory=list)  # pinned ids the code no longer generates (their lines changed)
 
     @property
     def setup(self) -> Setup:
@@ -140,6 +143,8 @@ class Analysis:
             "stale_equivalents": [e.describe() for e in p.stale],
             "generated": len(p.all_mutants),
             "selected": len(p.mutants),
+            "sample_file": p.sample_file,
+            "sample_gone": list(p.sample_gone),
             "under_way": self.under_way,
             "resumed_from": self.resumed_from,
             "resumed": self.resumed,
@@ -164,6 +169,7 @@ def prepare(
     equivalents_file: str | None = None,
     deadlock: bool = True,
     ids: Sequence[str] = (),
+    sample_file: str | None = None,
 ) -> Plan:
     """Load the model, read the snapshot, enumerate and select the mutants, match the equivalents file.
 
@@ -194,7 +200,13 @@ def prepare(
             files = sorted({m.file for m in everything})
             raise UsageError(f"model {spec.model.name} has no module {unknown[0]!r} with mutants "
                              f"(modules: {', '.join(files)})")
-    chosen = select(everything, list(operators), list(modules), max_mutants, seed)
+    gone: list[str] = []
+    if sample_file is not None:  # the pinned ids, topped up to --max-mutants from the draw (sample.pinned)
+        pins = read_sample(sample_file)
+        chosen, gone = pinned(select(everything, list(operators), list(modules), None, seed), pins, max_mutants,
+                              seed)
+    else:
+        chosen = select(everything, list(operators), list(modules), max_mutants, seed)
     if ids:
         wanted = set(ids)
         unknown_ids = sorted(wanted - {m.id for m in everything})
@@ -210,7 +222,7 @@ def prepare(
                        attrs.asdict(ctx.b)) for p, ctx in zip(names, contexts, strict=True)]
     return Plan(name, spec.model.name, runs, main_job, spec.model.symmetry is not None, everything, chosen, marked,
                 stale, str(path) if entries or equivalents_file else None, explicit,
-                name if name.endswith(".py") else None)
+                name if name.endswith(".py") else None, sample_file, gone)
 
 
 def analyse(

@@ -12,7 +12,6 @@ import ast
 import copy
 import hashlib
 import os
-import random
 import sys
 from collections.abc import Iterable
 from types import CodeType
@@ -21,6 +20,7 @@ from typing import Any
 import attrs
 
 from kraftcheck.checker.mutate.operators import OPERATORS, Path, Site, Walker
+from kraftcheck.checker.mutate.sample import draw
 from kraftcheck.checker.mutate.sites import Source, function_roles, record_fields, reduction_functions, resolve
 from kraftcheck.spec.core import Spec
 
@@ -120,12 +120,11 @@ def _mutant(module: str, src: Source, site: Site, occurrence: int, reduction: bo
 def select(mutants: list[Mutant], operators: list[str], modules: list[str], max_mutants: int | None,
            seed: int) -> list[Mutant]:
     """Mutants of the named operators and modules (all when none named), then at most ``max_mutants`` of them
-    sampled with ``seed`` (the sample keeps the fixed order)."""
+    drawn with ``seed`` (``sample.draw``: an edit elsewhere does not redraw it; the sample keeps the fixed order)."""
     chosen = [m for m in mutants if (not operators or m.operator in operators)
               and (not modules or any(module_matches(m, name) for name in modules))]
-    if max_mutants is not None and len(chosen) > max_mutants:
-        picked = set(random.Random(seed).sample(range(len(chosen)), max_mutants))
-        chosen = [m for i, m in enumerate(chosen) if i in picked]
+    if max_mutants is not None:
+        chosen = draw(chosen, max_mutants, seed)
     return chosen
 
 
