@@ -17,6 +17,7 @@ from kraftcheck.model.quorum.state import (
     Succ,
     Voter,
     only,
+    prevote_on,
     replace_voter,
     reset_connections,
 )
@@ -72,7 +73,7 @@ def restarted(v: Voter, me: int, ctx: Ctx) -> Voter:
         if "restart-as-leader" in ctx.variants:
             return fresh._replace(role=LEADER, ends=only(n, me, len(v.log)))
         return fresh._replace(role=RESIGNED)
-    if v.voted == me and "prevote" in ctx.variants:
+    if v.voted == me and prevote_on(ctx):  # the variant or the bound: one switch (state.prevote_on)
         # 4.x: a follower keeps its vote in its quorum-state file, and QuorumState.initialize looks at a vote for
         # itself before the leader: a follower that had stood in its epoch comes back Candidate (found by running
         # Kafka 4.2.2, FIDELITY Q27; 3.9's follower drops the vote, Q2, and comes back Follower), without a leader
