@@ -316,10 +316,17 @@ class _Search:
 
     def _first_job(self, level: int, job: Job, reports: dict[int, dict[str, Any]]) -> None:
         """A level's job outside the level loop done (the initial, handed-over or resumed level): its events noted,
-        its steps given to the liveness graph."""
+        the action-property premises its steps reached, its steps given to the liveness graph."""
         self._note_events(reports)
+        self._step_premises(reports)
         if self.live is not None:
             self.live.expanded(level, reports, job.expand_all)
+
+    def _step_premises(self, reports: dict[int, dict[str, Any]]) -> None:
+        """Forget the action-property premises some step of this job's expansion reached (see spark.expand)."""
+        for r in reports.values():
+            for name in r.get("step_premises", ()):
+                self.run_.step_premises.pop(name, None)
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
         """This level's per-partition first expansion events (by order key: the next level's tasks place them)."""
@@ -383,9 +390,7 @@ class _Search:
         self.coverage += cov_pb.sum(axis=0)
         for name in targets:
             run.targets.pop(name, None)
-        for q in range(P):  # action-property premises reached by some step of this level (see spark.expand)
-            for name in reports[q].get("step_premises", ()):
-                run.step_premises.pop(name, None)
+        self._step_premises(reports)
         self.n_level = sum(int(reports[q]["new_count"]) for q in range(P))
         self.distinct += self.n_level
         self._note_events(reports)
