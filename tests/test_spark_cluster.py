@@ -140,6 +140,28 @@ def test_a_model_file_runs_twice_on_a_cluster(standalone: str, tmp_path: Path) -
 
 
 @needs_java
+def test_liveness_on_a_cluster_gives_the_in_process_lasso(standalone: str, tmp_path: Path) -> None:
+    """On a cluster the order keys go through the shuffle (no shard files), the liveness graph into the checkpoint
+    directory and the fair-component search to the executors: the in-process verdict, figures and lasso."""
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    inproc = check("migration", ["brokers-check-loops"])
+    spec = resolve("migration")
+    r = check_spark_live(make_run(spec, make_context(spec, ["brokers-check-loops"]), "spark", "bfs"),
+                         master=standalone, partitions=2, checkpoint_dir=str(tmp_path / "ck"), local_below=0)
+    fields = ("verdict", "violated_property", "distinct_states", "transitions", "depth", "coverage",
+              "vacuous_properties", "unreached_targets")
+    assert {f: getattr(r, f) for f in fields} == {f: getattr(inproc, f) for f in fields}
+    assert (r.verdict, r.violated_property) == ("liveness", "DualWriteReached")
+    assert r.manifest["liveness"]["fair_search"] == "executors" and r.manifest["levels_in_driver"] == 0
+    for k in ("graph_states", "graph_edges", "fairness_instances", "cut_states"):
+        assert r.manifest["liveness"][k] == inproc.manifest["liveness"][k], k
+    assert r.trace is not None and inproc.trace is not None
+    assert r.trace.step_keys() == inproc.trace.step_keys() and r.trace.states() == inproc.trace.states()
+    assert (r.trace.loop, r.trace.loop_step) == (inproc.trace.loop, inproc.trace.loop_step)
+
+
+@needs_java
 def test_killed_driver_resumes_to_the_same_count(tmp_path: Path) -> None:
     from kraftcheck.checker.spark.driver import check_spark
 
