@@ -1,6 +1,6 @@
-"""On Spark: a model file's own modules are shipped to the executors, an edited one refuses ``--resume`` (issue 33,
-finding 1), and a state the encoding refuses is a model error there too.  One local[2] session, every level on Spark
-(``local_below=0``: the driver would otherwise expand these tiny models itself)."""
+"""On Spark: a model file's own modules are shipped to the executors, an edited one is reloaded there and refuses
+``--resume`` (issue 33, finding 1), and a state the encoding refuses is a model error there too.  One local[2]
+session, every level on Spark (``local_below=0``: the driver would otherwise expand these tiny models itself)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,14 @@ def spark(model: Path, **kw: Any) -> Result:
 def test_the_executors_import_the_model_files_own_modules(tmp_path: Path) -> None:
     r = spark(write(tmp_path / "m", step=2))
     assert (r.verdict, r.distinct_states, r.transitions, r.depth) == ("ok", 6, 5, 5)  # 0, 2, ..., 10
+
+
+def test_an_edited_helper_is_reloaded_by_the_reused_python_workers(tmp_path: Path) -> None:
+    model = write(tmp_path / "e", step=2)
+    assert (spark(model).distinct_states, spark(model).depth) == (6, 5)  # 0, 2, ..., 10
+    write(tmp_path / "e", step=5)  # the same model file beside another helper: the workers held the first one
+    r = spark(model)
+    assert (r.verdict, r.distinct_states, r.transitions, r.depth) == ("ok", 3, 2, 2)  # 0, 5, 10
 
 
 def test_an_edited_helper_refuses_the_resume(tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ def _java_ok() -> bool:
 
 
 needs_java = pytest.mark.skipif(not _java_ok(), reason="Java 17+ is missing on this machine (Spark cannot start)")
-pytestmark = [pytest.mark.spark]
+# with the other Spark tests on one worker (conftest.py would give the module-scoped cluster a group of its own)
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 CLI = [sys.executable, "-m", "kraftcheck"]
 
 
@@ -61,11 +62,13 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
             p.wait()
 
 
-@pytest.fixture
-def standalone(tmp_path: Path) -> Iterator[str]:
-    """A standalone master and one worker on 127.0.0.1, from the pip-installed pyspark; both stopped by PID."""
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A standalone master and one worker on 127.0.0.1, from the pip-installed pyspark, for this module's tests (a
+    cluster costs about ten CPU seconds to start); both stopped by PID."""
     import pyspark
 
+    tmp_path = tmp_path_factory.mktemp("standalone")
     home = Path(pyspark.__file__).parent
     env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
                PYSPARK_PYTHON=sys.executable, SPARK_LOG_DIR=str(tmp_path), SPARK_WORKER_DIR=str(tmp_path / "work"),
@@ -114,6 +117,48 @@ def test_standalone_cluster_gives_the_in_process_result(standalone: str) -> None
     assert (handed.verdict, handed.violated_property, handed.distinct_states, handed.depth) == (
         inproc.verdict, inproc.violated_property, inproc.distinct_states, inproc.depth)
     assert handed.trace is not None and handed.trace.step_keys() == inproc.trace.step_keys()
+
+
+@needs_java
+def test_a_model_file_runs_twice_on_a_cluster(standalone: str, tmp_path: Path) -> None:
+    """A model file (and the zip of its own modules) is shipped from one path per content: a cluster's file server
+    refused the second run of the same file in one process, which staged it in a fresh folder each time."""
+    from kraftcheck.checker.spark.driver import check_spark
+    from tests.test_model_folder import write
+
+    model = write(tmp_path / "m", step=2)
+    for _ in range(2):  # the second run used to fail: "File kraftcheck_model_... was already registered"
+        spec = resolve(str(model))
+        r = check_spark(make_run(spec, make_context(spec), "spark", "bfs", deadlock=False), master=standalone,
+                        partitions=2)
+        assert (r.verdict, r.distinct_states, r.transitions, r.depth) == ("ok", 6, 5, 5)  # 0, 2, ..., 10
+    edited = write(tmp_path / "m", step=5)  # an edited helper: other contents, so another zip on the same server
+    spec = resolve(str(edited))
+    r = check_spark(make_run(spec, make_context(spec), "spark", "bfs", deadlock=False), master=standalone,
+                    partitions=2)
+    assert (r.verdict, r.distinct_states, r.depth) == ("ok", 3, 2)  # 0, 5, 10
+
+
+@needs_java
+def test_liveness_on_a_cluster_gives_the_in_process_lasso(standalone: str, tmp_path: Path) -> None:
+    """On a cluster the order keys go through the shuffle (no shard files), the liveness graph into the checkpoint
+    directory and the fair-component search to the executors: the in-process verdict, figures and lasso."""
+    from kraftcheck.checker.spark.live import check_spark_live
+
+    inproc = check("migration", ["brokers-check-loops"])
+    spec = resolve("migration")
+    r = check_spark_live(make_run(spec, make_context(spec, ["brokers-check-loops"]), "spark", "bfs"),
+                         master=standalone, partitions=2, checkpoint_dir=str(tmp_path / "ck"), local_below=0)
+    fields = ("verdict", "violated_property", "distinct_states", "transitions", "depth", "coverage",
+              "vacuous_properties", "unreached_targets")
+    assert {f: getattr(r, f) for f in fields} == {f: getattr(inproc, f) for f in fields}
+    assert (r.verdict, r.violated_property) == ("liveness", "DualWriteReached")
+    assert r.manifest["liveness"]["fair_search"] == "executors" and r.manifest["levels_in_driver"] == 0
+    for k in ("graph_states", "graph_edges", "fairness_instances", "cut_states"):
+        assert r.manifest["liveness"][k] == inproc.manifest["liveness"][k], k
+    assert r.trace is not None and inproc.trace is not None
+    assert r.trace.step_keys() == inproc.trace.step_keys() and r.trace.states() == inproc.trace.states()
+    assert (r.trace.loop, r.trace.loop_step) == (inproc.trace.loop, inproc.trace.loop_step)
 
 
 @needs_java

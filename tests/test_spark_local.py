@@ -65,6 +65,16 @@ def test_violations_deadlocks_and_limits_mid_level_agree() -> None:
     _agree(WIDE_FAST, {}, (5000, 15000), max_depth=2)
 
 
+def test_a_premise_reached_only_by_the_first_jobs_steps_is_reached() -> None:
+    """An action property's premise reached by a step of the initial level only (its one state resets to itself):
+    the first job expands that level (every level on Spark: the initial job; a threshold of 1: the job the driver
+    hands over to), and was not asked which premises its steps reached, so the property was called vacuous."""
+    from tests.test_verdicts import SPEC as PREMISES
+
+    r = _agree(resolve(PREMISES), {"limit": 0, "resets": True, "reset_at": 0}, (0, 1))
+    assert (r.verdict, r.unreached_targets, r.vacuous_properties, r.depth) == ("unreached", ["Counted"], [], 0)
+
+
 def test_levels_expanded_in_the_driver_are_sealed_and_resume_on_spark(tmp_path: Path) -> None:
     spec = resolve(WIDE_FAST)
     bounds = {"stuck": _wide_values()[1][50]}

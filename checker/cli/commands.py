@@ -185,10 +185,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         elsewhere = reached.setdefault(spec.name, {}) if main_job else {}
         if ENGINES[args.engine].distributed:
             results.append(_check_spark(args, spec, bounds, profile, dict(elsewhere)))
-            note_reached(results[-1], spec, elsewhere)
-            continue
-        results.append(
-            check(
+        else:
+            results.append(check(
                 spec,
                 args.variant,
                 bounds,
@@ -201,8 +199,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 liveness=not args.no_liveness,
                 profile=profile,
                 reached_elsewhere=dict(elsewhere),
-            )
-        )
+            ))
         note_reached(results[-1], spec, elsewhere)
         if results[-1].verdict == "interrupted":  # Ctrl-C or SIGTERM: report what was done, start nothing more
             break

@@ -11,10 +11,8 @@ import os
 import shutil
 import time
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-import attrs
 import numpy as np
 
 from kraftcheck.checker import errors
@@ -31,7 +29,7 @@ from kraftcheck.checker.spark.local import DriverLevels, Handoff
 from kraftcheck.checker.spark.order import key_layout
 from kraftcheck.checker.spark.ranks import drop_keys_files
 from kraftcheck.checker.spark.shards import NOOP, shard_path
-from kraftcheck.checker.spark.specref import SpecRef, describe, local_zip
+from kraftcheck.checker.spark.specref import SpecRef, describe, ship_model
 from kraftcheck.checker.spark.stages import Stages, owner
 from kraftcheck.checker.spark.task import level_task
 from kraftcheck.checker.traces.trace import Trace, rebuild
@@ -81,14 +79,7 @@ def open_search(run: Run, master: str, partitions: int | None, checkpoint_dir: s
         partitions = ckpt_io.stored_partitions(checkpoint.root)
     sc = spark_session.context(master, memory)
     if ship is not None:
-        staging = Path(spark_session.scratch_dir("kraftcheck-model-"))
-        staged = staging / ref.target
-        shutil.copyfile(ship, staged)
-        sc.addFile(str(staged))
-        local = local_zip(ship, staging)  # the modules it imported from its folder, as one zip
-        if local is not None:
-            ref = attrs.evolve(ref, local_zip=local.name)
-            sc.addPyFile(str(local))
+        ref = ship_model(sc, ref, ship)
     P = partitions or max(1, int(sc.defaultParallelism))
     search = _Search(run, sc, ref, P, master, checkpoint, resume, max_states, max_depth)
     search.executor_timeout = executor_timeout
@@ -325,10 +316,17 @@ class _Search:
 
     def _first_job(self, level: int, job: Job, reports: dict[int, dict[str, Any]]) -> None:
         """A level's job outside the level loop done (the initial, handed-over or resumed level): its events noted,
-        its steps given to the liveness graph."""
+        the action-property premises its steps reached, its steps given to the liveness graph."""
         self._note_events(reports)
+        self._step_premises(reports)
         if self.live is not None:
             self.live.expanded(level, reports, job.expand_all)
+
+    def _step_premises(self, reports: dict[int, dict[str, Any]]) -> None:
+        """Forget the action-property premises some step of this job's expansion reached (see spark.expand)."""
+        for r in reports.values():
+            for name in r.get("step_premises", ()):
+                self.run_.step_premises.pop(name, None)
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
         """This level's per-partition first expansion events (by order key: the next level's tasks place them)."""
@@ -392,9 +390,7 @@ class _Search:
         self.coverage += cov_pb.sum(axis=0)
         for name in targets:
             run.targets.pop(name, None)
-        for q in range(P):  # action-property premises reached by some step of this level (see spark.expand)
-            for name in reports[q].get("step_premises", ()):
-                run.step_premises.pop(name, None)
+        self._step_premises(reports)
         self.n_level = sum(int(reports[q]["new_count"]) for q in range(P))
         self.distinct += self.n_level
         self._note_events(reports)

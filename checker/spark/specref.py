@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
+import shutil
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -53,6 +54,7 @@ class SpecRef:
 
 
 _RUNS: dict[str, Run] = {}  # per Python worker; only saves re-importing the spec, never holds search state
+_LOADED: dict[str, tuple[str, str]] = {}  # per Python worker: the shipped file and zip each model module came from
 
 
 def _build_run(ref: SpecRef) -> Run:
@@ -62,7 +64,11 @@ def _build_run(ref: SpecRef) -> Run:
         module = importlib.import_module(ref.target.partition(":")[0])
     else:
         module = sys.modules.get(ref.module)  # type: ignore[assignment]
-        if module is None:
+        shipped = (ref.target, ref.local_zip)
+        # the driver's own module is the one it checks; a reused Python worker's is of an earlier run, which may
+        # have shipped other contents under the same module name (an edited helper: the same model file, another zip)
+        if module is None or _LOADED.get(ref.module, shipped) != shipped:
+            _LOADED[ref.module] = shipped
             from pyspark import SparkFiles
 
             path = SparkFiles.get(ref.target)
@@ -117,13 +123,42 @@ def local_zip(shipped: Path | None, workdir: Path) -> Path | None:
     for arc, f in files:
         h.update(arc.encode() + b"\0" + f.read_bytes() + b"\0")
     out = workdir / f"kraftcheck_local_{h.hexdigest()[:16]}.zip"
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+    if out.exists():  # written by an earlier run of this process: the same name holds the same sources
+        return out
+    part = out.with_suffix(".part")
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as zf:
         for arc, f in files:  # fixed dates: the same sources make the same bytes (Spark refuses a same-named file
             # of other contents within one context)
             info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, f.read_bytes())
+    part.replace(out)
     return out
+
+
+_staging: list[Path] = []  # this process's one folder of shipped model files and zips (``ship_model``)
+
+
+def ship_model(sc: Any, ref: SpecRef, ship: Path) -> SpecRef:
+    """Ship the model file ``ship`` (and the zip of its own modules) to the executors of ``sc``; ``ref`` with the zip's
+    name.  Every run of this process stages its files in one folder, under names that follow their content: a
+    cluster's file server refuses a file name it already serves from another path, so a model file checked twice
+    (two profiles, two calls) on a ``spark://`` master must come from the same path both times."""
+    from kraftcheck.checker.spark import session
+
+    if not _staging or not _staging[0].is_dir():
+        _staging[:] = [Path(session.scratch_dir("kraftcheck-model-"))]
+    staged = _staging[0] / ref.target  # named by the file's SHA-256 (``describe``)
+    if not staged.exists():
+        part = staged.with_suffix(".part")
+        shutil.copyfile(ship, part)
+        part.replace(staged)
+    sc.addFile(str(staged))
+    local = local_zip(ship, _staging[0])  # the modules it imported from its folder, as one zip
+    if local is not None:
+        ref = attrs.evolve(ref, local_zip=local.name)
+        sc.addPyFile(str(local))
+    return ref
 
 
 def describe(run: Run) -> tuple[SpecRef, Path | None]:
