@@ -9,6 +9,7 @@ needs comes back in the task's report (see ``job``).
 from __future__ import annotations
 
 import gc
+import os
 import time
 import traceback
 from collections.abc import Iterable
@@ -33,8 +34,24 @@ U64 = np.uint64
 I64 = np.int64
 
 
+PROFILE_ENV = "KRAFTCHECK_SPARK_PROFILE"  # a folder: each task writes its cProfile there (bench_spark.py)
+
+
 def level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     """Level ``job.level`` for partition ``q`` (runs in a Python worker)."""
+    folder = os.environ.get(PROFILE_ENV)
+    if folder:
+        import cProfile
+
+        prof = cProfile.Profile()
+        try:
+            return prof.runcall(_level_task, job, q, records)  # type: ignore[no-any-return]
+        finally:
+            prof.dump_stats(os.path.join(folder, f"level{job.level}-part{q}-{os.getpid()}.prof"))
+    return _level_task(job, q, records)
+
+
+def _level_task(job: Job, q: int, records: Iterable[Any]) -> list[Any]:
     t0 = time.perf_counter()
     c0 = time.process_time()
     shard_f = np.zeros(0, dtype=U64)
