@@ -407,6 +407,7 @@ SPEC = Spec(MIGRATION, [
 ], family="kraft")
 
 from kraftcheck.spec import (  # noqa: E402,F401  (register on SPEC)
+    migration_driver,
     migration_quorum_view,
     migration_shape,
     migration_symmetry,
