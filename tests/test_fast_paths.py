@@ -2,11 +2,12 @@
 
 Each is checked against an independent reference: ``np.unique`` for the fair-cycle search's distinct codes, a fresh
 pickler for ``tuple_bytes``, ``voter_shape_error`` for the StateShape memo, the plain loop over action properties for
-``Run.holds``.
+``Run.holds``, and a direct call for the compiled ``by_identity`` wrapper.
 """
 
 from __future__ import annotations
 
+import inspect
 import io
 import pickle
 import random
@@ -18,6 +19,7 @@ import pytest
 from kraftcheck.checker.errors import ModelError
 from kraftcheck.checker.liveness.fair import distinct, distinct_counts
 from kraftcheck.checker.search.run import all_hold
+from kraftcheck.model.memo import by_identity
 from kraftcheck.model.tuple_bytes import tuple_bytes
 
 
@@ -58,6 +60,28 @@ def test_tuple_bytes_are_a_fresh_picklers_even_after_a_failed_dump() -> None:
     with pytest.raises((pickle.PicklingError, AttributeError)):  # a local function cannot be pickled
         tuple_bytes((1, (2, lambda: 0)))
     assert tuple_bytes((1, 2)) == _fresh_pickle((1, 2))  # nothing of the failed dump is left behind
+
+
+def test_by_identity_compiled_wrapper_keeps_the_signature_and_the_values() -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    @by_identity(limit=8)
+    def scaled(xs: tuple[int, ...], k: int, bias: int = 0) -> int:
+        calls.append((xs, k, bias))
+        return sum(xs) * k + bias
+
+    assert list(inspect.signature(scaled).parameters) == ["xs", "k", "bias"]
+    xs = (1, 2, 3)
+    assert scaled(xs, 2) == 12 and scaled(xs, 2, 0) == 12 and len(calls) == 1  # the default is the same object
+    assert scaled(xs, 2, 5) == 17 and len(calls) == 2
+    assert scaled(tuple([1, 2, 3]), 2) == 12 and len(calls) == 3  # an equal copy is another object: a miss
+    assert scaled(xs, k=3) == 18  # the compiled wrapper takes keywords as the function does
+
+    @by_identity()
+    def star(*parts: int) -> int:  # no plain signature: the *args wrapper
+        return sum(parts)
+
+    assert star(1, 2, 3) == 6 and star() == 0
 
 
 def test_state_shape_memo_judges_as_voter_shape_error() -> None:
