@@ -150,3 +150,47 @@ def test_all_hold_is_the_conjunction_and_a_raising_property_is_named() -> None:
     run.action_props[1] = (name, boom)
     with pytest.raises(ModelError, match=f"action property {name} raised KeyError"):
         run.broken_action_property(s, step, t)
+
+
+def _graph_and_result(monkeypatch: pytest.MonkeyPatch, one_by_one: bool, **kw: Any) -> tuple[Any, list[bytes]]:
+    """A check with the liveness graph's arrays as finalized, the batched BFS path on or off."""
+    from kraftcheck import check
+    from kraftcheck.checker.liveness.graph import Graph
+    from kraftcheck.checker.search.bfs import Search
+
+    arrays: list[bytes] = []
+    finalize = Graph.finalize
+
+    def keep(self: Graph) -> None:
+        finalize(self)
+        parts: list[Any] = [self.fps, self.src, self.dst, self.inst, self.act, self.stop,
+                            self.cut_state, self.cut_inst, *self.goal]
+        arrays.extend(a.tobytes() for a in parts)
+        arrays.append(repr(self.key_list).encode())
+
+    with monkeypatch.context() as m:
+        m.setattr(Graph, "finalize", keep)
+        if one_by_one:
+            m.setattr(Search, "expand_batched", lambda self, batch, fps: None)
+        result = check("quorum", **kw)
+    return result, arrays
+
+
+@pytest.mark.parametrize("kw", [
+    {"profile": "prevote"},  # liveness graph, action properties, step premises: no violation
+    {"variants": ["restart-as-leader"]},  # an action property broken 12 steps in (golden quorum_mutations.json)
+])
+def test_batched_expansion_is_the_one_by_one_loop(monkeypatch: pytest.MonkeyPatch, kw: dict[str, Any]) -> None:
+    batched, graph_b = _graph_and_result(monkeypatch, False, **kw)
+    plain, graph_p = _graph_and_result(monkeypatch, True, **kw)
+    figures = ("verdict", "violated_property", "distinct_states", "transitions", "depth", "coverage",
+               "unreached_targets", "vacuous_properties")
+    assert [getattr(batched, f) for f in figures] == [getattr(plain, f) for f in figures]
+    assert batched.manifest.get("graph_digest") == plain.manifest.get("graph_digest")
+    assert graph_b == graph_p
+    if batched.verdict == "violation":
+        assert batched.violated_property == "HighWatermarkMonotonic" and batched.trace is not None
+        assert plain.trace is not None and len(batched.trace.steps) == 12
+        assert batched.trace.steps == plain.trace.steps
+    else:
+        assert batched.verdict == "unreached" and graph_b  # the profile alone leaves targets; the graph was compared
