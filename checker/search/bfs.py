@@ -1,8 +1,9 @@
 """Breadth-first search: every reachable state, shortest counterexamples.
 
 The textbook loop, level by level in batches of ``BATCH`` frontier states (TLC's ``doNext`` as named steps):
-``expand`` a batch (one Python loop over the batch per action on the fast path, or state by state when action
-properties or a liveness graph need each step), ``dedupe`` the candidates against the visited set (one vectorised
+``expand`` a batch (one Python loop over the batch per action on the fast path; when action properties or a
+liveness graph need each step, the batch's steps taken, then judged and coded together, or state by state when one
+of them breaks), ``dedupe`` the candidates against the visited set (one vectorised
 call that keeps the new ones with their parent fingerprints), ``judge`` the new states, ``enqueue`` them as the next
 level.  Because every state inserted while expanding level d is at depth d + 1, the first violation found is at the
 smallest depth, and the counterexample (rebuilt from parent fingerprints) is a shortest one.  The liveness-graph
