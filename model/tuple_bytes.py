@@ -16,10 +16,29 @@ import pickle
 from typing import Any
 
 
-def tuple_bytes(value: tuple[Any, ...]) -> bytes:
-    """The bytes of ``value`` (nested tuples of str, int, bool, None and bytes), the same in every process."""
+def _pickler() -> tuple[io.BytesIO, pickle.Pickler]:
     buf = io.BytesIO()
     p = pickle.Pickler(buf, 5)
     p.fast = True  # no memo: the bytes never depend on which equal sub-objects are the same object
-    p.dump(value)
-    return buf.getvalue()
+    return buf, p
+
+
+_BUF, _PICKLER = _pickler()
+
+
+def tuple_bytes(value: tuple[Any, ...]) -> bytes:
+    """The bytes of ``value`` (nested tuples of str, int, bool, None and bytes), the same in every process.
+
+    One pickler and buffer serve every call (making them cost more than pickling a small tuple): each ``dump`` writes
+    a whole pickle, protocol header to STOP, and keeps no memo, so its bytes are those of a fresh pickler's."""
+    global _BUF, _PICKLER
+    buf = _BUF
+    try:
+        _PICKLER.dump(value)
+    except BaseException:
+        _BUF, _PICKLER = _pickler()  # a dump cut short leaves a partial pickle behind: start afresh
+        raise
+    out = buf.getvalue()
+    buf.seek(0)
+    buf.truncate()
+    return out

@@ -2,11 +2,12 @@
 
 Each is checked against an independent reference: ``np.unique`` for the fair-cycle search's distinct codes, a fresh
 pickler for ``tuple_bytes``, ``voter_shape_error`` for the StateShape memo, the plain loop over action properties for
-``Run.holds``.
+``Run.holds``, and a direct call for the compiled ``by_identity`` wrapper.
 """
 
 from __future__ import annotations
 
+import inspect
 import io
 import pickle
 import random
@@ -18,6 +19,7 @@ import pytest
 from kraftcheck.checker.errors import ModelError
 from kraftcheck.checker.liveness.fair import distinct, distinct_counts
 from kraftcheck.checker.search.run import all_hold
+from kraftcheck.model.memo import by_identity
 from kraftcheck.model.tuple_bytes import tuple_bytes
 
 
@@ -58,6 +60,28 @@ def test_tuple_bytes_are_a_fresh_picklers_even_after_a_failed_dump() -> None:
     with pytest.raises((pickle.PicklingError, AttributeError)):  # a local function cannot be pickled
         tuple_bytes((1, (2, lambda: 0)))
     assert tuple_bytes((1, 2)) == _fresh_pickle((1, 2))  # nothing of the failed dump is left behind
+
+
+def test_by_identity_compiled_wrapper_keeps_the_signature_and_the_values() -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    @by_identity(limit=8)
+    def scaled(xs: tuple[int, ...], k: int, bias: int = 0) -> int:
+        calls.append((xs, k, bias))
+        return sum(xs) * k + bias
+
+    assert list(inspect.signature(scaled).parameters) == ["xs", "k", "bias"]
+    xs = (1, 2, 3)
+    assert scaled(xs, 2) == 12 and scaled(xs, 2, 0) == 12 and len(calls) == 1  # the default is the same object
+    assert scaled(xs, 2, 5) == 17 and len(calls) == 2
+    assert scaled(tuple([1, 2, 3]), 2) == 12 and len(calls) == 3  # an equal copy is another object: a miss
+    assert scaled(xs, k=3) == 18  # the compiled wrapper takes keywords as the function does
+
+    @by_identity()
+    def star(*parts: int) -> int:  # no plain signature: the *args wrapper
+        return sum(parts)
+
+    assert star(1, 2, 3) == 6 and star() == 0
 
 
 def test_state_shape_memo_judges_as_voter_shape_error() -> None:
@@ -126,3 +150,47 @@ def test_all_hold_is_the_conjunction_and_a_raising_property_is_named() -> None:
     run.action_props[1] = (name, boom)
     with pytest.raises(ModelError, match=f"action property {name} raised KeyError"):
         run.broken_action_property(s, step, t)
+
+
+def _graph_and_result(monkeypatch: pytest.MonkeyPatch, one_by_one: bool, **kw: Any) -> tuple[Any, list[bytes]]:
+    """A check with the liveness graph's arrays as finalized, the batched BFS path on or off."""
+    from kraftcheck import check
+    from kraftcheck.checker.liveness.graph import Graph
+    from kraftcheck.checker.search.bfs import Search
+
+    arrays: list[bytes] = []
+    finalize = Graph.finalize
+
+    def keep(self: Graph) -> None:
+        finalize(self)
+        parts: list[Any] = [self.fps, self.src, self.dst, self.inst, self.act, self.stop,
+                            self.cut_state, self.cut_inst, *self.goal]
+        arrays.extend(a.tobytes() for a in parts)
+        arrays.append(repr(self.key_list).encode())
+
+    with monkeypatch.context() as m:
+        m.setattr(Graph, "finalize", keep)
+        if one_by_one:
+            m.setattr(Search, "expand_batched", lambda self, batch, fps: None)
+        result = check("quorum", **kw)
+    return result, arrays
+
+
+@pytest.mark.parametrize("kw", [
+    {"profile": "prevote"},  # liveness graph, action properties, step premises: no violation
+    {"variants": ["restart-as-leader"]},  # an action property broken 12 steps in (golden quorum_mutations.json)
+])
+def test_batched_expansion_is_the_one_by_one_loop(monkeypatch: pytest.MonkeyPatch, kw: dict[str, Any]) -> None:
+    batched, graph_b = _graph_and_result(monkeypatch, False, **kw)
+    plain, graph_p = _graph_and_result(monkeypatch, True, **kw)
+    figures = ("verdict", "violated_property", "distinct_states", "transitions", "depth", "coverage",
+               "unreached_targets", "vacuous_properties")
+    assert [getattr(batched, f) for f in figures] == [getattr(plain, f) for f in figures]
+    assert batched.manifest.get("graph_digest") == plain.manifest.get("graph_digest")
+    assert graph_b == graph_p
+    if batched.verdict == "violation":
+        assert batched.violated_property == "HighWatermarkMonotonic" and batched.trace is not None
+        assert plain.trace is not None and len(batched.trace.steps) == 12
+        assert batched.trace.steps == plain.trace.steps
+    else:
+        assert batched.verdict == "unreached" and graph_b  # the profile alone leaves targets; the graph was compared

@@ -95,6 +95,10 @@ class Graph:
         for ks in families.constant:
             self._const.append(None if ks is None or len(ks) > 1 else (self.instance(ks[0]) if ks else -1))
         self._const_bits = families.constant_bits
+        # per action: the code of its every non-stutter step when neither its bits nor its instance depend on the step
+        self._const_codes: list[int | None] = [
+            None if bits is None or inst is None else (inst + 2) << _ACTION_BITS | bits << _STOP_SHIFT | ai
+            for ai, (bits, inst) in enumerate(zip(self._const_bits, self._const))]
         self.edge = self._edge  # the hook BFS calls
 
     def instance(self, key: Key) -> int:
@@ -120,6 +124,37 @@ class Graph:
             for k in keys[1:]:  # a step in several families: one more edge row per further instance
                 self._extra.append((len(self._codes), (self.instance(k) + 2) << _ACTION_BITS | high))
         self._codes.append((inst + 2) << _ACTION_BITS | high)
+
+    def edge_batch(self, srcs: list[Any], ais: list[int], steps: list[tuple[str, tuple[Any, ...]]], ts: list[Any]
+                   ) -> tuple[list[int], list[tuple[int, int]]]:
+        """The codes ``edge`` would append for the steps ``srcs[i]`` -> ``ts[i]`` of action ``ais[i]`` with
+        parameters ``steps[i][1]``, in order, and its further instances' rows, without recording them (``add_codes``
+        does): a step whose action's code does not depend on it costs no Python call."""
+        table = self._const_codes
+        stutter = (STUTTER + 2) << _ACTION_BITS
+        codes: list[Any] = [stutter | ai if t is s or t == s else table[ai] for s, ai, t in zip(srcs, ais, ts)]
+        extra: list[tuple[int, int]] = []
+        if None in codes:
+            base = len(self._codes)
+            families = self.families
+            for i in [i for i, c in enumerate(codes) if c is None]:
+                s, ai, values = srcs[i], ais[i], steps[i][1]
+                bits = self._const_bits[ai]
+                if bits is None:
+                    bits = families.stop_bits(s, ai, values)
+                high = bits << _STOP_SHIFT | ai
+                inst = self._const[ai]
+                if inst is None:
+                    keys = families.keys(s, ai, values)
+                    inst = self.instance(keys[0]) if keys else -1
+                    extra.extend((base + i, (self.instance(k) + 2) << _ACTION_BITS | high) for k in keys[1:])
+                codes[i] = (inst + 2) << _ACTION_BITS | high
+        return codes, extra
+
+    def add_codes(self, codes: list[int], extra: list[tuple[int, int]]) -> None:
+        """Record what ``edge_batch`` computed, as ``edge`` would have step by step."""
+        self._codes.extend(codes)
+        self._extra.extend(extra)
 
     def add_edges(self, parents: np.ndarray, children: np.ndarray) -> None:
         """One batch: the parent and successor fingerprints of the successors ``edge`` saw, in the same order."""

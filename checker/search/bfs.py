@@ -1,8 +1,9 @@
 """Breadth-first search: every reachable state, shortest counterexamples.
 
 The textbook loop, level by level in batches of ``BATCH`` frontier states (TLC's ``doNext`` as named steps):
-``expand`` a batch (one Python loop over the batch per action on the fast path, or state by state when action
-properties or a liveness graph need each step), ``dedupe`` the candidates against the visited set (one vectorised
+``expand`` a batch (one Python loop over the batch per action on the fast path; when action properties or a
+liveness graph need each step, the batch's steps taken, then judged and coded together, or state by state when one
+of them breaks), ``dedupe`` the candidates against the visited set (one vectorised
 call that keeps the new ones with their parent fingerprints), ``judge`` the new states, ``enqueue`` them as the next
 level.  Because every state inserted while expanding level d is at depth d + 1, the first violation found is at the
 smallest depth, and the counterexample (rebuilt from parent fingerprints) is a shortest one.  The liveness-graph
@@ -194,6 +195,72 @@ class Search:
         return cand, np.repeat(np.tile(batch_fps, len(actions)), counts.ravel())
 
     def expand_per_state(self, batch: list[Any], batch_fps: np.ndarray, first: bool) -> tuple[list[Any], np.ndarray]:
+        """Every step judged by the action properties and captured as an edge: the whole batch at once when nothing
+        is amiss (``expand_batched``), else (or on the first batch, whose states are checked to be values) state by
+        state as the steps are taken, which finds the same first violation, deadlock or error."""
+        if not first:
+            done = self.expand_batched(batch, batch_fps)
+            if done is not None:
+                return done
+        return self.expand_one_by_one(batch, batch_fps, first)
+
+    def expand_batched(self, batch: list[Any], batch_fps: np.ndarray) -> tuple[list[Any], np.ndarray] | None:
+        """The batch's steps taken first, then judged and captured together: one C-level loop over the compiled
+        ``holds`` and one per step premise still looked for, the edges coded by ``Graph.edge_batch``.  None, with
+        nothing recorded, when a step breaks or raises, a state has no successor (a deadlock) or an action raises:
+        ``expand_one_by_one`` then takes the batch in the order that names the first of them.  When all is well
+        the outcome is the one-by-one loop's: the same candidates in the same order, the same edge codes, the same
+        premises reached, the same coverage."""
+        run, ctx, graph = self.run, self.ctx, self.graph
+        cand: list[Any] = []
+        labels: list[tuple[str, tuple[Any, ...]]] = []
+        ais: list[int] = []
+        counts: list[int] = []
+        cov = [0] * len(run.actions)
+        append, label = cand.append, labels.append
+        actions = list(enumerate(run.actions))
+        try:
+            for s in batch:
+                start = len(cand)
+                for ai, (name, fn, has_params) in actions:
+                    succ = fn(s, ctx)
+                    if not succ:  # an empty list (never a generator, which is true): nothing enabled
+                        continue
+                    before = len(cand)
+                    if has_params:
+                        for values, t in succ:
+                            append(t)
+                            label((name, values))
+                        n = len(cand) - before
+                    else:
+                        cand.extend(succ)
+                        n = len(cand) - before
+                        labels.extend([(name, ())] * n)
+                    cov[ai] += n
+                    if graph is not None:
+                        ais.extend([ai] * n)
+                counts.append(len(cand) - start)
+            if run.deadlock and 0 in counts:
+                return None
+            srcs = list(chain.from_iterable(map(repeat, batch, counts)))
+            if run.action_props and not all(map(run.holds, srcs, labels, cand, repeat(ctx))):
+                return None
+            premises = run.step_premises
+            hits = [key for key, pred in premises.items() if any(map(pred, srcs, labels, cand, repeat(ctx)))]
+            codes = graph.edge_batch(srcs, ais, labels, cand) if graph is not None else ([], [])
+        except Exception:  # noqa: BLE001 - the one-by-one loop raises it again, at its step, with its name
+            return None
+        for key in hits:
+            del premises[key]
+        if graph is not None:
+            graph.add_codes(*codes)
+        coverage = run.coverage
+        for ai, n in enumerate(cov):
+            coverage[ai] += n
+        return cand, np.repeat(batch_fps, counts)
+
+    def expand_one_by_one(self, batch: list[Any], batch_fps: np.ndarray, first: bool
+                          ) -> tuple[list[Any], np.ndarray]:
         """State by state, step by step: each step is judged by the action properties and captured as an edge."""
         cand: list[Any] = []
         counts: list[int] = []

@@ -109,14 +109,42 @@ def _log_text(log: tuple[Entry, ...], info: _LogInfo, cp: tuple[int, ...] | None
     return text
 
 
+# The texts of a broker record and of a state's head, memoised by the identity of the (immutable) records they are
+# read from: states share their brokers and their metadata log objects, so most are asked for again and again.  Each
+# memo holds the records it keys (an id is not reused while its entry lives) and is cleared past _TEXT_LIMIT entries.
+_TEXT_LIMIT = 1 << 15
+_BROKER_TEXTS: dict[int, tuple[Any, str]] = {}
+_HEADS: dict[tuple[Any, ...], tuple[Any, Any, Any, str]] = {}
+
+
 def _broker_text(b: Any) -> str:
+    hit = _BROKER_TEXTS.get(id(b))
+    if hit is not None:
+        return hit[1]
     p, st = b.pending, b.stray
-    return repr((b.proc, b.inc, b.epoch, b.applied,
+    text = repr((b.proc, b.inc, b.epoch, b.applied,
                  None if p is None else (p.kind, p.offset, p.epoch, p.broker_epoch, p.reply),
                  None if st is None else (st.broker_epoch, st.offset, st.want_shutdown), b.known, b.prev_epoch))
+    if len(_BROKER_TEXTS) >= _TEXT_LIMIT:
+        _BROKER_TEXTS.clear()
+    _BROKER_TEXTS[id(b)] = (b, text)
+    return text
 
 
 def _head(s: State, cp: tuple[int, ...] | None) -> str:
+    ml, rejected, reverted = s.ml, s.stale_rejected, s.zombie_reverted
+    key = (id(ml), cp, id(rejected), id(reverted))  # ids: True and 1 are equal keys but not equal texts
+    hit = _HEADS.get(key)
+    if hit is not None:
+        return hit[-1]
+    text = _head_text(s, cp)
+    if len(_HEADS) >= _TEXT_LIMIT:
+        _HEADS.clear()
+    _HEADS[key] = (ml, rejected, reverted, text)
+    return text
+
+
+def _head_text(s: State, cp: tuple[int, ...] | None) -> str:
     ml = s.ml
     if cp is None:
         return repr((ml.epoch, ml.leader, ml.hw, ml.ctrl_epoch, ml.active, s.stale_rejected, s.zombie_reverted))
