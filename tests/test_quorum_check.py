@@ -100,8 +100,9 @@ def test_main_profiles_together_reach_every_target_and_premise() -> None:
 
 def test_duplicated_responses_are_ignored_as_kafka_does() -> None:
     """With the former model (no correlation ids) max_dups=1 broke CommittedNeverLost in 18 steps: a duplicated
-    DivergingEpoch FetchResponse applied after the follower had moved on.  Clean now, restarts and loss aside."""
-    r = check("quorum", bounds={"max_dups": 1, "max_restarts": 0, "loss": False})
+    DivergingEpoch FetchResponse applied after the follower had moved on.  Clean now, restarts and loss aside, and
+    without check quorum's resignation (that model had none; with it: 26 CPU s, here 41,264 states, 4 s)."""
+    r = check("quorum", bounds={"max_dups": 1, "max_restarts": 0, "loss": False, "max_quorum_epoch": 0})
     assert r.violated_property is None and r.unreached_targets == [], (r.verdict, r.violated_property)
 
 
