@@ -216,61 +216,72 @@ def _expand_checked(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[An
     one test.  The occurrences' parents, actions and yield indices come from the counts afterwards (vectorised): on
     the quorum model the per-step method call and list bookkeeping made this loop 15-20% slower than in-process."""
     edge = graph.edge if graph is not None else None
-    ctx, fingerprint = run.ctx, run.fingerprint
-    actions = run.actions
-    A = len(actions)
+    A = len(run.actions)
     deadlock = run.deadlock
-    judged = bool(run.action_props)
-    holds, premises = run.holds, run.step_premises
     cand: list[Any] = []
-    append = cand.append
     counts: list[int] = []
     event: dict[str, Any] | None = None
+    for i, s in enumerate(states):
+        start = len(cand)
+        row, broken = _state_steps(run, s, cand, edge)
+        if broken is not None:
+            prop, name, t = broken
+            event = {"kind": "action", "key": int(keys[i]), "j": len(cand) - 1 - start, "prop": prop,
+                     "fp": int(fps[i]), "action": name, "fp_next": run.fingerprint(t),
+                     "partial": row + [0] * (A - len(row))}
+            del cand[start:]
+            break
+        if deadlock and len(cand) == start:
+            event = {"kind": "deadlock", "key": int(keys[i]), "j": 0, "fp": int(fps[i])}
+            break
+        counts.extend(row)
+    return (cand, *_occurrences(counts, A), event)
+
+
+def _state_steps(run: Run, s: Any, cand: list[Any], edge: Any) -> tuple[list[int], tuple[str, str, Any] | None]:
+    """One state's successors appended to ``cand`` action by action, each step judged (the in-process loop,
+    ``Search.state_successors``): the successor count of each action, and (property, action, successor) of the first
+    step that breaks an action property (its successor is the last appended), else None."""
+    ctx = run.ctx
+    judged = bool(run.action_props)
+    holds, premises = run.holds, run.step_premises
+    append = cand.append
+    row: list[int] = []
     ai = 0
     try:
-        for i, s in enumerate(states):
-            start = len(cand)
-            row: list[int] = []
-            for ai in range(A):
-                name, fn, has_params = actions[ai]
-                succ = fn(s, ctx)
-                if not succ:  # an empty list (a generator is true, and walked below)
-                    row.append(0)
-                    continue
-                before = len(cand)
-                for values, t in succ if has_params else zip(repeat(()), succ):
-                    append(t)
-                    if edge is not None:
-                        edge(s, ai, values, t)
-                    if judged:
-                        step = (name, values)
-                        if premises:
-                            run.visit_step_premises(s, step, t)
-                        try:
-                            ok = holds(s, step, t, ctx)
-                        except Exception:
-                            ok = False  # broken_action_property names the property that raised
-                        if not ok:
-                            bad = run.broken_action_property(s, step, t)
-                            if bad:
-                                event = {"kind": "action", "key": int(keys[i]), "j": len(cand) - 1 - start,
-                                         "prop": bad, "fp": int(fps[i]), "action": name, "fp_next": fingerprint(t),
-                                         "partial": row + [0] * (A - len(row))}
-                                break
-                if event is not None:
-                    break
-                row.append(len(cand) - before)
-            if event is not None:
-                del cand[start:]
-                break
-            if deadlock and len(cand) == start:
-                event = {"kind": "deadlock", "key": int(keys[i]), "j": 0, "fp": int(fps[i])}
-                break
-            counts.extend(row)
+        for ai, (name, fn, has_params) in enumerate(run.actions):
+            succ = fn(s, ctx)
+            if not succ:  # an empty list (a generator is true, and walked below)
+                row.append(0)
+                continue
+            before = len(cand)
+            for values, t in succ if has_params else zip(repeat(()), succ):
+                append(t)
+                if edge is not None:
+                    edge(s, ai, values, t)
+                if judged:
+                    step = (name, values)
+                    if premises:
+                        run.visit_step_premises(s, step, t)
+                    try:
+                        ok = holds(s, step, t, ctx)
+                    except Exception:
+                        ok = False  # broken_action_property names the property that raised
+                    if not ok:
+                        bad = run.broken_action_property(s, step, t)
+                        if bad:
+                            return row, (bad, name, t)
+            row.append(len(cand) - before)
     except ModelError:
         raise
     except Exception as exc:
         raise run.action_error(ai, exc) from exc
+    return row, None
+
+
+def _occurrences(counts: list[int], A: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The per-state, per-action successor counts as a matrix, and each candidate's parent, action and yield index
+    (vectorised from the counts)."""
     n = len(counts) // A if A else 0
     matrix = np.array(counts, dtype=np.uint32).reshape(n, A)
     flat = matrix.ravel().astype(I64)
@@ -278,4 +289,4 @@ def _expand_checked(run: Run, keys: np.ndarray, fps: np.ndarray, states: list[An
     occ_p = np.repeat(np.arange(n, dtype=I64), matrix.sum(axis=1, dtype=I64))
     occ_a = np.repeat(np.tile(np.arange(A, dtype=np.uint16), n), flat)
     occ_y = (np.arange(total, dtype=I64) - np.repeat(np.cumsum(flat) - flat, flat)).astype(np.uint32)
-    return cand, matrix, occ_p, occ_a, occ_y, event
+    return matrix, occ_p, occ_a, occ_y
