@@ -223,6 +223,42 @@ def no_intermediate_replica(s: State, ctx: Context[Bounds]) -> bool:
     return all(x.no_linger for x in _scans(s, ctx.b))
 
 
+def _covered_in_progress(p: Partition) -> bool:
+    """A reassignment in progress whose ISR, without the removing replicas, is non-empty and holds every replica
+    that stays: PartitionReassignmentReplicas.maybeCompleteReassignment's condition, written out here apart from
+    the model's ``replicas.maybe_complete``."""
+    if not in_progress(p.adding, p.removing):
+        return False
+    removing = set(p.removing)
+    isr, stay = set(p.isr) - removing, set(p.replicas) - removing
+    return bool(isr) and bool(stay) and stay <= isr
+
+
+def in_progress_anywhere(s: State, ctx: Context[Bounds]) -> bool:
+    """a reassignment is in progress in an image a controller holds"""
+    b = ctx.b
+    return b.max_reassignments > 0 and any(
+        in_progress(p.adding, p.removing) for log in _held(s)
+        for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
+
+
+@invariant(
+    "ReassignmentCompletesOnceCovered",
+    "no image a controller holds has a reassignment in progress whose ISR (without the removing replicas) already "
+    "holds every target replica: the change that makes the ISR cover the target completes it, the reassignment "
+    "request itself included (a move that only removes replicas completes in its own record)",
+    "KIP-455; PartitionChangeBuilder.build -> completeReassignmentIfNeeded (every change, the "
+    "AlterPartitionReassignments record of ReplicationControlManager.changePartitionReassignment included), 3.9",
+    premise=in_progress_anywhere,
+)
+def completes_once_covered(s: State, ctx: Context[Bounds]) -> bool:
+    b = ctx.b
+    if b.max_reassignments <= 0:
+        return True  # nothing is ever in progress without a reassignment request
+    return not any(_covered_in_progress(p) for log in _held(s)
+                   for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
+
+
 # ---- reachability -----------------------------------------------------------------------------------------------
 
 
@@ -249,4 +285,5 @@ def reassignment_moves_leader(s: State, ctx: Context[Bounds]) -> bool:
 
 
 PROPERTIES = [records_target, completion_only_when_isr_covers, cancel_restores_original, isr_within_replicas,
-              no_intermediate_replica, reassignment_completes, reassignment_cancelled, reassignment_moves_leader]
+              no_intermediate_replica, completes_once_covered, reassignment_completes, reassignment_cancelled,
+              reassignment_moves_leader]
