@@ -196,7 +196,7 @@ CONTROLLER.profile("shrink", "narrow (issue 30): KIP-455 on partitions every bro
                    "one is elected (a standby must not handle the request), a log of two entries (a registration and "
                    "the request), no session expiry",
                    bounds={"controllers": 2, "max_epoch": 1, "partitions": 2, "replication_factor": 0,
-                           "max_reassignments": 1, "max_log": 2, "max_session_expiries": 0}, states=136, seconds=0.1)
+                           "max_reassignments": 1, "max_log": 2, "max_session_expiries": 0}, states=136, seconds=0.3)
 CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone", "shutdown", "shrink")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
