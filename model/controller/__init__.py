@@ -193,10 +193,10 @@ CONTROLLER.profile("shutdown", "narrow (issue 30): a controlled shutdown with ro
 CONTROLLER.profile("shrink", "narrow (issue 30): KIP-455 on partitions every broker replicates (replication_factor=0, "
                    "the bootstrap default, which the reassign profile's one-replica partition never shows): a move "
                    "that only removes replicas completes in its own record; two partitions, two controllers of which "
-                   "one is elected (a standby must not handle the request), a log of two entries (a registration and "
-                   "the request), no session expiry",
+                   "one is elected (a standby must not handle the request), a log of three entries (a registration, "
+                   "then an unfencing that elects both partitions' leaders or the request), no session expiry",
                    bounds={"controllers": 2, "max_epoch": 1, "partitions": 2, "replication_factor": 0,
-                           "max_reassignments": 1, "max_log": 2, "max_session_expiries": 0}, states=136, seconds=0.3)
+                           "max_reassignments": 1, "max_log": 3, "max_session_expiries": 0}, states=1_278, seconds=0.7)
 CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone", "shutdown", "shrink")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
