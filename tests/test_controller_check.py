@@ -35,7 +35,8 @@ def test_main_profiles_together_reach_every_target_and_premise() -> None:
     default, crash = check(SPEC), check(SPEC, profile="crash")
     reassign, shutdown = check(SPEC, profile="reassign"), check(SPEC, profile="shutdown")
     gone = check(SPEC, profile="gone")  # a broker dying before it registers needs crash_while_fenced_only off
-    assert CONTROLLER.main_profiles == ("default", "crash", "reassign", "unreduced", "gone", "shutdown", "shrink")
+    assert CONTROLLER.main_profiles == ("default", "crash", "reassign", "unreduced", "gone", "shutdown", "shrink",
+                                       "epochs")
     assert default.violated_property is None and crash.violated_property is None
     assert reassign.violated_property is None
     # the default names what it leaves out instead of passing it as ok
