@@ -207,8 +207,14 @@ def _within(p: Partition, brokers: int) -> bool:
 )
 def isr_within_replicas(s: State, ctx: Context[Bounds]) -> bool:
     b = ctx.b
-    return all(_within(p, b.brokers) for log in _held(s)
-               for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
+    return all(_all_within(log, b) for log in _held(s))
+
+
+@by_identity()
+@lru_cache(maxsize=1 << 16)
+def _all_within(log: tuple[Entry, ...], b: Bounds) -> bool:
+    """IsrWithinReplicas on one log's image (memoised by identity, as ``scan``)."""
+    return all(_within(p, b.brokers) for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
 
 
 @invariant(
@@ -234,12 +240,19 @@ def _covered_in_progress(p: Partition) -> bool:
     return bool(isr) and bool(stay) and stay <= isr
 
 
+@by_identity()
+@lru_cache(maxsize=1 << 16)
+def _progress(log: tuple[Entry, ...], b: Bounds) -> tuple[bool, bool]:
+    """(a reassignment is in progress in ``log``'s image, one in progress there is already covered) (memoised by
+    identity: logs are interned and shared)."""
+    parts = image_of(log, b.brokers, b.partitions, b.replication_factor).parts
+    return (any(in_progress(p.adding, p.removing) for p in parts), any(_covered_in_progress(p) for p in parts))
+
+
 def in_progress_anywhere(s: State, ctx: Context[Bounds]) -> bool:
     """a reassignment is in progress in an image a controller holds"""
     b = ctx.b
-    return b.max_reassignments > 0 and any(
-        in_progress(p.adding, p.removing) for log in _held(s)
-        for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
+    return b.max_reassignments > 0 and any(_progress(log, b)[0] for log in _held(s))
 
 
 @invariant(
@@ -255,8 +268,7 @@ def completes_once_covered(s: State, ctx: Context[Bounds]) -> bool:
     b = ctx.b
     if b.max_reassignments <= 0:
         return True  # nothing is ever in progress without a reassignment request
-    return not any(_covered_in_progress(p) for log in _held(s)
-                   for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
+    return not any(_progress(log, b)[1] for log in _held(s))
 
 
 # ---- reachability -----------------------------------------------------------------------------------------------
