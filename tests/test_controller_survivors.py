@@ -101,10 +101,11 @@ def test_a_waiting_request_names_an_entry_some_log_holds() -> None:
     reg0 = Entry(1, 0, K_REGISTER, (reg_record(broker=0, incarnation=1),))
     second = Entry(2, 0, K_ALTER, ())
     s = _state(reg0, second)
-    ok = attrs.evolve(s.brokers[0], pending=Pending(kind=RQ_HEARTBEAT, offset=1, epoch=2, broker_epoch=0, reply=""))
+    waiting = Pending(kind=RQ_HEARTBEAT, offset=1, epoch=2, broker_epoch=0, reply="")
+    ok = attrs.evolve(s.brokers[0], pending=waiting)
     assert _holds("PendingWaitsOnAHeldEntry", attrs.evolve(s, brokers=(ok, s.brokers[1])), CONTROLLER.context(Bounds()))
     # the mutant b80bce1e53 (`log[w - 1]`) tags it with the epoch of the entry before: no log holds (1, epoch 1)
-    bad = attrs.evolve(ok, pending=attrs.evolve(ok.pending, epoch=1))
+    bad = attrs.evolve(ok, pending=attrs.evolve(waiting, epoch=1))
     assert not _holds("PendingWaitsOnAHeldEntry", attrs.evolve(s, brokers=(bad, s.brokers[1])),
                       CONTROLLER.context(Bounds()))
 

@@ -197,9 +197,9 @@ CONTROLLER.profile("shrink", "narrow (issue 30): KIP-455 on partitions every bro
                    "then an unfencing that elects both partitions' leaders or the request), no session expiry",
                    bounds={"controllers": 2, "max_epoch": 1, "partitions": 2, "replication_factor": 0,
                            "max_reassignments": 1, "max_log": 3, "max_session_expiries": 0}, states=1_278, seconds=0.7)
-CONTROLLER.profile("epochs", "narrow (issue 30): three controller epochs over two controllers (the default stops at two), "
-                   "so a controller deposed once is elected again while the other still believes it is active; one "
-                   "broker, a log of two entries, no session expiry",
+CONTROLLER.profile("epochs", "narrow (issue 30): three controller epochs over two controllers (the default stops at "
+                   "two), so a controller deposed once is elected again while the other still believes it is active; "
+                   "one broker, a log of two entries, no session expiry",
                    bounds={"max_epoch": 3, "brokers": 1, "max_log": 2, "max_session_expiries": 0}, states=349,
                    seconds=0.4)
 CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone", "shutdown", "shrink", "epochs")
