@@ -44,6 +44,7 @@ from kraftcheck.spec.controller_liveness import LIVENESS
 from kraftcheck.spec.controller_reassign import PROPERTIES as REASSIGN_PROPERTIES
 from kraftcheck.spec.controller_targets import (
     alter_rejected_stale,
+    dies_before_registering,
     failover,
     fenced_then_unfenced,
     history_flags_true,
@@ -75,6 +76,7 @@ SPEC = Spec(
         fenced_then_unfenced,
         shutdown_moves_leadership,
         alter_rejected_stale,
+        dies_before_registering,
         history_flags_true,
         *LIVENESS,  # spec/controller_liveness.py
         *REASSIGN_PROPERTIES,  # KIP-455 (spec/controller_reassign.py)

@@ -21,7 +21,8 @@ from kraftcheck.spec.controller import SPEC, held_logs, partition_changed_twice
 @SPEC.invariant(
     "PartitionChangeBumpsEpochsByOne",
     "along every log a controller holds, each change of a partition raises its partition epoch by exactly one, and "
-    "its leader epoch by one when the leader changes (or a reassignment's record sets the replicas), else not at all",
+    "its leader epoch by one when the leader changes or a reassignment's record drops a replica from the replicas "
+    "(completion of a move), else not at all (starting a reassignment, which only adds replicas, keeps it)",
     "PartitionChangeBuilder.build (partitionEpoch + 1) and triggerLeaderEpochBumpIfNeeded / "
     "triggerLeaderEpochBumpForReplicaReassignmentIfNeeded (3.9); KIP-631 PartitionChangeRecord",
     premise=partition_changed_twice,
@@ -35,19 +36,21 @@ def partition_change_bumps_epochs_by_one(s: State, ctx: Context[Bounds]) -> bool
 @lru_cache(maxsize=1 << 16)
 def _bumps_by_one(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
     """PartitionChangeBumpsEpochsByOne along one log (memoised: states share their logs)."""
-    last = {p: (part.leader, part.le, part.pe) for p, part in enumerate(bootstrap(brokers, partitions, rf).parts)}
+    every = frozenset(range(brokers))  # replicas () stands for every broker (image.replicas_of)
+    last = {p: (part.leader, part.le, part.pe, frozenset(part.replicas) or every)
+            for p, part in enumerate(bootstrap(brokers, partitions, rf).parts)}
     for e in log:
         for r in e.records:
             if r[0] in PART_KINDS:
                 p, leader, le, pe = r[1], r[2], r[4], r[5]
-                pleader, ple, ppe = last[p]
+                pleader, ple, ppe, preps = last[p]
+                reps = (frozenset(r[6]) or every) if r[0] == ASSIGN else preps
                 if pe != ppe + 1 or le not in (ple, ple + 1):
                     return False
-                if leader != pleader and le != ple + 1:
+                # triggerLeaderEpochBumpIfNeeded: a new leader, or (ForReplicaReassignment) a replica dropped
+                if (le == ple + 1) != (leader != pleader or not preps <= reps):
                     return False
-                if le == ple + 1 and leader == pleader and r[0] != ASSIGN:
-                    return False
-                last[p] = (leader, le, pe)
+                last[p] = (leader, le, pe, reps)
     return True
 
 

@@ -57,3 +57,29 @@ def replies_wait_for_their_offset(s: State, step: Step, t: State, ctx: Context[B
         if not (_committed(t, p) or _lost(t, p)):
             return False
     return True
+
+
+def _pending(s: State, ctx: Context[Bounds]) -> bool:
+    """a broker's request waits on an entry of the controller's log"""
+    return any(br.pending is not None for br in s.brokers)
+
+
+def _held_entry(s: State, p: Pending) -> bool:
+    """Some log a controller holds (the quorum's, or a deposed controller's own) has the entry ``p`` waits on."""
+    log = s.ml.log
+    if p.offset < len(log) and log[p.offset].epoch == p.epoch:
+        return True
+    return any(own is not None and p.offset < len(own) and own[p.offset].epoch == p.epoch for own in s.ml.local)
+
+
+@SPEC.invariant(
+    "PendingWaitsOnAHeldEntry",
+    "a broker's request the controller keeps waiting names an entry (offset and epoch) that the quorum's log or a "
+    "deposed controller's own log holds: the last entry the controller wrote for it, or for a request that wrote "
+    "nothing the controller's highest pending entry; once no log holds it the request has been failed",
+    "QuorumController.ControllerWriteEvent.run (3.9): deferredEventQueue.add(offset) with the offset of its own "
+    "last record, or highestPendingOffset for a read; renounce -> deferredEventQueue.failAll",
+    premise=_pending,
+)
+def pending_waits_on_a_held_entry(s: State, ctx: Context[Bounds]) -> bool:
+    return all(br.pending is None or _held_entry(s, br.pending) for br in s.brokers)

@@ -207,8 +207,14 @@ def _within(p: Partition, brokers: int) -> bool:
 )
 def isr_within_replicas(s: State, ctx: Context[Bounds]) -> bool:
     b = ctx.b
-    return all(_within(p, b.brokers) for log in _held(s)
-               for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
+    return all(_all_within(log, b) for log in _held(s))
+
+
+@by_identity()
+@lru_cache(maxsize=1 << 16)
+def _all_within(log: tuple[Entry, ...], b: Bounds) -> bool:
+    """IsrWithinReplicas on one log's image (memoised by identity, as ``scan``)."""
+    return all(_within(p, b.brokers) for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
 
 
 @invariant(
@@ -221,6 +227,48 @@ def isr_within_replicas(s: State, ctx: Context[Bounds]) -> bool:
 )
 def no_intermediate_replica(s: State, ctx: Context[Bounds]) -> bool:
     return all(x.no_linger for x in _scans(s, ctx.b))
+
+
+def _covered_in_progress(p: Partition) -> bool:
+    """A reassignment in progress whose ISR, without the removing replicas, is non-empty and holds every replica
+    that stays: PartitionReassignmentReplicas.maybeCompleteReassignment's condition, written out here apart from
+    the model's ``replicas.maybe_complete``."""
+    if not in_progress(p.adding, p.removing):
+        return False
+    removing = set(p.removing)
+    isr, stay = set(p.isr) - removing, set(p.replicas) - removing
+    return bool(isr) and bool(stay) and stay <= isr
+
+
+@by_identity()
+@lru_cache(maxsize=1 << 16)
+def _progress(log: tuple[Entry, ...], b: Bounds) -> tuple[bool, bool]:
+    """(a reassignment is in progress in ``log``'s image, one in progress there is already covered) (memoised by
+    identity: logs are interned and shared)."""
+    parts = image_of(log, b.brokers, b.partitions, b.replication_factor).parts
+    return (any(in_progress(p.adding, p.removing) for p in parts), any(_covered_in_progress(p) for p in parts))
+
+
+def in_progress_anywhere(s: State, ctx: Context[Bounds]) -> bool:
+    """a reassignment is in progress in an image a controller holds"""
+    b = ctx.b
+    return b.max_reassignments > 0 and any(_progress(log, b)[0] for log in _held(s))
+
+
+@invariant(
+    "ReassignmentCompletesOnceCovered",
+    "no image a controller holds has a reassignment in progress whose ISR (without the removing replicas) already "
+    "holds every target replica: the change that makes the ISR cover the target completes it, the reassignment "
+    "request itself included (a move that only removes replicas completes in its own record)",
+    "KIP-455; PartitionChangeBuilder.build -> completeReassignmentIfNeeded (every change, the "
+    "AlterPartitionReassignments record of ReplicationControlManager.changePartitionReassignment included), 3.9",
+    premise=in_progress_anywhere,
+)
+def completes_once_covered(s: State, ctx: Context[Bounds]) -> bool:
+    b = ctx.b
+    if b.max_reassignments <= 0:
+        return True  # nothing is ever in progress without a reassignment request
+    return not any(_progress(log, b)[1] for log in _held(s))
 
 
 # ---- reachability -----------------------------------------------------------------------------------------------
@@ -249,4 +297,5 @@ def reassignment_moves_leader(s: State, ctx: Context[Bounds]) -> bool:
 
 
 PROPERTIES = [records_target, completion_only_when_isr_covers, cancel_restores_original, isr_within_replicas,
-              no_intermediate_replica, reassignment_completes, reassignment_cancelled, reassignment_moves_leader]
+              no_intermediate_replica, completes_once_covered, reassignment_completes, reassignment_cancelled,
+              reassignment_moves_leader]

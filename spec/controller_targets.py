@@ -12,6 +12,7 @@ from kraftcheck.model.controller.image import image_of
 from kraftcheck.model.controller.state import (
     K_SHUTDOWN,
     NO_LEADER,
+    OFFLINE,
     PARTITION_RECORDS,
     Bounds,
     ControlledShutdownRecord,
@@ -89,6 +90,25 @@ def shutdown_moves_leadership(s: State, ctx: Context[Bounds]) -> bool:
 )
 def alter_rejected_stale(s: State, ctx: Context[Bounds]) -> bool:
     return s.stale_rejected
+
+
+@reachable(
+    "BrokerDiesBeforeRegistering",
+    "a broker process dies after it started and before its incarnation's registration committed (it has a start "
+    "left, so this is a crash, not the end of a controlled shutdown); reached where crash_while_fenced_only is off",
+    "KIP-631 broker lifecycle (BrokerLifecycleManager STARTING -> SHUTDOWN: a process may die before "
+    "BrokerRegistration is answered); ClusterControlManager.registerBroker never ran for that incarnation",
+)
+def dies_before_registering(s: State, ctx: Context[Bounds]) -> bool:
+    b = ctx.b
+    if not any(br.proc == OFFLINE and br.inc < b.max_starts for br in s.brokers):
+        return False
+    regs = image_of(_committed(s), b.brokers, b.partitions, b.replication_factor).regs
+    for x, br in enumerate(s.brokers):
+        reg = regs[x]
+        if br.proc == OFFLINE and br.inc < b.max_starts and (reg is None or reg.inc != br.inc):
+            return True
+    return False
 
 
 # ---- the history flags the targets above read ------------------------------------------------------------------------

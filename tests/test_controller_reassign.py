@@ -141,7 +141,7 @@ def test_defaults_keep_every_broker_a_replica() -> None:
 # ---- exhaustive checks ----------------------------------------------------------------------------------------------
 
 REASSIGN_PROPERTIES = {"ReassignmentRecordsTarget", "CompletionOnlyWhenIsrCoversTarget", "CancelRestoresOriginal",
-                       "IsrWithinReplicas", "NoIntermediateReplicaLingers"}
+                       "IsrWithinReplicas", "NoIntermediateReplicaLingers", "ReassignmentCompletesOnceCovered"}
 REASSIGN_TARGETS = {"ReassignmentCompletes", "ReassignmentCancelled", "ReassignmentMovesLeader"}
 
 

@@ -190,7 +190,19 @@ CONTROLLER.profile("shutdown", "narrow (issue 30): a controlled shutdown with ro
                    "max_log; one controller and epoch, no session expiry",
                    bounds={"max_log": 6, "max_shutdowns": 1, "controllers": 1, "max_epoch": 1,
                            "max_session_expiries": 0}, states=6_388, seconds=2.3)
-CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone", "shutdown")
+CONTROLLER.profile("shrink", "narrow (issue 30): KIP-455 on partitions every broker replicates (replication_factor=0, "
+                   "the bootstrap default, which the reassign profile's one-replica partition never shows): a move "
+                   "that only removes replicas completes in its own record; two partitions, two controllers of which "
+                   "one is elected (a standby must not handle the request), a log of three entries (a registration, "
+                   "then an unfencing that elects both partitions' leaders or the request), no session expiry",
+                   bounds={"controllers": 2, "max_epoch": 1, "partitions": 2, "replication_factor": 0,
+                           "max_reassignments": 1, "max_log": 3, "max_session_expiries": 0}, states=1_278, seconds=0.7)
+CONTROLLER.profile("epochs", "narrow (issue 30): three controller epochs over two controllers (the default stops at "
+                   "two), so a controller deposed once is elected again while the other still believes it is active; "
+                   "one broker, a log of two entries, no session expiry",
+                   bounds={"max_epoch": 3, "brokers": 1, "max_log": 2, "max_session_expiries": 0}, states=349,
+                   seconds=0.4)
+CONTROLLER.main_profiles = ("default", "crash", "reassign", "unreduced", "gone", "shutdown", "shrink", "epochs")
 CONTROLLER.profile("full", "the default plus a controlled shutdown: failover, a deposed controller and a shutdown "
                    "together (475,458 states, depth 22, 82 s CPU measured before KIP-903 and the controlled-shutdown "
                    "offset were added)",
