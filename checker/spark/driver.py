@@ -123,6 +123,9 @@ class _Search:
         self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
         self.carried: dict[str, float] | None = None  # the stored cost of the levels a resume starts from
         self.live: LiveCapture | None = None  # the liveness graph the levels feed (spark.live)
+        # the action-property premises the newest level's expansion reached, by the order key of the first state
+        # whose steps reached each: counted once the next level is judged, as far as the search got (``_premises``)
+        self.premises_seen: dict[str, int] = {}
         self.keep_scratch = False  # keep the shard files after the run (for lassos' prefixes), until cleanup()
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
@@ -214,7 +217,8 @@ class _Search:
                 return self._probe(level)
             expand_all = md is not None and level >= md
             job = self._job(level, "dedup", prev_count=self.n_level, expand=not self.local_events,
-                            expand_all=expand_all, event_keys=tuple(sorted(e["key"] for e in self.local_events)))
+                            expand_all=expand_all, event_keys=tuple(sorted(e["key"] for e in self.local_events)),
+                            premise_keys=tuple(sorted(set(self.premises_seen.values()))))
             reports = self._submit(job, self.rdd)
             self.levels = level
             self._placed(level, reports)
@@ -318,15 +322,31 @@ class _Search:
         """A level's job outside the level loop done (the initial, handed-over or resumed level): its events noted,
         the action-property premises its steps reached, its steps given to the liveness graph."""
         self._note_events(reports)
-        self._step_premises(reports)
+        self._note_premises(reports)
         if self.live is not None:
             self.live.expanded(level, reports, job.expand_all)
 
-    def _step_premises(self, reports: dict[int, dict[str, Any]]) -> None:
-        """Forget the action-property premises some step of this job's expansion reached (see spark.expand)."""
+    def _note_premises(self, reports: dict[int, dict[str, Any]]) -> None:
+        """The action-property premises some step of this job's expansion reached (see spark.expand), each with the
+        order key of the first state whose steps reached it.  They are counted when the next level is judged: the
+        in-process engine counts a step's premise only once it has taken the step, and a search that stops in the
+        middle of this expansion (a state limit, a broken invariant or action property, a deadlock) has not taken
+        the steps after its stop."""
+        seen: dict[str, int] = {}
         for r in reports.values():
-            for name in r.get("step_premises", ()):
+            for name, key in r.get("step_premises", {}).items():
+                seen[name] = min(key, seen.get(name, key))
+        self.premises_seen = seen
+
+    def _premises(self, reports: dict[int, dict[str, Any]], before: int | None = None) -> None:
+        """Forget (as reached) the premises the expansion judged now reached: all of them, or with ``before`` only
+        those first reached by a state whose dense position in its level is below it (the tasks of this job placed
+        their order keys: ``premise_pos``)."""
+        pos = reports[0].get("premise_pos", {}) if before is not None else {}
+        for name, key in self.premises_seen.items():
+            if before is None or pos[key] < before:
                 self.run_.step_premises.pop(name, None)
+        self.premises_seen = {}
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
         """This level's per-partition first expansion events (by order key: the next level's tasks place them)."""
@@ -390,7 +410,8 @@ class _Search:
         self.coverage += cov_pb.sum(axis=0)
         for name in targets:
             run.targets.pop(name, None)
-        self._step_premises(reports)
+        self._premises(reports)
+        self._note_premises(reports)
         self.n_level = sum(int(reports[q]["new_count"]) for q in range(P))
         self.distinct += self.n_level
         self._note_events(reports)
@@ -406,6 +427,8 @@ class _Search:
         extra = self._extra()
         if kind == "x":
             ev = what
+            # the steps of the states before the event's, and its own up to the event (the task stopped there too)
+            self._premises(reports, ev["pos"] + 1)
             distinct = self.distinct + int(new_pb[:k].sum())
             self._reach(targets, k)
             path = self._path(ev["fp"])
@@ -436,6 +459,7 @@ class _Search:
         distinct = self.distinct + int(new_pb[: k + 1].sum())
         transitions = self.transitions + int(cand_pb[: k + 1].sum())
         self._set_coverage(cov_pb[: k + 1].sum(axis=0))
+        self._premises(reports, (k + 1) * BATCH)  # batch k was expanded whole before its states were judged
         if kind == "i":
             _, _, _, bad, fp = what
             self._reach(targets, k)

@@ -45,7 +45,7 @@ class Job:
     def __init__(self, ref: SpecRef, level: int, partitions: int, mode: str, prev_count: int = 0,
                  event_keys: tuple[int, ...] = (), targets: tuple[str, ...] = (), checkpoint: str | None = None,
                  expand: bool = True, expand_all: bool = False, shard_dir: str | None = None,
-                 live: LiveSpec | None = None) -> None:
+                 live: LiveSpec | None = None, premise_keys: tuple[int, ...] = ()) -> None:
         self.ref = ref
         self.level = level
         self.partitions = partitions
@@ -53,6 +53,9 @@ class Job:
         # the states of level - 1 (dedup, probe): their order keys come from the partitions that hold them (``ranks``)
         self.prev_count = prev_count
         self.event_keys = event_keys  # order keys of level - 1's states where its expansion met an event (sorted)
+        # order keys of level - 1's states whose steps first reached an action property's premise (the tasks place
+        # them, ``premise_pos``, so that a stop in the middle of that expansion counts only those before it)
+        self.premise_keys = premise_keys
         self.targets = targets
         self.checkpoint = checkpoint
         self.expand = expand
