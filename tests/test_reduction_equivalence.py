@@ -6,17 +6,23 @@
   tests/test_liveness_*.py).  Where they do not, the reduction hides that bug class: the pair is listed in ``HIDES``
   with the reason, the test asserts that it still does (so the list cannot go stale), and that the main job's
   unreduced profile finds it.
+* Each reduction is checked at bounds where it removes states (``ENABLE``): a switch that removes nothing there gives
+  a check that cannot fail.  ``resend_when_lost``, whose removals no mutation's verdict depends on, is also checked
+  step by step, and two deliberately broken versions of it are shown to fail that check.
 """
 
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from typing import Any
 
 import attrs
 import pytest
 
 from kraftcheck.checker.api import check, prepare
+from kraftcheck.model.quorum import fetch as quorum_fetch
+from kraftcheck.model.quorum.state import FOLLOWER, busy, fetch_request, last_epoch, reset_connections
 from kraftcheck.spec.registry import load
 
 MODELS = ("quorum", "controller", "migration", "reassign", "features")
@@ -59,9 +65,13 @@ SMALL: dict[str, dict[str, Any]] = {
 ENABLE: dict[str, dict[str, dict[str, Any]]] = {
     "quorum": {
         "lose_responses_only": {"loss": True},
-        # removes nothing at max_msgs=1 (the declared bounds too: on and off explore the same states); at max_msgs=2
-        # truncate-below-hw takes 12 CPU s a run and still the same states: left for a larger bound in the slow tier
-        "resend_when_lost": {},
+        # a re-send while a copy is in flight needs a second message slot: at max_msgs=1 (the defaults) every send
+        # waits for an empty network, so on and off explore the same states and the check could not fail.  At
+        # max_msgs=2 they differ (KAFKA-10533: 21,057 states on, 23,763 off; truncate-below-hw 79,742 / 118,561);
+        # loss off keeps that affordable (with loss, restart-as-leader ran past 2 CPU minutes) and loses nothing
+        # the reduction is about: the retry it removes follows a request timeout, not a loss.  That the switch
+        # removes exactly the timed-out retries is test_resend_when_lost_removes_exactly_the_timed_out_retries.
+        "resend_when_lost": {"max_msgs": 2, "loss": False},
     },
     "controller": {"restartable_crashes_only": {}, "crash_while_fenced_only": {"max_restarts": 1}},
     "reassign": {"submit_when_settled": {}},
@@ -81,20 +91,32 @@ FOUND_WITH: dict[tuple[str, str], dict[str, Any]] = {
     ("migration", "zk-write-no-epoch-check"): {"max_zk_writes": 1},
 }
 # cases whose declared bounds are already past the default suite's means: the slow tier alone
-SLOW_CASES: dict[tuple[str, str], str] = {
-    ("controller", "alter-partition-ignores-replica-epoch"): "needs max_log=7 and a restart: 56 CPU s (48,703 states "
-                                                              "reduced, 97,058 with crash_while_fenced_only off)",
-    # at the small bounds (the defaults with ENABLE's restart) 2026-11-28 03:25 UTC, idle host: the other 13
-    # controller cases took 1-6 s each
-    ("controller", "shutdown-ignores-lowest-active-offset"): "103 s at the small bounds",
-    ("controller", "reassign-leaves-removed-in-isr"): "over 120 s at the small bounds",
+SLOW_CASES: dict[tuple[str, str], str] = {}
+# Cheaper than the small bounds, for cases that took minutes there (bounds over the mutation's own, and the search
+# strategy; "dfs" stops at the first violation on its path instead of exploring every shorter level).  The reductions
+# still remove states there (the 'on' runs count fewer states than the 'off' ones) and the mutation is still found
+# with each on and off.  CPU s of the case, 2026-11-28 05:00-05:15 UTC, load 3-7 (other helpers' runs):
+CHEAPER: dict[tuple[str, str], tuple[dict[str, Any], str]] = {
+    # 56 s at its declared bounds by BFS (48,703 / 66,462 / 97,058 states); by DFS 273 / 2,029 / 5,532: 4 s
+    ("controller", "alter-partition-ignores-replica-epoch"): ({}, "dfs"),
+    # 103 s at the small bounds; one controller and epoch and no session expiry (the shutdown profile's cuts):
+    # 1,000 / 2,673 (restartable_crashes_only on / off), 7,252 / 13,753 (crash_while_fenced_only): 4 s
+    ("controller", "shutdown-ignores-lowest-active-offset"): (
+        {"controllers": 1, "max_epoch": 1, "max_session_expiries": 0}, "bfs"),
+    # over 120 s at the small bounds, 58 s by BFS with the cuts above (the crash-restart runs 20 and 29 s); by DFS
+    # the crash-restart run still took 117 s, so a crash for good stands in for it (restartable_crashes_only off,
+    # no restart: crash_while_fenced_only removes the crashes of a running broker there too): 23 / 10,373 and
+    # 10,373 / 12,630 states, 9 s
+    ("controller", "reassign-leaves-removed-in-isr"): (
+        {"controllers": 1, "max_epoch": 1, "max_session_expiries": 0, "max_restarts": 0,
+         "restartable_crashes_only": False}, "dfs"),
 }
 
 
 def _small(model: str, variant: str, reduction: str) -> dict[str, Any]:
     v = _spec(model).model.variants[variant]
     return {**SMALL.get(model, {}), **ENABLE.get(model, {}).get(reduction, {}),
-            **FOUND_WITH.get((model, variant), {}), **v.needs}
+            **FOUND_WITH.get((model, variant), {}), **v.needs, **CHEAPER.get((model, variant), ({}, ""))[0]}
 
 
 # One case per (model, mutation, bounds): it runs the mutation once per reduction on and once off (a run the cache
@@ -107,18 +129,20 @@ CASES = [pytest.param(m, v, "small", id=f"{m}-{v}",
          for m in MODELS for v in _safety_mutations(m)]
 
 
-def _verdict(model: str, variant: str, bounds: tuple[tuple[str, Any], ...]) -> tuple[str, str | None]:
+def _verdict(model: str, variant: str, bounds: tuple[tuple[str, Any], ...], strategy: str = "bfs"
+             ) -> tuple[str, str | None]:
     spec = _spec(model)
     v = spec.model.variants[variant]
     ctx, _ = prepare(spec, [*v.requires, variant], dict(bounds))  # the bounds check() runs at
-    return _run(model, variant, tuple(attrs.asdict(ctx.b, recurse=False).items()))
+    return _run(model, variant, tuple(attrs.asdict(ctx.b, recurse=False).items()), strategy)
 
 
 @functools.cache
-def _run(model: str, variant: str, bounds: tuple[tuple[str, Any], ...]) -> tuple[str, str | None]:
+def _run(model: str, variant: str, bounds: tuple[tuple[str, Any], ...], strategy: str = "bfs"
+         ) -> tuple[str, str | None]:
     spec = _spec(model)
     v = spec.model.variants[variant]
-    r = check(spec, variants=[*v.requires, variant], bounds=dict(bounds), liveness=False)
+    r = check(spec, variants=[*v.requires, variant], bounds=dict(bounds), liveness=False, strategy=strategy)
     return r.verdict, r.violated_property
 
 
@@ -137,10 +161,11 @@ def test_each_reduction_on_and_off_agree_on_the_mutation(model: str, variant: st
     m = _spec(model).model
     v = m.variants[variant]
     assert m.reductions, model
+    strategy = CHEAPER.get((model, variant), ({}, "bfs"))[1] if bounds == "small" else "bfs"
     for reduction in m.reductions:
         at = _small(model, variant, reduction) if bounds == "small" else v.needs
-        on = _verdict(model, variant, tuple(sorted({**at, reduction: True}.items())))
-        off = _verdict(model, variant, tuple(sorted({**at, reduction: False}.items())))
+        on = _verdict(model, variant, tuple(sorted({**at, reduction: True}.items())), strategy)
+        off = _verdict(model, variant, tuple(sorted({**at, reduction: False}.items())), strategy)
         if (model, reduction, variant) in HIDES:
             assert off == ("violation", v.expect) and on[0] != "violation", (reduction, on, off)
         else:
@@ -176,3 +201,84 @@ def test_the_main_job_finds_what_a_reduction_hides(model: str, reduction: str, v
     for p in off:
         r = check(spec, variants=[variant], profile=p, liveness=False)
         assert (r.verdict, r.violated_property) == ("violation", m.variants[variant].expect), (p, r.verdict)
+
+
+# ---- resend_when_lost, step by step ----------------------------------------------------------------------------------
+# The mutation verdicts above can only see a reduction that hides a bug some mutation needs; every quorum mutation is
+# found at max_msgs=1, where nothing is ever sent with a message in flight, so a broken resend_when_lost that removed
+# more sends-while-busy than it should (or sent its retry wrongly) would change no verdict there (tried: a retry that
+# keeps the old request current changes the state counts, 21,089 against 21,057 on KAFKA-10533, and no verdict).  So
+# its definition is checked step by step: from every state the reduced model reaches, its steps are the unreduced
+# model's minus exactly the re-sends that forget a request still in flight (RequestManager.isReady after
+# request.timeout.ms), and at these bounds it does remove some.
+RESEND_BOUNDS = {"voters": 2, "max_msgs": 2, "max_restarts": 0, "max_quorum_epoch": 0}  # loss on: its retries stay
+SENDS = frozenset({"send_vote", "send_begin_epoch", "send_fetch", "observer_fetch"})
+
+
+def _forgets_a_request(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """A message current before the step is in flight after it as stale (its requester reset the connection)."""
+    came = Counter(after) - Counter(before)  # the retry may be equal to the old request: that one stays, now stale
+    return any(not m.cur and m._replace(cur=True) in before for m in came)
+
+
+def _resend_problems() -> tuple[list[str], int]:
+    """What breaks the rule above from the states the reduced model reaches at RESEND_BOUNDS, and how many steps the
+    reduction removes there."""
+    spec = _spec("quorum")
+    m = spec.model
+    on, _ = prepare(spec, [], {**RESEND_BOUNDS, "resend_when_lost": True})
+    off, _ = prepare(spec, [], {**RESEND_BOUNDS, "resend_when_lost": False})
+    seen = set(m.initial_states(on))
+    frontier = list(seen)
+    problems: list[str] = []
+    removed = 0
+    while frontier and len(problems) < 3:
+        s = frontier.pop()
+        reduced = {(a.name, values, t) for a, values, t in m.successors(s, on)}
+        full = {(a.name, values, t) for a, values, t in m.successors(s, off)}
+        problems += [f"{name}{values}: a step the unreduced model does not take" for name, values, _ in reduced - full]
+        for name, values, t in full - reduced:
+            if name in SENDS and _forgets_a_request(s.net, t.net):
+                removed += 1
+            else:
+                problems.append(f"{name}{values}: removed, yet not a re-send that forgets a request in flight")
+        for _, _, t in reduced:
+            if t not in seen:
+                seen.add(t)
+                frontier.append(t)
+    return problems, removed
+
+
+def test_resend_when_lost_removes_exactly_the_timed_out_retries() -> None:
+    problems, removed = _resend_problems()
+    assert problems == [] and removed > 0, (problems, removed)
+
+
+def _fetch_retry_keeps_the_old_request(s: Any, ctx: Any) -> Any:
+    """Broken: with the reduction on, a follower re-sends its Fetch while one is in flight and forgets nothing."""
+    out = []
+    for me, v in enumerate(s.voters):
+        if v.role == FOLLOWER and len(s.net) < ctx.b.max_msgs:
+            net = s.net
+            if busy(net, me, v.leader) and not ctx.b.resend_when_lost:
+                net = reset_connections(net, me, v.leader)
+            req = fetch_request(src=me, dst=v.leader, epoch=v.epoch, fetch_offset=len(v.log),
+                                last_fetched_epoch=last_epoch(v.log))
+            out.append(((me,), s._replace(net=tuple(sorted(net + (req,))))))
+    return out
+
+
+def _fetch_waits_for_an_empty_network(s: Any, ctx: Any) -> Any:
+    """Broken: with the reduction on, a follower sends no Fetch while any message is in flight, its own or not."""
+    if ctx.b.resend_when_lost and s.net:
+        return []
+    return quorum_fetch.send_fetch(s, ctx)
+
+
+@pytest.mark.parametrize("broken", [_fetch_retry_keeps_the_old_request, _fetch_waits_for_an_empty_network])
+def test_a_broken_resend_when_lost_is_caught(broken: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _spec("quorum").model
+    actions = [attrs.evolve(a, fn=broken) if a.name == "send_fetch" else a for a in m.actions]
+    monkeypatch.setattr(m, "actions", actions)
+    problems, _ = _resend_problems()
+    assert problems, broken.__name__
