@@ -7,8 +7,8 @@
   with the reason, the test asserts that it still does (so the list cannot go stale), and that the main job's
   unreduced profile finds it.
 * Each reduction is checked at bounds where it removes states (``ENABLE``): a switch that removes nothing there gives
-  a check that cannot fail.  ``resend_when_lost``, whose removals no mutation's verdict depends on, is also checked
-  step by step, and two deliberately broken versions of it are shown to fail that check.
+  a check that cannot fail.  The quorum's two reductions, whose removals no quorum mutation's verdict depends on, are
+  also checked step by step, and deliberately broken versions of each are shown to fail that check.
 """
 
 from __future__ import annotations
@@ -21,8 +21,17 @@ import attrs
 import pytest
 
 from kraftcheck.checker.api import check, prepare
+from kraftcheck.model.quorum import faults as quorum_faults
 from kraftcheck.model.quorum import fetch as quorum_fetch
-from kraftcheck.model.quorum.state import FOLLOWER, busy, fetch_request, last_epoch, reset_connections
+from kraftcheck.model.quorum.state import (
+    FETCH_RESP,
+    FOLLOWER,
+    RESPONSES,
+    busy,
+    fetch_request,
+    last_epoch,
+    reset_connections,
+)
 from kraftcheck.spec.registry import load
 
 MODELS = ("quorum", "controller", "migration", "reassign", "features")
@@ -70,7 +79,7 @@ ENABLE: dict[str, dict[str, dict[str, Any]]] = {
         # max_msgs=2 they differ (KAFKA-10533: 21,057 states on, 23,763 off; truncate-below-hw 79,742 / 118,561);
         # loss off keeps that affordable (with loss, restart-as-leader ran past 2 CPU minutes) and loses nothing
         # the reduction is about: the retry it removes follows a request timeout, not a loss.  That the switch
-        # removes exactly the timed-out retries is test_resend_when_lost_removes_exactly_the_timed_out_retries.
+        # removes exactly the timed-out retries is test_a_quorum_reduction_removes_exactly_what_it_says.
         "resend_when_lost": {"max_msgs": 2, "loss": False},
     },
     "controller": {"restartable_crashes_only": {}, "crash_while_fenced_only": {"max_restarts": 1}},
@@ -203,31 +212,43 @@ def test_the_main_job_finds_what_a_reduction_hides(model: str, reduction: str, v
         assert (r.verdict, r.violated_property) == ("violation", m.variants[variant].expect), (p, r.verdict)
 
 
-# ---- resend_when_lost, step by step ----------------------------------------------------------------------------------
-# The mutation verdicts above can only see a reduction that hides a bug some mutation needs; every quorum mutation is
-# found at max_msgs=1, where nothing is ever sent with a message in flight, so a broken resend_when_lost that removed
-# more sends-while-busy than it should (or sent its retry wrongly) would change no verdict there (tried: a retry that
-# keeps the old request current changes the state counts, 21,089 against 21,057 on KAFKA-10533, and no verdict).  So
-# its definition is checked step by step: from every state the reduced model reaches, its steps are the unreduced
-# model's minus exactly the re-sends that forget a request still in flight (RequestManager.isReady after
-# request.timeout.ms), and at these bounds it does remove some.
-RESEND_BOUNDS = {"voters": 2, "max_msgs": 2, "max_restarts": 0, "max_quorum_epoch": 0}  # loss on: its retries stay
+# ---- the quorum's reductions, step by step ---------------------------------------------------------------------------
+# The mutation verdicts above can only see a reduction that hides a bug some mutation needs.  Every quorum mutation is
+# found at max_msgs=1, where nothing is ever sent with a message in flight, and none needs a message lost: a broken
+# resend_when_lost that removed more sends-while-busy than it should (or sent its retry wrongly), or a broken
+# lose_responses_only that lost nothing at all, would change no verdict (tried: a retry that keeps the old request
+# current changes the state counts, 21,089 against 21,057 on KAFKA-10533, and no verdict; with the lose action
+# switched off under lose_responses_only every quorum mutation is still found).  So both are checked step by step:
+# from every state the reduced model reaches, its steps are the unreduced model's minus exactly what the reduction
+# says it removes, and at these bounds it removes some.
+STEP_BOUNDS = {"voters": 2, "max_msgs": 2, "max_restarts": 0, "max_quorum_epoch": 0, "loss": True}
 SENDS = frozenset({"send_vote", "send_begin_epoch", "send_fetch", "observer_fetch"})
 
 
-def _forgets_a_request(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
-    """A message current before the step is in flight after it as stale (its requester reset the connection)."""
+def _forgets_a_request(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """resend_when_lost removes a send after which a message current before is in flight as stale (its requester
+    reset the connection: RequestManager.isReady after request.timeout.ms)."""
     came = Counter(after) - Counter(before)  # the retry may be equal to the old request: that one stays, now stale
-    return any(not m.cur and m._replace(cur=True) in before for m in came)
+    return name in SENDS and any(not m.cur and m._replace(cur=True) in before for m in came)
 
 
-def _resend_problems() -> tuple[list[str], int]:
-    """What breaks the rule above from the states the reduced model reaches at RESEND_BOUNDS, and how many steps the
-    reduction removes there."""
+def _loses_a_request(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """lose_responses_only removes the loss of a request (or of an EndQuorumEpoch): anything but a response."""
+    gone = Counter(before) - Counter(after)
+    return name == "lose" and not Counter(after) - Counter(before) and all(m.kind not in RESPONSES for m in gone)
+
+
+REMOVES = {"resend_when_lost": _forgets_a_request, "lose_responses_only": _loses_a_request}
+
+
+def _step_problems(reduction: str) -> tuple[list[str], int]:
+    """What breaks the rule above for ``reduction`` (the other reduction off) from the states the reduced model
+    reaches at STEP_BOUNDS, and how many steps the reduction removes there."""
     spec = _spec("quorum")
     m = spec.model
-    on, _ = prepare(spec, [], {**RESEND_BOUNDS, "resend_when_lost": True})
-    off, _ = prepare(spec, [], {**RESEND_BOUNDS, "resend_when_lost": False})
+    others = {r: False for r in m.reductions}
+    on, _ = prepare(spec, [], {**STEP_BOUNDS, **others, reduction: True})
+    off, _ = prepare(spec, [], {**STEP_BOUNDS, **others})
     seen = set(m.initial_states(on))
     frontier = list(seen)
     problems: list[str] = []
@@ -238,10 +259,10 @@ def _resend_problems() -> tuple[list[str], int]:
         full = {(a.name, values, t) for a, values, t in m.successors(s, off)}
         problems += [f"{name}{values}: a step the unreduced model does not take" for name, values, _ in reduced - full]
         for name, values, t in full - reduced:
-            if name in SENDS and _forgets_a_request(s.net, t.net):
+            if REMOVES[reduction](name, s.net, t.net):
                 removed += 1
             else:
-                problems.append(f"{name}{values}: removed, yet not a re-send that forgets a request in flight")
+                problems.append(f"{name}{values}: removed, yet not what {reduction} removes")
         for _, _, t in reduced:
             if t not in seen:
                 seen.add(t)
@@ -249,13 +270,18 @@ def _resend_problems() -> tuple[list[str], int]:
     return problems, removed
 
 
-def test_resend_when_lost_removes_exactly_the_timed_out_retries() -> None:
-    problems, removed = _resend_problems()
+@pytest.mark.parametrize("reduction", sorted(REMOVES))
+def test_a_quorum_reduction_removes_exactly_what_it_says(reduction: str) -> None:
+    problems, removed = _step_problems(reduction)
     assert problems == [] and removed > 0, (problems, removed)
 
 
+def test_every_quorum_reduction_is_checked_step_by_step() -> None:
+    assert set(REMOVES) == set(_spec("quorum").model.reductions)
+
+
 def _fetch_retry_keeps_the_old_request(s: Any, ctx: Any) -> Any:
-    """Broken: with the reduction on, a follower re-sends its Fetch while one is in flight and forgets nothing."""
+    """Broken resend_when_lost: with it on, a follower re-sends its Fetch while one is in flight, forgetting nothing."""
     out = []
     for me, v in enumerate(s.voters):
         if v.role == FOLLOWER and len(s.net) < ctx.b.max_msgs:
@@ -269,16 +295,32 @@ def _fetch_retry_keeps_the_old_request(s: Any, ctx: Any) -> Any:
 
 
 def _fetch_waits_for_an_empty_network(s: Any, ctx: Any) -> Any:
-    """Broken: with the reduction on, a follower sends no Fetch while any message is in flight, its own or not."""
+    """Broken resend_when_lost: with it on, a follower sends no Fetch while any message is in flight, its own or not."""
     if ctx.b.resend_when_lost and s.net:
         return []
     return quorum_fetch.send_fetch(s, ctx)
 
 
-@pytest.mark.parametrize("broken", [_fetch_retry_keeps_the_old_request, _fetch_waits_for_an_empty_network])
-def test_a_broken_resend_when_lost_is_caught(broken: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def _nothing_lost(s: Any, ctx: Any) -> Any:
+    """Broken lose_responses_only: with it on, no message is lost, responses neither."""
+    return [] if ctx.b.lose_responses_only else quorum_faults.lose(s, ctx)
+
+
+def _fetch_responses_kept(s: Any, ctx: Any) -> Any:
+    """Broken lose_responses_only: with it on, a Fetch response is never lost either."""
+    return [(values, t) for values, t in quorum_faults.lose(s, ctx)
+            if not (ctx.b.lose_responses_only and values[0].kind == FETCH_RESP)]
+
+
+@pytest.mark.parametrize(("reduction", "action", "broken"), [
+    ("resend_when_lost", "send_fetch", _fetch_retry_keeps_the_old_request),
+    ("resend_when_lost", "send_fetch", _fetch_waits_for_an_empty_network),
+    ("lose_responses_only", "lose", _nothing_lost),
+    ("lose_responses_only", "lose", _fetch_responses_kept),
+], ids=lambda x: getattr(x, "__name__", x))
+def test_a_broken_quorum_reduction_is_caught(reduction: str, action: str, broken: Any,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     m = _spec("quorum").model
-    actions = [attrs.evolve(a, fn=broken) if a.name == "send_fetch" else a for a in m.actions]
-    monkeypatch.setattr(m, "actions", actions)
-    problems, _ = _resend_problems()
+    monkeypatch.setattr(m, "actions", [attrs.evolve(a, fn=broken) if a.name == action else a for a in m.actions])
+    problems, _ = _step_problems(reduction)
     assert problems, broken.__name__
