@@ -21,6 +21,7 @@ from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark import job as spark_job
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports, first_event, level_reports, raise_task_errors
@@ -123,9 +124,7 @@ class _Search:
         self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
         self.carried: dict[str, float] | None = None  # the stored cost of the levels a resume starts from
         self.live: LiveCapture | None = None  # the liveness graph the levels feed (spark.live)
-        # the action-property premises the newest level's expansion reached, by the order key of the first state
-        # whose steps reached each: counted once the next level is judged, as far as the search got (``_premises``)
-        self.premises_seen: dict[str, int] = {}
+        self.premises_seen: dict[str, int] = {}  # of the newest level's expansion (job.first_premises)
         self.keep_scratch = False  # keep the shard files after the run (for lassos' prefixes), until cleanup()
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
@@ -322,34 +321,17 @@ class _Search:
         """A level's job outside the level loop done (the initial, handed-over or resumed level): its events noted,
         the action-property premises its steps reached, its steps given to the liveness graph."""
         self._note_events(reports)
-        self._note_premises(reports)
         if self.live is not None:
             self.live.expanded(level, reports, job.expand_all)
 
-    def _note_premises(self, reports: dict[int, dict[str, Any]]) -> None:
-        """The action-property premises some step of this job's expansion reached (see spark.expand), each with the
-        order key of the first state whose steps reached it.  They are counted when the next level is judged: the
-        in-process engine counts a step's premise only once it has taken the step, and a search that stops in the
-        middle of this expansion (a state limit, a broken invariant or action property, a deadlock) has not taken
-        the steps after its stop."""
-        seen: dict[str, int] = {}
-        for r in reports.values():
-            for name, key in r.get("step_premises", {}).items():
-                seen[name] = min(key, seen.get(name, key))
-        self.premises_seen = seen
-
     def _premises(self, reports: dict[int, dict[str, Any]], before: int | None = None) -> None:
-        """Forget (as reached) the premises the expansion judged now reached: all of them, or with ``before`` only
-        those first reached by a state whose dense position in its level is below it (the tasks of this job placed
-        their order keys: ``premise_pos``)."""
-        pos = reports[0].get("premise_pos", {}) if before is not None else {}
-        for name, key in self.premises_seen.items():
-            if before is None or pos[key] < before:
-                self.run_.step_premises.pop(name, None)
-        self.premises_seen = {}
+        """Count as reached the premises the expansion judged now reached (all, or those placed ``before``)."""
+        for name in spark_job.premises_before(self.premises_seen, reports, before):
+            self.run_.step_premises.pop(name, None)
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
         """This level's per-partition first expansion events (by order key: the next level's tasks place them)."""
+        self.premises_seen = spark_job.first_premises(reports)  # and the premises its steps reached
         self.local_events, self.xev = [dict(r["x_event"]) for _, r in sorted(reports.items()) if r.get("x_event")], None
 
     def _placed(self, level: int, reports: dict[int, dict[str, Any]]) -> None:
@@ -411,7 +393,6 @@ class _Search:
         for name in targets:
             run.targets.pop(name, None)
         self._premises(reports)
-        self._note_premises(reports)
         self.n_level = sum(int(reports[q]["new_count"]) for q in range(P))
         self.distinct += self.n_level
         self._note_events(reports)
@@ -427,8 +408,7 @@ class _Search:
         extra = self._extra()
         if kind == "x":
             ev = what
-            # the steps of the states before the event's, and its own up to the event (the task stopped there too)
-            self._premises(reports, ev["pos"] + 1)
+            self._premises(reports, ev["pos"] + 1)  # the event's own steps up to it: its task stopped there too
             distinct = self.distinct + int(new_pb[:k].sum())
             self._reach(targets, k)
             path = self._path(ev["fp"])

@@ -87,6 +87,26 @@ def first_event(events: list[dict[str, Any]], reports: dict[int, dict[str, Any]]
     return first["pos"], first["j"], first
 
 
+def first_premises(reports: dict[int, dict[str, Any]]) -> dict[str, int]:
+    """The action-property premises some step of a job's expansion reached (``spark.expand``), each with the order
+    key of the first state whose steps reached it.  The driver counts them when the next level is judged: the
+    in-process engine counts a step's premise once it has taken the step, and a search that stops in the middle of
+    this expansion (a state limit, a broken invariant or action property, a deadlock) never took the later steps."""
+    seen: dict[str, int] = {}
+    for r in reports.values():
+        for name, key in r.get("step_premises", {}).items():
+            seen[name] = min(key, seen.get(name, key))
+    return seen
+
+
+def premises_before(seen: dict[str, int], reports: dict[int, dict[str, Any]], before: int | None) -> list[str]:
+    """Of ``seen`` (``first_premises`` of the expansion the next level's tasks judged), all, or with ``before`` those
+    first reached by a state whose dense position in its level is below it (those tasks placed the keys the job
+    named in ``premise_keys``, as ``premise_pos``)."""
+    pos = reports[0].get("premise_pos", {}) if before is not None else {}
+    return [name for name, key in seen.items() if before is None or pos[key] < before]
+
+
 def raise_task_errors(level: int, partitions: int, reports: dict[int, dict[str, Any]]) -> None:
     """Every partition reported, and none failed: else the first failure as the error the user should see."""
     missing = [q for q in range(partitions) if q not in reports]
