@@ -7,8 +7,8 @@
   with the reason, the test asserts that it still does (so the list cannot go stale), and that the main job's
   unreduced profile finds it.
 * Each reduction is checked at bounds where it removes states (``ENABLE``): a switch that removes nothing there gives
-  a check that cannot fail.  The quorum's two reductions, whose removals no quorum mutation's verdict depends on, are
-  also checked step by step, and deliberately broken versions of each are shown to fail that check.
+  a check that cannot fail.  Reductions whose removals no mutation's verdict depends on (the quorum's two, two of the
+  migration's) are also checked step by step, and deliberately broken versions of each are shown to fail that check.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ import attrs
 import pytest
 
 from kraftcheck.checker.api import check, prepare
+from kraftcheck.model.migration import faults as migration_faults
+from kraftcheck.model.migration import kraft as migration_kraft
+from kraftcheck.model.migration.state import DUAL_WRITE, OP_MIGRATE, ZK_MIGRATION, is_active
 from kraftcheck.model.quorum import faults as quorum_faults
 from kraftcheck.model.quorum import fetch as quorum_fetch
 from kraftcheck.model.quorum.state import (
@@ -79,7 +82,7 @@ ENABLE: dict[str, dict[str, dict[str, Any]]] = {
         # max_msgs=2 they differ (KAFKA-10533: 21,057 states on, 23,763 off; truncate-below-hw 79,742 / 118,561);
         # loss off keeps that affordable (with loss, restart-as-leader ran past 2 CPU minutes) and loses nothing
         # the reduction is about: the retry it removes follows a request timeout, not a loss.  That the switch
-        # removes exactly the timed-out retries is test_a_quorum_reduction_removes_exactly_what_it_says.
+        # removes exactly the timed-out retries is test_a_reduction_removes_exactly_what_it_says.
         "resend_when_lost": {"max_msgs": 2, "loss": False},
     },
     "controller": {"restartable_crashes_only": {}, "crash_while_fenced_only": {"max_restarts": 1}},
@@ -99,8 +102,9 @@ ENABLE: dict[str, dict[str, dict[str, Any]]] = {
 # expiry_before_takeover_only, join_in_dual_write_only, no_zk_writes_in_rollback, rollback_from_steady_only,
 # topic_writes_only, claim_write_at_once, offset_write_at_once).  For lose_responses_only, sync_notifications,
 # crash_in_copy_only, outage_in_dual_write_only, reconfig_for_finalize_only and lost_answer_when_steady no mutation
-# needs the fault or step the reduction cuts, so even removing it whole changes no verdict: only the quorum's are
-# checked step by step below; the other five want a mutation that needs their fault, or a step rule of their own.
+# needs the fault or step the reduction cuts, so even removing it whole changes no verdict.  The quorum's two and
+# crash_in_copy_only and outage_in_dual_write_only are checked step by step below; sync_notifications,
+# reconfig_for_finalize_only and lost_answer_when_steady still want a mutation that needs them, or a step rule.
 # (zk_resign_at_once is the HIDES case: its check is that on and off differ.)
 FOUND_WITH: dict[tuple[str, str], dict[str, Any]] = {
     ("migration", "ephemeral-claim"): {"max_expiries": 1},  # a ZK broker wins /controller once its owner expires
@@ -234,30 +238,54 @@ STEP_BOUNDS = {"voters": 2, "max_msgs": 2, "max_restarts": 0, "max_quorum_epoch"
 SENDS = frozenset({"send_vote", "send_begin_epoch", "send_fetch", "observer_fetch"})
 
 
-def _forgets_a_request(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+def _forgets_a_request(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
     """resend_when_lost removes a send after which a message current before is in flight as stale (its requester
     reset the connection: RequestManager.isReady after request.timeout.ms)."""
+    before, after = s.net, t.net
     came = Counter(after) - Counter(before)  # the retry may be equal to the old request: that one stays, now stale
     return name in SENDS and any(not m.cur and m._replace(cur=True) in before for m in came)
 
 
-def _loses_a_request(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+def _loses_a_request(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
     """lose_responses_only removes the loss of a request (or of an EndQuorumEpoch): anything but a response."""
+    before, after = s.net, t.net
     gone = Counter(before) - Counter(after)
     return name == "lose" and not Counter(after) - Counter(before) and all(m.kind not in RESPONSES for m in gone)
 
 
-REMOVES = {"resend_when_lost": _forgets_a_request, "lose_responses_only": _loses_a_request}
+def _crash_outside_the_copy(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+    """crash_in_copy_only removes the crash of a controller other than the active one copying (KIP-866 names that
+    crash: the active controller fails during the initial copy)."""
+    c = values[0] if values else -1
+    return name == "crash" and not (s.ctrls[c].driver == ZK_MIGRATION and is_active(s, c))
 
 
-def _step_problems(reduction: str) -> tuple[list[str], int]:
-    """What breaks the rule above for ``reduction`` (the other reduction off) from the states the reduced model
-    reaches at STEP_BOUNDS, and how many steps the reduction removes there."""
-    spec = _spec("quorum")
+def _outage_outside_dual_write(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+    """outage_in_dual_write_only removes a ZooKeeper outage at any time but while an active leader dual-writes."""
+    return name == "zk_outage" and not (s.op == OP_MIGRATE and s.leader >= 0 and is_active(s, s.leader)
+                                        and s.ctrls[s.leader].driver == DUAL_WRITE)
+
+
+REMOVES: dict[tuple[str, str], Any] = {
+    ("quorum", "resend_when_lost"): _forgets_a_request, ("quorum", "lose_responses_only"): _loses_a_request,
+    ("migration", "crash_in_copy_only"): _crash_outside_the_copy,
+    ("migration", "outage_in_dual_write_only"): _outage_outside_dual_write,
+}
+# the quorum's with the other reduction off; the migration's at the small bounds with what ENABLE says they need
+STEP_AT: dict[str, dict[str, Any]] = {
+    "quorum": {**STEP_BOUNDS, "resend_when_lost": False, "lose_responses_only": False},
+    "migration": {**SMALL["migration"], "max_epoch": 2, "incompatible_brokers": 0},
+}
+
+
+def _step_problems(model: str, reduction: str) -> tuple[list[str], int]:
+    """What breaks the rule above for ``reduction`` from the states the reduced model reaches at its step bounds, and
+    how many steps the reduction removes there."""
+    spec = _spec(model)
     m = spec.model
-    others = {r: False for r in m.reductions}
-    on, _ = prepare(spec, [], {**STEP_BOUNDS, **others, reduction: True})
-    off, _ = prepare(spec, [], {**STEP_BOUNDS, **others})
+    at = {**STEP_AT[model], **ENABLE[model][reduction]} if model != "quorum" else STEP_AT[model]
+    on, _ = prepare(spec, [], {**at, reduction: True})
+    off, _ = prepare(spec, [], {**at, reduction: False})
     seen = set(m.initial_states(on))
     frontier = list(seen)
     problems: list[str] = []
@@ -268,7 +296,7 @@ def _step_problems(reduction: str) -> tuple[list[str], int]:
         full = {(a.name, values, t) for a, values, t in m.successors(s, off)}
         problems += [f"{name}{values}: a step the unreduced model does not take" for name, values, _ in reduced - full]
         for name, values, t in full - reduced:
-            if REMOVES[reduction](name, s.net, t.net):
+            if REMOVES[model, reduction](name, values, s, t):
                 removed += 1
             else:
                 problems.append(f"{name}{values}: removed, yet not what {reduction} removes")
@@ -279,14 +307,14 @@ def _step_problems(reduction: str) -> tuple[list[str], int]:
     return problems, removed
 
 
-@pytest.mark.parametrize("reduction", sorted(REMOVES))
-def test_a_quorum_reduction_removes_exactly_what_it_says(reduction: str) -> None:
-    problems, removed = _step_problems(reduction)
+@pytest.mark.parametrize(("model", "reduction"), sorted(REMOVES))
+def test_a_reduction_removes_exactly_what_it_says(model: str, reduction: str) -> None:
+    problems, removed = _step_problems(model, reduction)
     assert problems == [] and removed > 0, (problems, removed)
 
 
 def test_every_quorum_reduction_is_checked_step_by_step() -> None:
-    assert set(REMOVES) == set(_spec("quorum").model.reductions)
+    assert {r for m, r in REMOVES if m == "quorum"} == set(_spec("quorum").model.reductions)
 
 
 def _fetch_retry_keeps_the_old_request(s: Any, ctx: Any) -> Any:
@@ -321,15 +349,29 @@ def _fetch_responses_kept(s: Any, ctx: Any) -> Any:
             if not (ctx.b.lose_responses_only and values[0].kind == FETCH_RESP)]
 
 
-@pytest.mark.parametrize(("reduction", "action", "broken"), [
-    ("resend_when_lost", "send_fetch", _fetch_retry_keeps_the_old_request),
-    ("resend_when_lost", "send_fetch", _fetch_waits_for_an_empty_network),
-    ("lose_responses_only", "lose", _nothing_lost),
-    ("lose_responses_only", "lose", _fetch_responses_kept),
+def _no_crash(s: Any, ctx: Any) -> Any:
+    """Broken crash_in_copy_only: with it on, no controller crashes, the active one copying neither."""
+    return [] if ctx.b.crash_in_copy_only else migration_kraft.crash(s, ctx)
+
+
+def _no_outage(s: Any, ctx: Any) -> Any:
+    """Broken outage_in_dual_write_only: with it on, ZooKeeper never becomes unavailable."""
+    return [] if ctx.b.outage_in_dual_write_only else migration_faults.zk_outage(s, ctx)
+
+
+# the two migration ones change no mutation's verdict (see the note above FOUND_WITH)
+@pytest.mark.parametrize(("model", "reduction", "action", "broken"), [
+    ("quorum", "resend_when_lost", "send_fetch", _fetch_retry_keeps_the_old_request),
+    ("quorum", "resend_when_lost", "send_fetch", _fetch_waits_for_an_empty_network),
+    ("quorum", "lose_responses_only", "lose", _nothing_lost),
+    ("quorum", "lose_responses_only", "lose", _fetch_responses_kept),
+    ("migration", "crash_in_copy_only", "crash", _no_crash),
+    ("migration", "outage_in_dual_write_only", "zk_outage", _no_outage),
 ], ids=lambda x: getattr(x, "__name__", x))
-def test_a_broken_quorum_reduction_is_caught(reduction: str, action: str, broken: Any,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    m = _spec("quorum").model
+def test_a_broken_reduction_is_caught_step_by_step(model: str, reduction: str, action: str, broken: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _spec(model).model
+    assert any(a.name == action for a in m.actions), action
     monkeypatch.setattr(m, "actions", [attrs.evolve(a, fn=broken) if a.name == action else a for a in m.actions])
-    problems, _ = _step_problems(reduction)
+    problems, _ = _step_problems(model, reduction)
     assert problems, broken.__name__
