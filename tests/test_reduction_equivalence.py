@@ -7,8 +7,8 @@
   with the reason, the test asserts that it still does (so the list cannot go stale), and that the main job's
   unreduced profile finds it.
 * Each reduction is checked at bounds where it removes states (``ENABLE``): a switch that removes nothing there gives
-  a check that cannot fail.  Reductions whose removals no mutation's verdict depends on (the quorum's two, two of the
-  migration's) are also checked step by step, and deliberately broken versions of each are shown to fail that check.
+  a check that cannot fail.  Reductions whose removals no mutation's verdict depends on (the quorum's two, three of
+  the migration's) are also checked step by step, and deliberately broken versions of each are shown to fail that check.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import attrs
 import pytest
 
 from kraftcheck.checker.api import check, prepare
+from kraftcheck.model.migration import dual_write as migration_dual_write
 from kraftcheck.model.migration import faults as migration_faults
 from kraftcheck.model.migration import kraft as migration_kraft
 from kraftcheck.model.migration.state import DUAL_WRITE, OP_MIGRATE, ZK_MIGRATION, is_active
@@ -102,9 +103,9 @@ ENABLE: dict[str, dict[str, dict[str, Any]]] = {
 # expiry_before_takeover_only, join_in_dual_write_only, no_zk_writes_in_rollback, rollback_from_steady_only,
 # topic_writes_only, claim_write_at_once, offset_write_at_once).  For lose_responses_only, sync_notifications,
 # crash_in_copy_only, outage_in_dual_write_only, reconfig_for_finalize_only and lost_answer_when_steady no mutation
-# needs the fault or step the reduction cuts, so even removing it whole changes no verdict.  The quorum's two and
-# crash_in_copy_only and outage_in_dual_write_only are checked step by step below; sync_notifications,
-# reconfig_for_finalize_only and lost_answer_when_steady still want a mutation that needs them, or a step rule.
+# needs the fault or step the reduction cuts, so even removing it whole changes no verdict.  The quorum's two,
+# crash_in_copy_only, outage_in_dual_write_only and lost_answer_when_steady are checked step by step below;
+# sync_notifications and reconfig_for_finalize_only still want a mutation that needs them, or a step rule.
 # (zk_resign_at_once is the HIDES case: its check is that on and off differ.)
 FOUND_WITH: dict[tuple[str, str], dict[str, Any]] = {
     ("migration", "ephemeral-claim"): {"max_expiries": 1},  # a ZK broker wins /controller once its owner expires
@@ -266,10 +267,22 @@ def _outage_outside_dual_write(name: str, values: tuple[Any, ...], s: Any, t: An
                                         and s.ctrls[s.leader].driver == DUAL_WRITE)
 
 
+def _lost_answer_when_not_steady(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+    """lost_answer_when_steady removes a lost dual-write answer (ConnectionLoss) anywhere but to the active leader
+    of a quiet migration (every running controller in its epoch, no rollback or reconfiguration) on the workload's
+    last metadata change."""
+    c = values[0] if values else -1
+    return name == "lost_answer" and not (
+        is_active(s, c) and s.op == OP_MIGRATE and s.used.reconfigs == 0
+        and s.used.client_writes >= STEP_AT["migration"]["max_client_writes"]
+        and all(y.epoch == s.kepoch for y in s.ctrls if y.up))
+
+
 REMOVES: dict[tuple[str, str], Any] = {
     ("quorum", "resend_when_lost"): _forgets_a_request, ("quorum", "lose_responses_only"): _loses_a_request,
     ("migration", "crash_in_copy_only"): _crash_outside_the_copy,
     ("migration", "outage_in_dual_write_only"): _outage_outside_dual_write,
+    ("migration", "lost_answer_when_steady"): _lost_answer_when_not_steady,
 }
 # the quorum's with the other reduction off; the migration's at the small bounds with what ENABLE says they need
 STEP_AT: dict[str, dict[str, Any]] = {
@@ -354,6 +367,11 @@ def _no_crash(s: Any, ctx: Any) -> Any:
     return [] if ctx.b.crash_in_copy_only else migration_kraft.crash(s, ctx)
 
 
+def _no_lost_answer(s: Any, ctx: Any) -> Any:
+    """Broken lost_answer_when_steady: with it on, no answer is lost, the steady leader's neither."""
+    return [] if ctx.b.lost_answer_when_steady else migration_dual_write.lost_answer(s, ctx)
+
+
 def _no_outage(s: Any, ctx: Any) -> Any:
     """Broken outage_in_dual_write_only: with it on, ZooKeeper never becomes unavailable."""
     return [] if ctx.b.outage_in_dual_write_only else migration_faults.zk_outage(s, ctx)
@@ -367,6 +385,7 @@ def _no_outage(s: Any, ctx: Any) -> Any:
     ("quorum", "lose_responses_only", "lose", _fetch_responses_kept),
     ("migration", "crash_in_copy_only", "crash", _no_crash),
     ("migration", "outage_in_dual_write_only", "zk_outage", _no_outage),
+    ("migration", "lost_answer_when_steady", "lost_answer", _no_lost_answer),
 ], ids=lambda x: getattr(x, "__name__", x))
 def test_a_broken_reduction_is_caught_step_by_step(model: str, reduction: str, action: str, broken: Any,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
