@@ -7,7 +7,7 @@
   with the reason, the test asserts that it still does (so the list cannot go stale), and that the main job's
   unreduced profile finds it.
 * Each reduction is checked at bounds where it removes states (``ENABLE``): a switch that removes nothing there gives
-  a check that cannot fail.  Reductions whose removals no mutation's verdict depends on (the quorum's two, three of
+  a check that cannot fail.  Reductions whose removals no mutation's verdict depends on (the quorum's two, four of
   the migration's) are also checked step by step, and deliberately broken versions of each are shown to fail that check.
 """
 
@@ -23,8 +23,19 @@ import pytest
 from kraftcheck.checker.api import check, prepare
 from kraftcheck.model.migration import dual_write as migration_dual_write
 from kraftcheck.model.migration import faults as migration_faults
+from kraftcheck.model.migration import finalize as migration_finalize
 from kraftcheck.model.migration import kraft as migration_kraft
-from kraftcheck.model.migration.state import DUAL_WRITE, OP_MIGRATE, ZK_MIGRATION, is_active
+from kraftcheck.model.migration.state import (
+    DUAL_WRITE,
+    KRAFT_MODE,
+    OP_MIGRATE,
+    POST_MIGRATION,
+    PRE_MIGRATION,
+    ZK_MIGRATION,
+    is_active,
+    is_compatible,
+    log_state,
+)
 from kraftcheck.model.quorum import faults as quorum_faults
 from kraftcheck.model.quorum import fetch as quorum_fetch
 from kraftcheck.model.quorum.state import (
@@ -103,9 +114,9 @@ ENABLE: dict[str, dict[str, dict[str, Any]]] = {
 # expiry_before_takeover_only, join_in_dual_write_only, no_zk_writes_in_rollback, rollback_from_steady_only,
 # topic_writes_only, claim_write_at_once, offset_write_at_once).  For lose_responses_only, sync_notifications,
 # crash_in_copy_only, outage_in_dual_write_only, reconfig_for_finalize_only and lost_answer_when_steady no mutation
-# needs the fault or step the reduction cuts, so even removing it whole changes no verdict.  The quorum's two,
-# crash_in_copy_only, outage_in_dual_write_only and lost_answer_when_steady are checked step by step below;
-# sync_notifications and reconfig_for_finalize_only still want a mutation that needs them, or a step rule.
+# needs the fault or step the reduction cuts, so even removing it whole changes no verdict.  The quorum's two and
+# the migration's four are checked step by step below; sync_notifications still wants a mutation that needs it, or a
+# step rule.
 # (zk_resign_at_once is the HIDES case: its check is that on and off differ.)
 FOUND_WITH: dict[tuple[str, str], dict[str, Any]] = {
     ("migration", "ephemeral-claim"): {"max_expiries": 1},  # a ZK broker wins /controller once its owner expires
@@ -239,7 +250,7 @@ STEP_BOUNDS = {"voters": 2, "max_msgs": 2, "max_restarts": 0, "max_quorum_epoch"
 SENDS = frozenset({"send_vote", "send_begin_epoch", "send_fetch", "observer_fetch"})
 
 
-def _forgets_a_request(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+def _forgets_a_request(name: str, values: tuple[Any, ...], s: Any, t: Any, ctx: Any) -> bool:
     """resend_when_lost removes a send after which a message current before is in flight as stale (its requester
     reset the connection: RequestManager.isReady after request.timeout.ms)."""
     before, after = s.net, t.net
@@ -247,35 +258,44 @@ def _forgets_a_request(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bo
     return name in SENDS and any(not m.cur and m._replace(cur=True) in before for m in came)
 
 
-def _loses_a_request(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+def _loses_a_request(name: str, values: tuple[Any, ...], s: Any, t: Any, ctx: Any) -> bool:
     """lose_responses_only removes the loss of a request (or of an EndQuorumEpoch): anything but a response."""
     before, after = s.net, t.net
     gone = Counter(before) - Counter(after)
     return name == "lose" and not Counter(after) - Counter(before) and all(m.kind not in RESPONSES for m in gone)
 
 
-def _crash_outside_the_copy(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+def _crash_outside_the_copy(name: str, values: tuple[Any, ...], s: Any, t: Any, ctx: Any) -> bool:
     """crash_in_copy_only removes the crash of a controller other than the active one copying (KIP-866 names that
     crash: the active controller fails during the initial copy)."""
     c = values[0] if values else -1
     return name == "crash" and not (s.ctrls[c].driver == ZK_MIGRATION and is_active(s, c))
 
 
-def _outage_outside_dual_write(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+def _outage_outside_dual_write(name: str, values: tuple[Any, ...], s: Any, t: Any, ctx: Any) -> bool:
     """outage_in_dual_write_only removes a ZooKeeper outage at any time but while an active leader dual-writes."""
     return name == "zk_outage" and not (s.op == OP_MIGRATE and s.leader >= 0 and is_active(s, s.leader)
                                         and s.ctrls[s.leader].driver == DUAL_WRITE)
 
 
-def _lost_answer_when_not_steady(name: str, values: tuple[Any, ...], s: Any, t: Any) -> bool:
+def _lost_answer_when_not_steady(name: str, values: tuple[Any, ...], s: Any, t: Any, ctx: Any) -> bool:
     """lost_answer_when_steady removes a lost dual-write answer (ConnectionLoss) anywhere but to the active leader
     of a quiet migration (every running controller in its epoch, no rollback or reconfiguration) on the workload's
     last metadata change."""
     c = values[0] if values else -1
     return name == "lost_answer" and not (
         is_active(s, c) and s.op == OP_MIGRATE and s.used.reconfigs == 0
-        and s.used.client_writes >= STEP_AT["migration"]["max_client_writes"]
+        and s.used.client_writes >= ctx.b.max_client_writes
         and all(y.epoch == s.kepoch for y in s.ctrls if y.up))
+
+
+def _reconfig_outside_finalize(name: str, values: tuple[Any, ...], s: Any, t: Any, ctx: Any) -> bool:
+    """reconfig_for_finalize_only removes a config flip other than the finalization's: disabling migration before
+    every broker runs in KRaft mode (or before the migration began), re-enabling it before the migration finished."""
+    x, mig = s.ctrls[values[0]] if values else None, log_state(s)
+    done = all(br.mode == KRAFT_MODE for b, br in enumerate(s.brokers) if is_compatible(ctx.b, b))
+    return name == "reconfigure" and x is not None and (
+        mig == PRE_MIGRATION or (x.mig and not done) or (not x.mig and mig != POST_MIGRATION))
 
 
 REMOVES: dict[tuple[str, str], Any] = {
@@ -283,6 +303,7 @@ REMOVES: dict[tuple[str, str], Any] = {
     ("migration", "crash_in_copy_only"): _crash_outside_the_copy,
     ("migration", "outage_in_dual_write_only"): _outage_outside_dual_write,
     ("migration", "lost_answer_when_steady"): _lost_answer_when_not_steady,
+    ("migration", "reconfig_for_finalize_only"): _reconfig_outside_finalize,
 }
 # the quorum's with the other reduction off; the migration's at the small bounds with what ENABLE says they need
 STEP_AT: dict[str, dict[str, Any]] = {
@@ -309,7 +330,7 @@ def _step_problems(model: str, reduction: str) -> tuple[list[str], int]:
         full = {(a.name, values, t) for a, values, t in m.successors(s, off)}
         problems += [f"{name}{values}: a step the unreduced model does not take" for name, values, _ in reduced - full]
         for name, values, t in full - reduced:
-            if REMOVES[model, reduction](name, values, s, t):
+            if REMOVES[model, reduction](name, values, s, t, off):
                 removed += 1
             else:
                 problems.append(f"{name}{values}: removed, yet not what {reduction} removes")
@@ -372,6 +393,11 @@ def _no_lost_answer(s: Any, ctx: Any) -> Any:
     return [] if ctx.b.lost_answer_when_steady else migration_dual_write.lost_answer(s, ctx)
 
 
+def _no_reconfig(s: Any, ctx: Any) -> Any:
+    """Broken reconfig_for_finalize_only: with it on, no config is ever flipped, the finalization's neither."""
+    return [] if ctx.b.reconfig_for_finalize_only else migration_finalize.reconfigure(s, ctx)
+
+
 def _no_outage(s: Any, ctx: Any) -> Any:
     """Broken outage_in_dual_write_only: with it on, ZooKeeper never becomes unavailable."""
     return [] if ctx.b.outage_in_dual_write_only else migration_faults.zk_outage(s, ctx)
@@ -386,6 +412,7 @@ def _no_outage(s: Any, ctx: Any) -> Any:
     ("migration", "crash_in_copy_only", "crash", _no_crash),
     ("migration", "outage_in_dual_write_only", "zk_outage", _no_outage),
     ("migration", "lost_answer_when_steady", "lost_answer", _no_lost_answer),
+    ("migration", "reconfig_for_finalize_only", "reconfigure", _no_reconfig),
 ], ids=lambda x: getattr(x, "__name__", x))
 def test_a_broken_reduction_is_caught_step_by_step(model: str, reduction: str, action: str, broken: Any,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
