@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hypercube import SPEC as SPEC  # noqa: E402  (bench_spark_driver_memory.py loads this file as the model)
+from proc_tree import PRELUDE  # noqa: E402
 
 HYPERCUBE = Path(__file__).resolve().parent / "hypercube.py"
 
@@ -47,30 +48,12 @@ print(json.dumps({"states": r.distinct_states, "transitions": r.transitions, "de
                   "seconds": wall, "cpu": ru.ru_utime + ru.ru_stime}))
 """
 
-SPARK = r"""
+SPARK = PRELUDE + r"""
 import json, os, sys, time
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.api import make_context, resolve
 from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark.driver import check_spark
-
-def tree_cpu(root):
-    tick = os.sysconf("SC_CLK_TCK")
-    parent, cpu = {}, {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                f = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parent[int(d)] = int(f[1])
-            cpu[int(d)] = sum(int(x) for x in f[11:15]) / tick  # utime stime cutime cstime
-    total, todo = 0.0, [root]
-    while todo:
-        p = todo.pop()
-        total += cpu.get(p, 0.0)
-        todo += [c for c, pp in parent.items() if pp == p]
-    return total, cpu.get(root, 0.0)
 
 model, variants, bounds, master = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
 t = time.perf_counter()
@@ -81,13 +64,13 @@ check_spark(make_run(spec, make_context(spec, variants, bounds), "spark", "bfs")
             local_below=0)
 start = time.perf_counter() - t
 jvm = sc._gateway.proc.pid
-tree0, jvm0 = tree_cpu(jvm)
+tree0, jvm0 = tree_cpu([jvm])
 drv0 = time.process_time()
 run = make_run(spec, make_context(spec, variants, bounds), "spark", "bfs")
 t = time.perf_counter()
 r = check_spark(run, master=master, local_below=json.loads(sys.argv[5]))
 wall = time.perf_counter() - t
-tree1, jvm1 = tree_cpu(jvm)
+tree1, jvm1 = tree_cpu([jvm])
 print(json.dumps({"states": r.distinct_states, "transitions": r.transitions, "depth": r.depth, "verdict": r.verdict,
                   "seconds": wall, "start": start, "cpu_tree": tree1 - tree0, "cpu_jvm": jvm1 - jvm0,
                   "cpu_driver": time.process_time() - drv0, "levels": r.manifest["levels"],

@@ -18,32 +18,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from proc_tree import PRELUDE
+
 ROOT = Path(__file__).resolve().parent.parent
 
-CHILD = r"""
+CHILD = PRELUDE + r"""
 import json, os, resource, sys, time
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.api import make_context, resolve
 from kraftcheck.checker.search.run import make_run
 from kraftcheck.checker.spark.driver import check_spark
-
-def tree_cpu(roots):
-    tick = os.sysconf("SC_CLK_TCK")
-    parent, cpu = {}, {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                f = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parent[int(d)] = int(f[1])
-            cpu[int(d)] = sum(int(x) for x in f[11:15]) / tick  # utime stime cutime cstime
-    total, todo = 0.0, list(roots)
-    while todo:
-        p = todo.pop()
-        total += cpu.get(p, 0.0)
-        todo += [c for c, pp in parent.items() if pp == p]
-    return total
 
 a = json.loads(sys.argv[1])
 spark_session.EXECUTOR_WAIT_S = 600.0  # executors of a loaded machine's cluster take minutes to start
@@ -68,12 +52,12 @@ levels_file = a.get("levels_file")
 class Recorder:
     # stands in for the run's progress line: the driver ticks once per committed level
     def __init__(self):
-        self.t0, self.c0, self.tree0, self.last = time.perf_counter(), time.process_time(), tree_cpu(roots), None
+        self.t0, self.c0, self.tree0, self.last = time.perf_counter(), time.process_time(), tree_cpu(roots)[0], None
         self.rows = []
     def tick(self, states, transitions, queue, depth):
         row = {"level": depth, "new": queue, "states": states, "transitions": transitions,
                "wall": time.perf_counter() - self.t0, "cpu_driver": time.process_time() - self.c0,
-               "cpu_tree": tree_cpu(roots) - self.tree0,
+               "cpu_tree": tree_cpu(roots)[0] - self.tree0,
                "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                "load": os.getloadavg()[0], "utc": time.strftime("%H:%M:%S", time.gmtime())}
         self.rows.append(row)
@@ -102,7 +86,7 @@ rec = Recorder()
 object.__setattr__(run, "progress", rec)  # Run is frozen; its progress line is only ever ticked
 r = check_spark(run, master=a["master"], partitions=a.get("partitions"), local_below=a.get("local_below"), **mem)
 wall = time.perf_counter() - rec.t0
-cpu_tree = tree_cpu(roots) - rec.tree0
+cpu_tree = tree_cpu(roots)[0] - rec.tree0
 shuffle = dict(shuffle_bytes(sc), stages_before=shuffle0)
 print(json.dumps({"states": r.distinct_states, "transitions": r.transitions, "depth": r.depth, "verdict": r.verdict,
                   "wall": wall, "start": start, "executors": executors, "cpu_tree": cpu_tree,

@@ -46,6 +46,7 @@ class WideBounds:
     stuck: int = -1  # state (2, stuck) has no successor (a deadlock)
     bad_step: int = -1  # action property NoBadStep fails on right(1) from (1, bad_step)
     target: int = -1  # reachability target: state (2, target)
+    premise_at: int = -1  # the premise of action property LateStep: left(0) taken from (1, premise_at)
 
 
 wide: Model[tuple[int, int], WideBounds] = Model("wide", WideBounds, doc="levels wider than one BFS batch")
@@ -104,6 +105,16 @@ def _no_bad_step(s: tuple[int, int], step: Any, t: tuple[int, int], ctx: Context
     return not (step == ("right", (1,)) and s == (1, ctx.b.bad_step))
 
 
+def _late_premise(s: tuple[int, int], step: Any, t: tuple[int, int], ctx: Context[WideBounds]) -> bool:
+    return step == ("left", (0,)) and s == (1, ctx.b.premise_at)
+
+
+@action_property("LateStep", "holds on every step; its premise is one step of level 1's expansion", "test",
+                 premise=_late_premise)
+def _late_step(s: tuple[int, int], step: Any, t: tuple[int, int], ctx: Context[WideBounds]) -> bool:
+    return True
+
+
 @reachable("Target", "state (2, target) is reached", "test")
 def _target(s: tuple[int, int], ctx: Context[WideBounds]) -> bool:
     return s == (2, ctx.b.target)
@@ -112,6 +123,7 @@ def _target(s: tuple[int, int], ctx: Context[WideBounds]) -> bool:
 # without an action property the in-process BFS generates a batch action by action; with one, state by state
 WIDE_FAST = Spec(wide, [_first, _second, _target], family="example")
 WIDE_SLOW = Spec(wide, [_first, _second, _no_bad_step, _target], family="example")
+WIDE_PREMISE = Spec(wide, [_first, _no_bad_step, _late_step, _target], family="example")
 
 
 def _wide_values(b: WideBounds = WideBounds()) -> tuple[set[int], list[int]]:
@@ -276,6 +288,30 @@ def test_wide_state_limit_mid_level(master2: str) -> None:
     master = master2
     a, _ = both(WIDE_FAST, master, max_states=15000, partitions=2)
     assert a.verdict == "limit" and 15000 <= a.distinct_states < 15000 + 4 * 4096
+
+
+@needs_java
+def test_a_run_stopped_mid_level_counts_the_premises_of_the_steps_taken_before_the_stop(master: str) -> None:
+    """A premise reached by a step of the expansion the stop cuts counts only if the in-process engine took that step
+    before it stopped: every step of the stop's batch (the batch is expanded whole before its states are judged and
+    counted), and for a broken action property the steps up to it.  Level 1's expansion is three batches (parents
+    0..4095, 4096..8191, 8192..9999); the premise is one step from parent ``premise_at``."""
+    _, late = _wide_values()
+    # the state limit is crossed in the first batch (level 2's first batch brings thousands of states)
+    for at, vacuous in ((100, []), (4095, []), (4096, ["LateStep"]), (9000, ["LateStep"])):
+        a, _ = both(WIDE_PREMISE, master, bounds={"premise_at": at}, max_states=10005)
+        assert (a.verdict, a.vacuous_properties) == ("limit", vacuous), at
+    # a broken invariant in the second batch: that whole batch was expanded, the third not
+    parent = min(p for p in range(4096, 8192) if late[10] in ((p * 7) % 30000, (p * 7 + 13) % 30000,
+                                                              (p * 11) % 30000, (p * 11 + 5) % 30000))
+    for at, vacuous in ((parent + 1, []), (8191, []), (8192, ["LateStep"])):
+        a, _ = both(WIDE_PREMISE, master, bounds={"bad_first": late[10], "premise_at": at})
+        assert (a.verdict, a.violated_property, a.vacuous_properties) == ("violation", "First", vacuous), at
+    # a broken action property on right(1) from (1, 5000): the steps before it are taken (left(0) from 5000 too),
+    # none after it
+    for at, vacuous in ((5000, []), (5001, ["LateStep"])):
+        a, _ = both(WIDE_PREMISE, master, bounds={"bad_step": 5000, "premise_at": at})
+        assert (a.verdict, a.violated_property, a.vacuous_properties) == ("violation", "NoBadStep", vacuous), at
 
 
 # ---- checkpoints ---------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from kraftcheck.checker.search.bfs import BATCH, bfs
 from kraftcheck.checker.search.result import Result
 from kraftcheck.checker.search.run import Run
 from kraftcheck.checker.spark import checkpoint as ckpt_io
+from kraftcheck.checker.spark import job as spark_job
 from kraftcheck.checker.spark import session as spark_session
 from kraftcheck.checker.spark.counterexample import path_to
 from kraftcheck.checker.spark.job import Job, Reports, first_event, level_reports, raise_task_errors
@@ -123,6 +124,7 @@ class _Search:
         self.driver_levels = 0  # levels expanded in the driver before Spark took over (spark.local)
         self.carried: dict[str, float] | None = None  # the stored cost of the levels a resume starts from
         self.live: LiveCapture | None = None  # the liveness graph the levels feed (spark.live)
+        self.premises_seen: dict[str, int] = {}  # of the newest level's expansion (job.first_premises)
         self.keep_scratch = False  # keep the shard files after the run (for lassos' prefixes), until cleanup()
 
     # ---- jobs -------------------------------------------------------------------------------------------------------
@@ -214,7 +216,8 @@ class _Search:
                 return self._probe(level)
             expand_all = md is not None and level >= md
             job = self._job(level, "dedup", prev_count=self.n_level, expand=not self.local_events,
-                            expand_all=expand_all, event_keys=tuple(sorted(e["key"] for e in self.local_events)))
+                            expand_all=expand_all, event_keys=tuple(sorted(e["key"] for e in self.local_events)),
+                            premise_keys=tuple(sorted(set(self.premises_seen.values()))))
             reports = self._submit(job, self.rdd)
             self.levels = level
             self._placed(level, reports)
@@ -318,18 +321,17 @@ class _Search:
         """A level's job outside the level loop done (the initial, handed-over or resumed level): its events noted,
         the action-property premises its steps reached, its steps given to the liveness graph."""
         self._note_events(reports)
-        self._step_premises(reports)
         if self.live is not None:
             self.live.expanded(level, reports, job.expand_all)
 
-    def _step_premises(self, reports: dict[int, dict[str, Any]]) -> None:
-        """Forget the action-property premises some step of this job's expansion reached (see spark.expand)."""
-        for r in reports.values():
-            for name in r.get("step_premises", ()):
-                self.run_.step_premises.pop(name, None)
+    def _premises(self, reports: dict[int, dict[str, Any]], before: int | None = None) -> None:
+        """Count as reached the premises the expansion judged now reached (all, or those placed ``before``)."""
+        for name in spark_job.premises_before(self.premises_seen, reports, before):
+            self.run_.step_premises.pop(name, None)
 
     def _note_events(self, reports: dict[int, dict[str, Any]]) -> None:
         """This level's per-partition first expansion events (by order key: the next level's tasks place them)."""
+        self.premises_seen = spark_job.first_premises(reports)  # and the premises its steps reached
         self.local_events, self.xev = [dict(r["x_event"]) for _, r in sorted(reports.items()) if r.get("x_event")], None
 
     def _placed(self, level: int, reports: dict[int, dict[str, Any]]) -> None:
@@ -390,7 +392,7 @@ class _Search:
         self.coverage += cov_pb.sum(axis=0)
         for name in targets:
             run.targets.pop(name, None)
-        self._step_premises(reports)
+        self._premises(reports)
         self.n_level = sum(int(reports[q]["new_count"]) for q in range(P))
         self.distinct += self.n_level
         self._note_events(reports)
@@ -406,6 +408,7 @@ class _Search:
         extra = self._extra()
         if kind == "x":
             ev = what
+            self._premises(reports, ev["pos"] + 1)  # the event's own steps up to it: its task stopped there too
             distinct = self.distinct + int(new_pb[:k].sum())
             self._reach(targets, k)
             path = self._path(ev["fp"])
@@ -436,6 +439,7 @@ class _Search:
         distinct = self.distinct + int(new_pb[: k + 1].sum())
         transitions = self.transitions + int(cand_pb[: k + 1].sum())
         self._set_coverage(cov_pb[: k + 1].sum(axis=0))
+        self._premises(reports, (k + 1) * BATCH)  # batch k was expanded whole before its states were judged
         if kind == "i":
             _, _, _, bad, fp = what
             self._reach(targets, k)

@@ -45,7 +45,7 @@ class Job:
     def __init__(self, ref: SpecRef, level: int, partitions: int, mode: str, prev_count: int = 0,
                  event_keys: tuple[int, ...] = (), targets: tuple[str, ...] = (), checkpoint: str | None = None,
                  expand: bool = True, expand_all: bool = False, shard_dir: str | None = None,
-                 live: LiveSpec | None = None) -> None:
+                 live: LiveSpec | None = None, premise_keys: tuple[int, ...] = ()) -> None:
         self.ref = ref
         self.level = level
         self.partitions = partitions
@@ -53,6 +53,9 @@ class Job:
         # the states of level - 1 (dedup, probe): their order keys come from the partitions that hold them (``ranks``)
         self.prev_count = prev_count
         self.event_keys = event_keys  # order keys of level - 1's states where its expansion met an event (sorted)
+        # order keys of level - 1's states whose steps first reached an action property's premise (the tasks place
+        # them, ``premise_pos``, so that a stop in the middle of that expansion counts only those before it)
+        self.premise_keys = premise_keys
         self.targets = targets
         self.checkpoint = checkpoint
         self.expand = expand
@@ -82,6 +85,26 @@ def first_event(events: list[dict[str, Any]], reports: dict[int, dict[str, Any]]
         ev["pos"] = int(pos[ev["key"]])
     first = min(events, key=lambda e: (e["pos"], e["j"]))
     return first["pos"], first["j"], first
+
+
+def first_premises(reports: dict[int, dict[str, Any]]) -> dict[str, int]:
+    """The action-property premises some step of a job's expansion reached (``spark.expand``), each with the order
+    key of the first state whose steps reached it.  The driver counts them when the next level is judged: the
+    in-process engine counts a step's premise once it has taken the step, and a search that stops in the middle of
+    this expansion (a state limit, a broken invariant or action property, a deadlock) never took the later steps."""
+    seen: dict[str, int] = {}
+    for r in reports.values():
+        for name, key in r.get("step_premises", {}).items():
+            seen[name] = min(key, seen.get(name, key))
+    return seen
+
+
+def premises_before(seen: dict[str, int], reports: dict[int, dict[str, Any]], before: int | None) -> list[str]:
+    """Of ``seen`` (``first_premises`` of the expansion the next level's tasks judged), all, or with ``before`` those
+    first reached by a state whose dense position in its level is below it (those tasks placed the keys the job
+    named in ``premise_keys``, as ``premise_pos``)."""
+    pos = reports[0].get("premise_pos", {}) if before is not None else {}
+    return [name for name, key in seen.items() if before is None or pos[key] < before]
 
 
 def raise_task_errors(level: int, partitions: int, reports: dict[int, dict[str, Any]]) -> None:

@@ -227,6 +227,8 @@ def _level_costs(job: Job, ranks: Ranks, nb: int, A: int, rows: tuple[np.ndarray
     cov_pb = np.zeros((nb, A), dtype=I64)
     event_pos = ranks.rank(np.array(job.event_keys, dtype=I64))
     report["event_pos"] = dict(zip(job.event_keys, event_pos.tolist()))
+    if job.premise_keys:
+        report["premise_pos"] = dict(zip(job.premise_keys, ranks.rank(np.array(job.premise_keys, dtype=I64)).tolist()))
     if rows is not None and len(rows[0]):
         rk, matrix = rows
         pos = ranks.rank(rk)
