@@ -26,7 +26,7 @@ from __future__ import annotations
 from kraftcheck.model.quorum.fairness import PER_MESSAGE
 from kraftcheck.model.quorum.fetch import epoch_start_offset
 from kraftcheck.model.quorum.state import LEADER, Ctx, QState
-from kraftcheck.spec.liveness import leads_to
+from kraftcheck.spec.liveness import leads_to, negation_of
 
 FAMILIES = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
             "receive_end_epoch", "receive_fetch", "receive_fetch_response", "send_vote", "send_begin_epoch",
@@ -49,6 +49,7 @@ def no_leader(s: QState, ctx: Ctx) -> bool:
     "electable-send, electable-timeout)",
     assumes=FAMILIES,
 )
+@negation_of(no_leader)  # the search evaluates no_leader once per state, for both (judge_states)
 def some_leader(s: QState, ctx: Ctx) -> bool:
     return not no_leader(s, ctx)
 
@@ -78,6 +79,7 @@ def _leader_uncommitted(s: QState, ctx: Ctx) -> bool:
     "the new epoch (LeaderState.maybeUpdateHighWatermark; Raft's no-op entry)",
     assumes=FAMILIES,
 )
+@negation_of(_leader_uncommitted)  # the search evaluates _leader_uncommitted once per state, for both
 def leaders_committed(s: QState, ctx: Ctx) -> bool:
     return _all_leaders_committed(s, ctx)
 
@@ -102,6 +104,7 @@ def _not_replicated(s: QState, ctx: Ctx) -> bool:
     "truncated (Raft: a committed entry is eventually applied everywhere)",
     assumes=FAMILIES + tuple(f.name for f in PER_MESSAGE),
 )
+@negation_of(_not_replicated)
 def replicated(s: QState, ctx: Ctx) -> bool:
     return _replicated(s, ctx)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from kraftcheck.checker.liveness.families import Families, Key
 from kraftcheck.model.core import Context
-from kraftcheck.spec.liveness import LivenessProperty
+from kraftcheck.spec.liveness import LivenessProperty, negated_side
 
 STUTTER = -2
 _ACTION_BITS = 10  # actions per model < 1024
@@ -45,12 +45,25 @@ def judge_states(props: list[LivenessProperty], families: Families, ctx: Context
                  ) -> tuple[list[np.ndarray], list[np.ndarray | None], list[tuple[int, Key]]]:
     """Per property its goal (and trigger) on each state, and the bound cuts as (position, instance key)."""
     n = len(states)
-    # numpy converts each result by its truth value (PyObject_IsTrue), as bool() does: no Python frame per state
-    goal = [np.fromiter(map(p.pred, states, repeat(ctx)), bool, n) for p in props]
+    # numpy converts each result by its truth value (PyObject_IsTrue), as bool() does: no Python frame per state.
+    # A goal and a trigger marked as negations of each other (spec.liveness.negation_of): one of them evaluated
+    goal: list[np.ndarray] = []
     trigger: list[np.ndarray | None] = []
     for p in props:
-        trig = p.trigger
-        trigger.append(None if trig is None else np.fromiter(map(trig, states, repeat(ctx)), bool, n))
+        trig, side = p.trigger, negated_side(p)
+        if side == "goal" and trig is not None:
+            t = np.fromiter(map(trig, states, repeat(ctx)), np.bool_, n)
+            goal.append(np.logical_not(t))
+            trigger.append(t)
+            continue
+        g = np.fromiter(map(p.pred, states, repeat(ctx)), np.bool_, n)
+        goal.append(g)
+        if trig is None:
+            trigger.append(None)
+        elif side == "trigger":
+            trigger.append(np.logical_not(g))
+        else:
+            trigger.append(np.fromiter(map(trig, states, repeat(ctx)), np.bool_, n))
     cuts: list[tuple[int, Key]] = []
     if families.cut_families:
         for j, s in enumerate(states):
