@@ -1,6 +1,6 @@
 """A liveness goal and trigger marked as negations of each other (``spec.liveness.negation_of``) are judged from one
 evaluation per state (``checker.liveness.graph.judge_states``): the marks must be true, and the shortcut must give
-the values the two predicates give."""
+the values the two predicates give.  judge_states' bound cuts, found a family at a time, are checked here too."""
 
 from __future__ import annotations
 
@@ -100,3 +100,16 @@ def test_a_marked_trigger_is_taken_from_the_goal() -> None:
     goal_v, trig_v, _ = judge_states([prop], Families(spec.model, ctx, set()), ctx, list(range(8)))
     assert goal_v[0].tolist() == [s > 4 for s in range(8)]
     assert trig_v[0] is not None and trig_v[0].tolist() == [s <= 4 for s in range(8)]
+
+
+@pytest.mark.parametrize("model", ["quorum", "migration", "controller"])  # controller: 3 cut families
+def test_judge_states_cuts_are_cut_keys_state_by_state(model: str) -> None:
+    """The bound cuts judge_states finds a family at a time are the pairs ``Families.cut_keys`` gives state by
+    state, in the same order."""
+    ctx, states = _states(model, 3000)
+    spec = load(model)
+    families = Families(spec.model, ctx)
+    assert families.cut_families  # the model declares a family a bound cuts
+    _, _, cuts = judge_states([], families, ctx, states)
+    expected = [(j, k) for j, s in enumerate(states) for k in families.cut_keys(s)]
+    assert cuts and cuts == expected  # each sample has cut states

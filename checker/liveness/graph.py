@@ -17,6 +17,7 @@ graph but not a stutter, and it is kept.  A step in several fairness families ge
 from __future__ import annotations
 
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -64,10 +65,15 @@ def judge_states(props: list[LivenessProperty], families: Families, ctx: Context
             trigger.append(np.logical_not(g))
         else:
             trigger.append(np.fromiter(map(trig, states, repeat(ctx)), np.bool_, n))
+    # the bound cuts, as families.cut_keys gives them state by state: one C-level pass per cut family, then the
+    # pairs in state order (a stable sort keeps the families' order within a state)
     cuts: list[tuple[int, Key]] = []
-    if families.cut_families:
-        for j, s in enumerate(states):
-            cuts.extend((j, k) for k in families.cut_keys(s))
+    for fi, f in families.cut_families:
+        assert f.cut is not None
+        hit = np.flatnonzero(np.fromiter(map(f.cut, states, repeat(ctx)), np.bool_, n))
+        cuts.extend(zip(hit.tolist(), repeat((fi,))))
+    if len(families.cut_families) > 1:
+        cuts.sort(key=itemgetter(0))
     return goal, trigger, cuts
 
 
