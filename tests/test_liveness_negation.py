@@ -113,3 +113,17 @@ def test_judge_states_cuts_are_cut_keys_state_by_state(model: str) -> None:
     _, _, cuts = judge_states([], families, ctx, states)
     expected = [(j, k) for j, s in enumerate(states) for k in families.cut_keys(s)]
     assert cuts and cuts == expected  # each sample has cut states
+
+
+def test_positions_are_searchsorted() -> None:
+    """Graph.finalize looks fingerprints up in sorted order (``_positions``): the answers np.searchsorted gives in
+    the given order, for present, repeated and absent needles."""
+    from kraftcheck.checker.liveness.graph import _positions
+
+    rng = np.random.default_rng(7)
+    ordered = np.sort(rng.integers(1, 2**63, 5000, dtype=np.uint64))
+    needles = np.concatenate([ordered[rng.integers(0, 5000, 20000)], rng.integers(1, 2**63, 500, dtype=np.uint64),
+                              np.array([0, 2**64 - 1], dtype=np.uint64)])
+    rng.shuffle(needles)
+    assert np.array_equal(_positions(ordered, needles), np.searchsorted(ordered, needles))
+    assert len(_positions(ordered, needles[:0])) == 0
