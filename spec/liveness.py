@@ -87,9 +87,39 @@ def always_eventually(name: str, meaning: str = "", source: str = "",
     return _make("always_eventually", name, meaning, source, None, assumes)
 
 
+NEGATION_OF = "negation_of"  # the attribute ``negation_of`` sets on a predicate
+
+
+def negation_of(pred: Pred) -> Callable[[Pred], Pred]:
+    """Decorator over a predicate that is ``not pred(state, ctx)`` on every state, saying so: where a ``leads_to``
+    property's goal negates its trigger (``P ~> not P``, or ``not Q ~> Q``), the liveness search evaluates only the
+    other one on each state and takes the negation of its values (``checker.liveness.graph.judge_states``), which
+    halves the property's cost per state.  Mark only a function that is exactly that negation
+    (tests/test_liveness_negation.py checks every marked goal and trigger of the built-in specs on sampled states)."""
+
+    def mark(fn: Pred) -> Pred:
+        setattr(fn, NEGATION_OF, pred)
+        return fn
+
+    return mark
+
+
+def negated_side(prop: LivenessProperty) -> str | None:
+    """For a ``leads_to`` property whose goal and trigger are marked negations of each other (``negation_of``): the
+    one whose values are the other's negated, ``"goal"`` or ``"trigger"``; None otherwise."""
+    trig = prop.trigger
+    if trig is None:
+        return None
+    if getattr(prop.pred, NEGATION_OF, None) is trig:
+        return "goal"
+    if getattr(trig, NEGATION_OF, None) is prop.pred:
+        return "trigger"
+    return None
+
+
 def liveness_properties(props: list[Property]) -> list[LivenessProperty]:
     return [p for p in props if isinstance(p, LivenessProperty)]
 
 
-__all__ = ["Fairness", "LivenessProperty", "always_eventually", "eventually", "finite", "leads_to",
+__all__ = ["Fairness", "LivenessProperty", "always_eventually", "eventually", "finite", "leads_to", "negation_of",
            "liveness_properties", "strong", "weak"]

@@ -9,13 +9,17 @@ Without the bound every log is durable and these properties hold trivially (thei
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from kraftcheck.model.quorum.state import LEADER, Ctx, QState, flushed_end
 from kraftcheck.spec.core import invariant, reachable
+
+_UNFLUSHED = attrgetter("unflushed")  # read by a C-level pass over the voters, on every state
 
 
 def premise_committed_durable(s: QState, ctx: Ctx) -> bool:
     """a record is committed while some voter holds an unflushed suffix"""
-    return bool(s.hist.committed) and any(v.unflushed for v in s.voters[:ctx.b.voters])
+    return bool(s.hist.committed) and any(map(_UNFLUSHED, s.voters[:ctx.b.voters]))
 
 
 @invariant(
@@ -34,7 +38,7 @@ def committed_durable(s: QState, ctx: Ctx) -> bool:
     nv = ctx.b.voters
     need = nv // 2 + 1
     voters = s.voters[:nv]
-    if not any(v.unflushed for v in voters):
+    if not any(map(_UNFLUSHED, voters)):
         return True  # every log is durable: CommittedNeverLost already counts the holders
     for off, e, val, _ in committed:
         held = 0

@@ -22,6 +22,7 @@ from kraftcheck.model.quorum.state import (
     QState,
 )
 from kraftcheck.spec.core import action_property, invariant, reachable
+from kraftcheck.spec.quorum_steps import changed_voters
 
 
 # ---- premises --------------------------------------------------------------------------------------------------------
@@ -86,8 +87,8 @@ def epoch_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s.voters, t.voters
     if sv is tv:
         return True
-    for i in range(len(sv)):
-        if tv[i].epoch < sv[i].epoch:
+    for _, a, b in changed_voters(sv, tv):
+        if b.epoch < a.epoch:
             return False
     return True
 
@@ -104,9 +105,8 @@ def vote_persistence(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s.voters, t.voters
     if sv is tv:
         return True
-    for i in range(len(sv)):
-        a, b = sv[i], tv[i]
-        if a is not b and a.voted != NONE and a.epoch == b.epoch and b.voted != a.voted:
+    for _, a, b in changed_voters(sv, tv):
+        if a.voted != NONE and a.epoch == b.epoch and b.voted != a.voted:
             return False
     return True
 

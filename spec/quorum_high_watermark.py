@@ -24,6 +24,7 @@ from kraftcheck.model.quorum.state import (
     QState,
 )
 from kraftcheck.spec.core import action_property, invariant
+from kraftcheck.spec.quorum_steps import changed_voters
 
 
 # ---- premises --------------------------------------------------------------------------------------------------------
@@ -146,8 +147,7 @@ def high_watermark_monotonic(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s.voters, t.voters
     if sv is tv:
         return True
-    for i in range(len(sv)):
-        a, b = sv[i], tv[i]
-        if a is not b and a.role == LEADER and b.role == LEADER and a.epoch == b.epoch and b.hw < a.hw:
+    for _, a, b in changed_voters(sv, tv):
+        if a.role == LEADER and b.role == LEADER and a.epoch == b.epoch and b.hw < a.hw:
             return False
     return True

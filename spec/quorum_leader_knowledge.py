@@ -16,6 +16,7 @@ from typing import Any
 
 from kraftcheck.model.quorum.state import FETCH_RESP, LEADER, NONE, OK, Ctx, QState
 from kraftcheck.spec.quorum import SPEC
+from kraftcheck.spec.quorum_steps import changed_voters
 
 
 def _forgets_leader(s: QState, step: Any, t: QState) -> int | None:
@@ -25,9 +26,8 @@ def _forgets_leader(s: QState, step: Any, t: QState) -> int | None:
     sv, tv = s.voters, t.voters
     if sv is tv:
         return None
-    for i in range(len(sv)):
-        a, b = sv[i], tv[i]
-        if a is not b and a.leader != NONE and b.epoch == a.epoch and b.leader != a.leader:
+    for i, a, b in changed_voters(sv, tv):
+        if a.leader != NONE and b.epoch == a.epoch and b.leader != a.leader:
             return i
     return None
 

@@ -23,19 +23,22 @@ checks it at small bounds.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from kraftcheck.model.quorum.fairness import PER_MESSAGE
 from kraftcheck.model.quorum.fetch import epoch_start_offset
 from kraftcheck.model.quorum.state import LEADER, Ctx, QState
-from kraftcheck.spec.liveness import leads_to
+from kraftcheck.spec.liveness import leads_to, negation_of
 
 FAMILIES = ("receive_vote", "receive_vote_response", "receive_begin_epoch", "receive_begin_epoch_response",
             "receive_end_epoch", "receive_fetch", "receive_fetch_response", "send_vote", "send_begin_epoch",
             "send_fetch", "flush", "deliver-stale", "election-timeout", "beyond-max-epoch", "faults-stop",
             "timeouts-stop", "fetch-timeouts-stop", "rounds-complete", "electable-send", "electable-timeout")
+_ROLE, _EPOCH = attrgetter("role"), attrgetter("epoch")
 
 
 def no_leader(s: QState, ctx: Ctx) -> bool:
-    return all(v.role != LEADER for v in s.voters)
+    return LEADER not in map(_ROLE, s.voters)  # no voter leads (a C-level pass: judged on every state)
 
 
 @leads_to(
@@ -49,6 +52,7 @@ def no_leader(s: QState, ctx: Ctx) -> bool:
     "electable-send, electable-timeout)",
     assumes=FAMILIES,
 )
+@negation_of(no_leader)  # the search evaluates no_leader once per state, for both (judge_states)
 def some_leader(s: QState, ctx: Ctx) -> bool:
     return not no_leader(s, ctx)
 
@@ -58,7 +62,7 @@ def _all_leaders_committed(s: QState, ctx: Ctx) -> bool:
     older epoch is left out: at ``max_msgs=1`` a follower's fetch loop holds the one network slot forever, so the
     new leader's BeginQuorumEpoch to it is never enabled (a bound artefact, not Kafka: the new leader retries on
     beginQuorumEpochTimer and the old one also times out on check-quorum)."""
-    top = max(v.epoch for v in s.voters)
+    top = max(map(_EPOCH, s.voters))
     for v in s.voters:
         if v.role == LEADER and v.epoch == top and v.hw <= epoch_start_offset(v.log, v.epoch):
             return False
@@ -78,6 +82,7 @@ def _leader_uncommitted(s: QState, ctx: Ctx) -> bool:
     "the new epoch (LeaderState.maybeUpdateHighWatermark; Raft's no-op entry)",
     assumes=FAMILIES,
 )
+@negation_of(_leader_uncommitted)  # the search evaluates _leader_uncommitted once per state, for both
 def leaders_committed(s: QState, ctx: Ctx) -> bool:
     return _all_leaders_committed(s, ctx)
 
@@ -102,6 +107,7 @@ def _not_replicated(s: QState, ctx: Ctx) -> bool:
     "truncated (Raft: a committed entry is eventually applied everywhere)",
     assumes=FAMILIES + tuple(f.name for f in PER_MESSAGE),
 )
+@negation_of(_not_replicated)
 def replicated(s: QState, ctx: Ctx) -> bool:
     return _replicated(s, ctx)
 

@@ -15,6 +15,7 @@ from kraftcheck.model.quorum.state import (
     QState,
 )
 from kraftcheck.spec.core import action_property, invariant, reachable
+from kraftcheck.spec.quorum_steps import changed_voters
 
 
 # ---- premises --------------------------------------------------------------------------------------------------------
@@ -169,9 +170,8 @@ def leader_append_only(s: QState, step: Any, t: QState, ctx: Ctx) -> bool:
     sv, tv = s.voters, t.voters
     if sv is tv:
         return True
-    for i in range(len(sv)):
-        a, b = sv[i], tv[i]
-        if a is b or a.role != LEADER or b.role != LEADER or a.epoch != b.epoch:
+    for _, a, b in changed_voters(sv, tv):
+        if a.role != LEADER or b.role != LEADER or a.epoch != b.epoch:
             continue
         if b.log[:len(a.log)] != a.log:
             return False

@@ -144,7 +144,12 @@ def find_fair(graph: Graph, q: Question) -> Answer:
         refine_comps = np.setdiff1d(distinct(comp_of[strong_bad]), unfair_comps)
         live = np.flatnonzero(mask)
         lab = labels[live]
-        good = live[~np.isin(lab, unfair_comps) & ~np.isin(lab, refine_comps)]
+        # per component whether it is unfair or refined (a lookup table: np.isin sorted the whole live set)
+        unfair_c = np.zeros(int(labels.max()) + 1, dtype=bool)
+        unfair_c[unfair_comps] = True
+        refine_c = np.zeros(len(unfair_c), dtype=bool)
+        refine_c[refine_comps] = True
+        good = live[~unfair_c[lab] & ~refine_c[lab]]
         fair[good] = True
         component[good] = labels[good] + next_label
         next_label += int(labels.max()) + 1
@@ -155,7 +160,7 @@ def find_fair(graph: Graph, q: Question) -> Answer:
             en_codes = labels[en_state[on]] * ni + en_inst[on]
             drop[en_state[on][np.isin(en_codes, drop_codes)]] = True
         mask = np.zeros(n, dtype=bool)
-        refine_states = live[np.isin(lab, refine_comps)]
+        refine_states = live[refine_c[lab]]
         mask[refine_states] = True
         mask &= ~drop
     return Answer(fair, component, region, rounds)
