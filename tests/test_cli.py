@@ -233,11 +233,13 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
     runs = [(r["model"], r["manifest"]["profile"]) for r in json.loads(out.read_text())["results"]]
     # the controller also runs its crash profile (a broker restart the default cannot afford) and its reassign
     # profile (KIP-455 reassignment, off by default); reassign its faults profile (Model.main_profiles); every
-    # model its unreduced profile (issue 30: no reduction hides a bug class from the main job)
+    # model its unreduced profile (issue 30: no reduction hides a bug class from the main job); the controller's
+    # narrow shrink and epochs profiles (issue 30 item 2)
     assert runs == [("quorum", "default"), ("quorum", "duplication"), ("quorum", "faults"), ("quorum", "unreduced"),
                     ("quorum", "resign"), ("quorum", "observer"), ("quorum", "unflushed"), ("quorum", "prevote"),
                     ("controller", "default"), ("controller", "crash"), ("controller", "reassign"),
                     ("controller", "unreduced"), ("controller", "gone"), ("controller", "shutdown"),
+                    ("controller", "shrink"), ("controller", "epochs"),
                     ("migration", "default"), ("migration", "unreduced"), ("migration", "stale-reads"),
                     ("reassign", "default"), ("reassign", "faults"), ("reassign", "unreduced"),
                     ("reassign", "expiries"), ("reassign", "crashes"),

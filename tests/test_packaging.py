@@ -142,8 +142,10 @@ def test_the_installed_package_runs_from_outside_the_checkout(venv: dict[str, An
 
 def test_the_main_job_checks_the_kraft_models_from_the_wheel(venv: dict[str, Any]) -> None:
     """`kraftcheck check` with no model: the KRaft models, and only those (cut short by a limit: it is not proved)."""
-    r = _run([venv["bin"] / "kraftcheck", "check", "--quiet", "--max-states", "500", "--json", "main.json"],
+    r = _run([venv["bin"] / "kraftcheck", "check", "--quiet", "--max-states", "300", "--json", "main.json"],
              venv["outside"])
+    # 300 is below every main-job profile's state count (the controller's epochs is 349), so every run stops at the
+    # limit: a profile that finished alone would report as unreached (14) what only its cut siblings reach
     assert r.returncode == 15, r.stdout + r.stderr  # a --max-states limit is never reported as ok
     doc = json.loads((venv["outside"] / "main.json").read_text())
     # each KRaft model at its main-job profiles (Model.main_profiles, in the registry's order), and no example: the
