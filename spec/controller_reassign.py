@@ -207,8 +207,13 @@ def _within(p: Partition, brokers: int) -> bool:
 )
 def isr_within_replicas(s: State, ctx: Context[Bounds]) -> bool:
     b = ctx.b
-    return all(_within(p, b.brokers) for log in _held(s)
-               for p in image_of(log, b.brokers, b.partitions, b.replication_factor).parts)
+    return all(_log_within(log, b.brokers, b.partitions, b.replication_factor) for log in _held(s))
+
+
+@by_identity()
+def _log_within(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
+    """``_within`` for every partition of ``log``'s image (memoised by the log's identity: states share their logs)."""
+    return all(_within(p, brokers) for p in image_of(log, brokers, partitions, rf).parts)
 
 
 @invariant(
