@@ -208,6 +208,8 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
     # smallest key kept, so that the representative does not depend on the ids
     sort_key = {c: (tuple_bytes(ctrl_keys[c]), c != s.leader) for c in range(n)}
     order = tuple(sorted(range(n), key=lambda c: sort_key[c]))
+    if n == 2 and sort_key[0] != sort_key[1]:  # the common case: two controllers in different states, one order
+        return [key(order)]
     ties = [list(g) for _, g in itertools.groupby(order, key=lambda c: sort_key[c])]
     if all(len(g) == 1 for g in ties):
         return [key(order)]
