@@ -21,6 +21,7 @@ from kraftcheck.model.controller.state import (
     State,
 )
 from kraftcheck.model.core import Context
+from kraftcheck.model.memo import by_identity
 from kraftcheck.spec.core import action_property, invariant
 
 Step = tuple[str, tuple[Any, ...]]
@@ -88,16 +89,22 @@ def stale_replica_epoch_arrives(s: State, step: Step, t: State, ctx: Context[Bou
     premise=partition_changed_twice,
 )
 def partition_epoch_monotonic(s: State, ctx: Context[Bounds]) -> bool:
-    for log in held_logs(s):
-        last: dict[int, tuple[int, int]] = {}
-        for e in log:
-            for r in e.records:
-                if isinstance(r, PARTITION_RECORDS):
-                    p, le, pe = r.partition, r.leader_epoch, r.partition_epoch
-                    ple, ppe = last.get(p, (0, 0))
-                    if pe <= ppe or le < ple:
-                        return False
-                    last[p] = (le, pe)
+    return all(_epochs_monotonic(log) for log in held_logs(s))
+
+
+@by_identity()
+def _epochs_monotonic(log: tuple[Any, ...]) -> bool:
+    """Along ``log`` every partition's partition epoch strictly increases and its leader epoch never decreases
+    (memoised by the log's identity: states share their logs)."""
+    last: dict[int, tuple[int, int]] = {}
+    for e in log:
+        for r in e.records:
+            if isinstance(r, PARTITION_RECORDS):
+                p, le, pe = r.partition, r.leader_epoch, r.partition_epoch
+                ple, ppe = last.get(p, (0, 0))
+                if pe <= ppe or le < ple:
+                    return False
+                last[p] = (le, pe)
     return True
 
 
@@ -113,7 +120,14 @@ def _leader_in_isr(img: Image) -> bool:
 )
 def leader_in_isr(s: State, ctx: Context[Bounds]) -> bool:
     # every prefix of a held log was once a whole held log: checking these checks every image ever replayed
-    return all(_leader_in_isr(img) for img in held_images(s, ctx.b))
+    b = ctx.b
+    return all(_log_leaders_in_isr(log, b.brokers, b.partitions, b.replication_factor) for log in held_logs(s))
+
+
+@by_identity()
+def _log_leaders_in_isr(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
+    """``_leader_in_isr`` of ``log``'s image (memoised by the log's identity: states share their logs)."""
+    return _leader_in_isr(image_of(log, brokers, partitions, rf))
 
 
 @invariant(
@@ -123,12 +137,19 @@ def leader_in_isr(s: State, ctx: Context[Bounds]) -> bool:
     premise=leader_fenced_or_stopped,
 )
 def fenced_leads_nothing(s: State, ctx: Context[Bounds]) -> bool:
-    for img in held_images(s, ctx.b):
-        for p in img.parts:
-            if p.leader != NO_LEADER:
-                reg = img.regs[p.leader]
-                if reg is None or reg.fenced:
-                    return False
+    b = ctx.b
+    return all(_fenced_lead_nothing(log, b.brokers, b.partitions, b.replication_factor) for log in held_logs(s))
+
+
+@by_identity()
+def _fenced_lead_nothing(log: tuple[Any, ...], brokers: int, partitions: int, rf: int) -> bool:
+    """No partition of ``log``'s image is led by a fenced or unregistered broker (memoised by the log's identity)."""
+    img = image_of(log, brokers, partitions, rf)
+    for p in img.parts:
+        if p.leader != NO_LEADER:
+            reg = img.regs[p.leader]
+            if reg is None or reg.fenced:
+                return False
     return True
 
 

@@ -83,7 +83,24 @@ class _LogInfo:
 _LOGS: dict[tuple[int, int], dict[tuple[Entry, ...], _LogInfo]] = {}  # (controllers, brokers) -> log -> info
 
 
+# The same infos by the log's identity first (logs are interned and shared by states, ``metadata_log.intern``): a hit
+# is one lookup on a tuple of ints, where ``_LOGS`` hashes the log, calling every entry's ``__hash__``.  Each entry
+# holds its log, so an id is not reused while its entry lives (``model/memo.py``).
+_INFOS_BY_ID: dict[tuple[int, int, int], tuple[tuple[Entry, ...], _LogInfo]] = {}
+
+
 def _info(log: tuple[Entry, ...], controllers: int, brokers: int) -> _LogInfo:
+    known = _INFOS_BY_ID.get((id(log), controllers, brokers))
+    if known is not None:
+        return known[1]
+    info = _info_by_value(log, controllers, brokers)
+    if len(_INFOS_BY_ID) >= _TEXT_LIMIT:
+        _INFOS_BY_ID.clear()
+    _INFOS_BY_ID[(id(log), controllers, brokers)] = (log, info)
+    return info
+
+
+def _info_by_value(log: tuple[Entry, ...], controllers: int, brokers: int) -> _LogInfo:
     cache = _LOGS.get((controllers, brokers))
     if cache is None:
         cache = _LOGS[(controllers, brokers)] = {}

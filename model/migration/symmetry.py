@@ -111,21 +111,32 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
     def rel(v: int, cur: int | None) -> str:
         return "cur" if v == cur else "stale"
 
-    # metadata values, renumbered per path
-    seen: dict[str, set[Any]] = {p: set() for p in METADATA}
-    for p, node in zk.nodes:
-        if p in seen:
-            seen[p].add(node.data)
-    for r in s.log:
-        if r[1] == "copy" or r[1] == "meta":
-            seen[r[2]].add(r[3])
-    label = {p: {v: i for i, v in enumerate(sorted(vals, key=repr))} for p, vals in seen.items()}
+    # metadata values, renumbered per path (memoised by the log's identity and the metadata znodes' data: siblings
+    # share their parent's log, see _Memo)
+    labels_at = (id(s.log), _metadata(zk))
+    labels_known = _LABELS.get(labels_at)
+    if labels_known is None:
+        seen: dict[str, set[Any]] = {p: set() for p in METADATA}
+        for p, node in zk.nodes:
+            if p in seen:
+                seen[p].add(node.data)
+        for r in s.log:
+            if r[1] == "copy" or r[1] == "meta":
+                seen[r[2]].add(r[3])
+        label = {p: {v: i for i, v in enumerate(sorted(vals, key=repr))} for p, vals in seen.items()}
+        labels_known = _LABELS.put(labels_at, (s.log, label))
+    _, label = labels_known
 
     low = min((x.epoch for x in s.ctrls if x.up), default=s.kepoch)
-    log = tuple(
-        (r[0] if r[0] > low else 0, r[1], r[2], label[r[2]][r[3]]) if len(r) == 4 and r[1] != "reg"
-        else ((r[0] if r[0] > low else 0),) + r[1:]
-        for r in s.log)
+    log_at = (id(s.log), id(label), low)
+    log_known = _LOG_KEYS.get(log_at)
+    if log_known is None:
+        log = tuple(
+            (r[0] if r[0] > low else 0, r[1], r[2], label[r[2]][r[3]]) if len(r) == 4 and r[1] != "reg"
+            else ((r[0] if r[0] > low else 0),) + r[1:]
+            for r in s.log)
+        log_known = _LOG_KEYS.put(log_at, (s.log, label, log))
+    _, _, log = log_known
 
     ctrl_keys: list[tuple[Any, ...]] = []
     for x in s.ctrls:
@@ -188,7 +199,8 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
             elif p in label:
                 d, v = label[p][d], 0
             nodes.append((p, d, v, owner(node.owner)))
-        holder = ("kraft", perm[h[1]], h[2]) if h[0] == "kraft" else (h[0], h[1], h[2] - base) if h[0] == "zk" else h
+        holder = (("kraft", perm[h[1]], h[2]) if h[0] == "kraft"
+                  else (h[0], h[1], h[2] - base) if h[0] == "zk" else h)
         return (tuple(nodes), tuple(sorted((owner(o) for o in zk.sessions), key=repr)), zk.available,
                 tuple(ctrl_keys[c] for c in order), perm[s.leader] if s.leader >= 0 else -1, holder) + rest
 
@@ -196,11 +208,44 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
     # smallest key kept, so that the representative does not depend on the ids
     sort_key = {c: (tuple_bytes(ctrl_keys[c]), c != s.leader) for c in range(n)}
     order = tuple(sorted(range(n), key=lambda c: sort_key[c]))
+    if n == 2 and sort_key[0] != sort_key[1]:  # the common case: two controllers in different states, one order
+        return [key(order)]
     ties = [list(g) for _, g in itertools.groupby(order, key=lambda c: sort_key[c])]
     if all(len(g) == 1 for g in ties):
         return [key(order)]
     return [key(tuple(c for part in combo for c in part))
             for combo in itertools.product(*(itertools.permutations(g) for g in ties))]
+
+
+class _Memo:
+    """Derived parts of the key memoised by the identities of the state's parts they are read from (``id`` of an
+    immutable record or tuple, with plain values): each entry holds the objects whose ids key it, so an id is not
+    reused while its entry lives and a key found names the same objects (``model/memo.py`` explains the idea).  A
+    state's successors share most of its parts as objects, so siblings find what the first of them computed.  Every
+    part depends on its key's objects and values only (never on the bounds), so the memos serve every run of a
+    process.  Cleared when it holds ``limit`` entries."""
+
+    __slots__ = ("get", "limit", "memo")
+
+    def __init__(self, limit: int = 1 << 14) -> None:
+        self.memo: dict[Any, tuple[Any, ...]] = {}
+        self.get = self.memo.get
+        self.limit = limit
+
+    def put(self, key: Any, value: tuple[Any, ...]) -> tuple[Any, ...]:
+        if len(self.memo) >= self.limit:
+            self.memo.clear()
+        self.memo[key] = value
+        return value
+
+
+_LABELS = _Memo()  # (id(log), metadata znodes' data) -> (log, labels of the metadata values)
+_LOG_KEYS = _Memo()  # (id(log), id(labels), lowest running epoch) -> (log, labels, the log's key)
+
+
+def _metadata(zk: Zk) -> tuple[Any, ...]:
+    """The metadata znodes' data (what their values' labels depend on besides the log)."""
+    return tuple([node.data for p, node in zk.nodes if p in METADATA])
 
 
 def canonical_key(s: MigState, b: Bounds) -> tuple[Any, ...]:

@@ -101,11 +101,11 @@ def session_expire(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[ob
         return
     used = replace(s.used, expiries=s.used.expiries + 1)
     for sess in sorted(s.zk.sessions, key=repr):
-        zk = zkm.expire_session(s.zk, sess)
         if sess[0] == "b":
             # (reduction expiry_before_takeover_only) broker sessions expire before the KRaft takeover
             if s.taken_over and ctx.b.expiry_before_takeover_only:
                 continue
+            zk = zkm.expire_session(s.zk, sess)
             b = sess[1]
             br = s.brokers[b]
             # KafkaZkClient.registerBroker: a ZK broker re-registers its ephemeral /brokers/ids/<id> in a new
@@ -117,4 +117,4 @@ def session_expire(s: MigState, ctx: Context[Bounds]) -> Iterator[tuple[tuple[ob
                                         brokers=set_broker(s, b, replace(br, gen=br.gen + 1)))
         elif zkm.ephemerals_of(s.zk, sess):
             # a KRaft controller's session only matters if it owns an ephemeral znode (the ephemeral-claim mutation)
-            yield (sess,), replace(s, zk=zk, used=used)
+            yield (sess,), replace(s, zk=zkm.expire_session(s.zk, sess), used=used)
