@@ -11,7 +11,7 @@ from __future__ import annotations
 from kraftcheck.model.controller.fairness import UNFENCE_FAIRNESS, gone_unfenced, registered_fenced, stopping
 from kraftcheck.model.controller.state import Bounds, State
 from kraftcheck.model.core import Context
-from kraftcheck.spec.liveness import leads_to
+from kraftcheck.spec.liveness import leads_to, negation_of
 
 
 def some_registered_fenced(s: State, ctx: Context[Bounds]) -> bool:
@@ -27,6 +27,7 @@ def some_registered_fenced(s: State, ctx: Context[Bounds]) -> bool:
     "(BrokerHeartbeatManager.calculateNextBrokerState, ReplicationControlManager.processBrokerHeartbeat, 3.9)",
     assumes=UNFENCE_FAIRNESS,
 )
+@negation_of(some_registered_fenced)  # judged once per state for both (checker.liveness.graph.judge_states)
 def none_registered_fenced(s: State, ctx: Context[Bounds]) -> bool:
     return not some_registered_fenced(s, ctx)
 
@@ -45,6 +46,7 @@ def some_stopping(s: State, ctx: Context[Bounds]) -> bool:
     "controlledShutdownOffset <= lowestActiveOffset), ReplicationControlManager.handleBrokerInControlledShutdown (3.9)",
     assumes=(*UNFENCE_FAIRNESS, "stopping-beyond-max-log"),
 )
+@negation_of(some_stopping)  # judged once per state for both (checker.liveness.graph.judge_states)
 def none_stopping(s: State, ctx: Context[Bounds]) -> bool:
     return not some_stopping(s, ctx)
 
@@ -63,6 +65,7 @@ def some_gone_unfenced(s: State, ctx: Context[Bounds]) -> bool:
     "ReplicationControlManager.maybeFenceStaleBrokers, BrokerHeartbeatManager.findOneStaleBroker (3.9)",
     assumes=(*UNFENCE_FAIRNESS, "fence-gone", "gone-beyond-max-log"),
 )
+@negation_of(some_gone_unfenced)  # judged once per state for both (checker.liveness.graph.judge_states)
 def none_gone_unfenced(s: State, ctx: Context[Bounds]) -> bool:
     return not some_gone_unfenced(s, ctx)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kraftcheck.model.core import Context
 from kraftcheck.model.reassign.state import Bounds, RState, in_flight
-from kraftcheck.spec.liveness import leads_to
+from kraftcheck.spec.liveness import leads_to, negation_of
 
 
 def reassignment_in_progress(s: RState, ctx: Context[Bounds]) -> bool:
@@ -30,6 +30,7 @@ def reassignment_in_progress(s: RState, ctx: Context[Bounds]) -> bool:
     "replicas); KafkaController.onPartitionReassignment / maybeCompleteReassignment on the "
     "PartitionReassignmentIsrChange event, 3.9",
 )
+@negation_of(reassignment_in_progress)  # judged once per state for both (judge_states)
 def reassignment_ended(s: RState, ctx: Context[Bounds]) -> bool:
     return not in_flight(s)
 
