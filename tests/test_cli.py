@@ -157,6 +157,28 @@ def test_user_model_file_and_action_that_raises(tmp_path: Path) -> None:
     assert run_cli("check", str(model), "--quiet", "--no-deadlock", "--set", "limit=1").returncode == 0
 
 
+def test_a_target_or_premise_that_raises_is_a_model_error(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A reachability target (or a premise) that raises is the model's error (exit 3, one line naming it), never an
+    internal error, wherever it is judged: on the initial state, on a later level's batch, by every strategy."""
+    for at in (0, 2):
+        f = tmp_path / f"t{at}.py"
+        f.write_text("import attrs\nfrom kraftcheck import Model, Spec, invariant, reachable\n@attrs.frozen\n"
+                     "class B:\n    n: int = 4\nm = Model('tgt', B)\n@m.init\ndef start(b):\n    yield 0\n"
+                     "@m.action\ndef step(s, ctx):\n    if s < ctx.b.n:\n        yield s + 1\n"
+                     "@m.action\ndef stay(s, ctx):\n    yield s\n"
+                     f"def edge(s, ctx):\n    if s >= {at}:\n        raise KeyError('edge')\n    return False\n"
+                     "@invariant('Small', 'small', 'example', premise=edge)\ndef small(s, ctx):\n    return s < 9\n"
+                     "@reachable('Top', 'the top', 'example')\ndef top(s, ctx):\n"
+                     f"    if s >= {at}:\n        raise ValueError('x')\n    return False\n"
+                     "SPEC = Spec(m, [small, top])\n")
+        for extra in ([], ["--strategy", "dfs"]):
+            assert main(["check", str(f), "--quiet", *extra]) == 3, (at, extra)
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "internal error" not in err, err
+            assert "raised ValueError: x" in err or "raised KeyError" in err, err
+
+
 def test_debug_works_anywhere_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The hint "run with --debug for the traceback" is followed by adding --debug where the user is: at the end."""
     model = tmp_path / "mine.py"

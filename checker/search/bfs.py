@@ -339,9 +339,14 @@ class Search:
             for t in fresh:
                 run.broken_invariant(t)  # re-raises as a ModelError naming the invariant
             raise
-        for name, pred in list(run.targets.items()):
-            if any(map(pred, fresh, repeat(ctx))):
-                del run.targets[name]
+        try:
+            for name, pred in list(run.targets.items()):
+                if any(map(pred, fresh, repeat(ctx))):
+                    del run.targets[name]
+        except Exception:
+            for t in fresh:
+                run.visit_targets(t)  # re-raises as a ModelError naming the target
+            raise
 
     def batch_done(self, queued: int) -> None:
         """Progress, the figures an interrupted run reports, and the state limit."""

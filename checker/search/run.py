@@ -29,6 +29,11 @@ def premise_key(prop: str) -> str:
     return PREMISE_PREFIX + prop
 
 
+def target_label(name: str) -> str:
+    """A tracked target or premise as an error message names it ("target X", "the premise of Y")."""
+    return f"the {name}" if name.startswith(PREMISE_PREFIX) else f"target {name}"
+
+
 def make_run(
     spec: Spec,
     ctx: Context[Any],
@@ -204,7 +209,11 @@ class Run:
             return
         ctx = self.ctx
         for name, pred in list(self.targets.items()):
-            if pred(state, ctx):
+            try:
+                hit = pred(state, ctx)
+            except Exception as exc:  # the model's code raised: exit 3 naming the target, not an internal error
+                raise ModelError(f"{target_label(name)} raised {type(exc).__name__}: {exc}") from exc
+            if hit:
                 del self.targets[name]
 
     def successors(self, state: Any) -> list[tuple[str, tuple[Any, ...], Any]]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from kraftcheck.checker.errors import ModelError, resource_error
 from kraftcheck.checker.search.bfs import BATCH
-from kraftcheck.checker.search.run import Run
+from kraftcheck.checker.search.run import Run, target_label
 from kraftcheck.checker.spark import checkpoint as ckpt_io
 from kraftcheck.checker.spark import codec
 from kraftcheck.checker.spark.expand import expand
@@ -311,6 +311,9 @@ def judge(run: Run, job: Job, states: list[Any], new_k: np.ndarray, new_f: np.nd
                 j = lo + next(j for j, x in enumerate(seg) if not pred(x, ctx))
                 return hits, (int(new_batch[lo]), ii, int(new_k[j]), name, int(new_f[j]))
         for name, pred in targets:
-            if name not in hits and any(map(pred, seg, repeat(ctx))):
-                hits[name] = int(new_k[lo + next(j for j, x in enumerate(seg) if pred(x, ctx))])
+            try:
+                if name not in hits and any(map(pred, seg, repeat(ctx))):
+                    hits[name] = int(new_k[lo + next(j for j, x in enumerate(seg) if pred(x, ctx))])
+            except Exception as exc:
+                raise ModelError(f"{target_label(name)} raised {type(exc).__name__}: {exc}") from exc
     return hits, None
