@@ -136,7 +136,7 @@ def _candidate_keys(s: MigState, b: Bounds) -> list[tuple[Any, ...]]:
             else ((r[0] if r[0] > low else 0),) + r[1:]
             for r in s.log)
         log_known = _LOG_KEYS.put(log_at, (s.log, label, log))
-    _, _, log = log_known
+    log = log_known[2]  # (the stored log, its labels, the key)
 
     ctrl_keys: list[tuple[Any, ...]] = []
     for x in s.ctrls:
