@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -424,3 +425,70 @@ def test_a_broken_reduction_is_caught_step_by_step(model: str, reduction: str, a
     monkeypatch.setattr(m, "actions", [attrs.evolve(a, fn=broken) if a.name == action else a for a in m.actions])
     problems, _ = _step_problems(model, reduction)
     assert problems, broken.__name__
+
+
+# ---- a sample of `mutate` mutants, each reduction on and off ------------------------------------------------------
+# Issue 30 item 1: besides the mutation variants, the reductions must give the same verdict on a sample of the code
+# mutants `kraftcheck mutate` makes.  The sample: from each model's pinned sample (spec/mutants/samples/MODEL.txt, in
+# its order), the first mutants outside reduction code and not marked equivalent that the model with every reduction
+# off, at the small bounds, kills within 5,000 states (and not before 200: a mutant broken at its first steps tells
+# nothing about a reduction), listed here so the test does not re-scan (2026-11-28, main 06f2c23).  Each runs in a
+# forked child as `mutate` runs it (checker.mutate.runner.run_one), each reduction on and off at SMALL plus what
+# ENABLE says the reduction's behaviour needs; a run cut by the state limit decides nothing and is left out, and every
+# mutant must be decided (a violation both ways, or the known difference below) for at least one reduction, so the
+# check cannot pass empty.  Killed or not is compared, not the property: a mutant that breaks several properties may
+# break another one first in the reduced graph (the controller's 1a77f8d670 does, under restartable_crashes_only).
+MUTANT_SAMPLE: dict[str, tuple[str, ...]] = {
+    "quorum": ("8bcb446eef", "42d262a029"),  # election.py ElectionSafety (378 states); fetch.py CommittedNeverLost
+    "controller": ("1a77f8d670", "ec49f50b0c"),  # actions.py FencedBrokerLeadsNothing, RepliesWaitForTheirOffset
+    "reassign": ("763a3708a6", "648a42fc4a"),  # controller.py NoRequestLost, ReassignmentHistoryInStep
+    "features": ("ce5131db81",),  # kraft.py HistoryFlagsRecordTheirSteps (4,830 states)
+    "migration": ("47f6ab5d03", "3a77409a7d"),  # copy.py ZkIsPrefixOfLog, MigrationStateShape
+}
+MUTANT_STATES = 20_000
+SAMPLES = Path(__file__).resolve().parent.parent / "spec" / "mutants" / "samples"
+# Found by this test (2026-11-28): with sync_notifications on, the features mutant ce5131db81
+# (model/features/kraft.py:43, the update budget's test negated) ends unreached at the default bounds, as the
+# original; with it off the same bounds give a violation of HistoryFlagsRecordTheirSteps.  So the reduction hides
+# what this mutant breaks there; the main job still kills it at `default` (its unreached set differs from the
+# original's), and at `unreduced` the line is not covered.  Not yet read further: kept here as the reduction's known
+# difference, checked to stay one.
+MUTANT_HIDES: dict[tuple[str, str, str], str] = {
+    ("features", "sync_notifications", "ce5131db81"):
+        "HistoryFlagsRecordTheirSteps broken only with each listener's read a step of its own",
+}
+
+
+def _mutant_outcome(plan: Any, mutant: Any, bounds: dict[str, Any]) -> tuple[Any, ...]:
+    from kraftcheck.checker.mutate.runner import run_one
+
+    out = run_one(attrs.evolve(plan.profiles[0].setup, bounds=bounds), mutant, MUTANT_STATES, 120)
+    return out.get("kind"), out.get("verdict"), out.get("property")
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(("model", "mutant_id"), [(m, i) for m, ids in MUTANT_SAMPLE.items() for i in ids])
+def test_each_reduction_on_and_off_agree_on_a_sampled_mutant(model: str, mutant_id: str) -> None:
+    from kraftcheck.checker.mutate.analysis import prepare as prepare_mutants
+
+    plan = prepare_mutants(model, profile="default", sample_file=str(SAMPLES / f"{model}.txt"),
+                             ids=[mutant_id])
+    assert [m.id for m in plan.mutants] == [mutant_id], f"{mutant_id} left {model}'s pinned sample: pick the next"
+    (mutant,) = plan.mutants
+    decided = 0
+    for reduction in _spec(model).model.reductions:
+        at = {**SMALL.get(model, {}), **ENABLE.get(model, {}).get(reduction, {})}
+        on = _mutant_outcome(plan, mutant, {**at, reduction: True})
+        off = _mutant_outcome(plan, mutant, {**at, reduction: False})
+        if "limit" in (on[1], off[1]):
+            continue
+        if (model, reduction, mutant_id) in MUTANT_HIDES:
+            assert off[1] == "violation" and on[1] != "violation", (reduction, on, off)
+            decided += 1
+            continue
+        if (model, reduction) in {(m, r) for m, r, _ in HIDES}:
+            assert off[0] == "result", (reduction, on, off)
+            continue
+        assert on[:2] == off[:2], (reduction, on, off)  # killed or not alike (the property may differ: above)
+        decided += on[1] == "violation"
+    assert decided, f"{mutant_id}: no reduction decided at these bounds"
