@@ -15,8 +15,8 @@ from typing import Any
 from kraftcheck.model import zookeeper as zkm
 from kraftcheck.model.core import Context
 from kraftcheck.model.features.levels import lowered, raised
+from kraftcheck.model.features.state import DISABLED, Bounds, KState, ZkState, compatible, empty, enabled_levels
 from kraftcheck.model.features.state import FEATURES as FEATURES_ZNODE
-from kraftcheck.model.features.state import Bounds, KState, ZkState, compatible, empty, enabled_levels
 from kraftcheck.spec.features import SPEC
 
 Ctx = Context[Bounds]
@@ -44,10 +44,16 @@ def _lost_wait(s: ZkState, t: ZkState) -> bool:
                for x, y in zip(s.brokers, t.brokers))
 
 
-def _shut_down_incompatible(t: ZkState) -> bool:
-    """A broker is down whose binary does not support the enabled /features levels."""
+def _shut_down_incompatible(s: ZkState, t: ZkState) -> bool:
+    """A broker is down whose binary does not support the enabled /features levels, or the levels of a snapshot it
+    held before the step: a delayed (stale) read it applied (ZkMetadataCache.updateFeaturesOrThrow throws on what the
+    listener read, whatever /features holds by then; the delayed-read fault of FIDELITY F5)."""
     cur = enabled_levels(t.zk)
-    return cur is not None and any(not y.up and not compatible(y.binary, cur) for y in t.brokers)
+    if cur is not None and any(not y.up and not compatible(y.binary, cur) for y in t.brokers):
+        return True
+    return any(not y.up and any(r.version >= 0 and r.status != DISABLED and not compatible(y.binary, r.levels)
+                                for r in x.inbox)
+               for x, y in zip(s.brokers, t.brokers, strict=True))
 
 
 @SPEC.action_property(
@@ -78,7 +84,7 @@ def history_flags_record_their_steps(s: Any, step: Step, t: Any, ctx: Ctx) -> bo
                  and t.downgraded == (s.downgraded or bool(lowered(before, after))))
     return (flags and t.had_levels == (s.had_levels or _wrote_levels(s, t))
             and t.mid_update_failover == (s.mid_update_failover or _lost_wait(s, t))
-            and (t.refused_start == s.refused_start or (t.refused_start and _shut_down_incompatible(t))))
+            and (t.refused_start == s.refused_start or (t.refused_start and _shut_down_incompatible(s, t))))
 
 
 

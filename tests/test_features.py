@@ -301,3 +301,15 @@ def test_history_flags_record_their_steps() -> None:
     stopped = stop_broker(waiting, 0)
     assert stopped.mid_update_failover and prop.pred(waiting, ("zk_stop", (0,)), stopped, ctx)
     assert not prop.pred(waiting, ("zk_stop", (0,)), attrs.evolve(stopped, mid_update_failover=False), ctx)
+
+
+def test_a_broker_exiting_on_a_stale_delayed_read_is_a_refused_start() -> None:
+    """HistoryFlagsRecordTheirSteps lets `refused_start` turn on where a broker exits on the levels of the snapshot it
+    applied, not only on the current /features: with each listener's read a step of its own (sync_notifications off)
+    a broker's delayed read of version 0 is applied after two updates cleared those levels, and Kafka's listener
+    throws on what it read (ZkMetadataCache.updateFeaturesOrThrow).  Before the fix this was a violation within 6,884
+    states (7 steps) at the default bounds; 10,000 states reach past it."""
+    from kraftcheck.spec.registry import load
+
+    r = check(load("features"), (), {"sync_notifications": False}, max_states=10_000, liveness=False)
+    assert r.verdict == "limit", (r.verdict, r.violated_property)
