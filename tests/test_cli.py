@@ -266,7 +266,7 @@ def test_check_with_no_model_is_the_kraft_models(tmp_path: Path) -> None:
                     ("reassign", "default"), ("reassign", "faults"), ("reassign", "unreduced"),
                     ("reassign", "expiries"), ("reassign", "crashes"),
                     ("features", "default"), ("features", "unreduced"), ("features", "ranges"),
-                    ("features", "restarts")]
+                    ("features", "restarts"), ("features", "updates")]
 
 
 def test_a_named_model_runs_its_main_profiles_unless_a_profile_is_given(tmp_path: Path) -> None:

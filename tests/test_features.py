@@ -313,3 +313,24 @@ def test_a_broker_exiting_on_a_stale_delayed_read_is_a_refused_start() -> None:
 
     r = check(load("features"), (), {"sync_notifications": False}, max_states=10_000, liveness=False)
     assert r.verdict == "limit", (r.verdict, r.violated_property)
+
+
+def test_the_updates_profile_reaches_where_the_stale_read_finding_lived(monkeypatch: Any) -> None:
+    """The finding above needed two updates after a delayed read with every listener asynchronous, which no main-job
+    profile had (`default` keeps sync_notifications on, `unreduced` makes one update): the narrow profile `updates`
+    (three updates, the reduction off) is in the main job and, with the property's old clause put back (a refused
+    start only on an incompatible *current* /features), breaks HistoryFlagsRecordTheirSteps, which `unreduced`
+    does not."""
+    from kraftcheck.model.features.state import compatible, enabled_levels
+    from kraftcheck.spec import features_history
+
+    def current_only(s: Any, t: Any) -> bool:
+        cur = enabled_levels(t.zk)
+        return cur is not None and any(not y.up and not compatible(y.binary, cur) for y in t.brokers)
+
+    assert "updates" in FEATURES.main_profiles
+    assert check("features", profile="updates").violated_property is None  # unreached alone: the KRaft targets
+    monkeypatch.setattr(features_history, "_shut_down_incompatible", current_only)
+    r = check("features", profile="updates", liveness=False)
+    assert (r.verdict, r.violated_property) == ("violation", "HistoryFlagsRecordTheirSteps"), r.summary()
+    assert check("features", profile="unreduced", liveness=False).violated_property is None

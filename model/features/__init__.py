@@ -103,7 +103,13 @@ FEATURES.profile("restarts", "narrow, ZooKeeper broker stops: one broker stop (a
                  "profiles stop no broker)",
                  bounds={"kraft": False, "max_restarts": 1, "max_updates": 1, "max_upgrades": 0, "max_ibp_changes": 0},
                  states=974, seconds=0.3)
-FEATURES.main_profiles = ("default", "unreduced", "ranges", "restarts")
+FEATURES.profile("updates", "narrow, UpdateFeatures in depth with every listener asynchronous: three updates, the "
+                 "reduction off, ZooKeeper mode only, no failover, upgrade or IBP change (a delayed snapshot applied "
+                 "after two later writes needs two updates beyond it; `unreduced` has one)",
+                 bounds={"sync_notifications": False, "kraft": False, "max_updates": 3, "max_upgrades": 0,
+                         "max_failovers": 0, "max_ibp_changes": 0},
+                 states=16_335, seconds=2.0)
+FEATURES.main_profiles = ("default", "unreduced", "ranges", "restarts", "updates")
 
 
 @FEATURES.bounds_check
