@@ -8,7 +8,8 @@
   unreduced profile finds it.
 * Each reduction is checked at bounds where it removes states (``ENABLE``): a switch that removes nothing there gives
   a check that cannot fail.  Reductions whose removals no mutation's verdict depends on (the quorum's two, four of
-  the migration's) are also checked step by step, and deliberately broken versions of each are shown to fail that check.
+  the migration's) are also checked step by step, and deliberately broken versions of each are shown to fail that check
+  (the features model's `sync_notifications`, which merges steps, in tests/test_reduction_compression.py).
 """
 
 from __future__ import annotations
@@ -116,8 +117,8 @@ ENABLE: dict[str, dict[str, dict[str, Any]]] = {
 # topic_writes_only, claim_write_at_once, offset_write_at_once).  For lose_responses_only, sync_notifications,
 # crash_in_copy_only, outage_in_dual_write_only, reconfig_for_finalize_only and lost_answer_when_steady no mutation
 # needs the fault or step the reduction cuts, so even removing it whole changes no verdict.  The quorum's two and
-# the migration's four are checked step by step below; sync_notifications still wants a mutation that needs it, or a
-# step rule.
+# the migration's four are checked step by step below; sync_notifications, which merges steps rather than removing
+# some, in tests/test_reduction_compression.py.
 # (zk_resign_at_once is the HIDES case: its check is that on and off differ.)
 FOUND_WITH: dict[tuple[str, str], dict[str, Any]] = {
     ("migration", "ephemeral-claim"): {"max_expiries": 1},  # a ZK broker wins /controller once its owner expires
