@@ -377,7 +377,7 @@ def test_the_main_job_prints_the_table_then_few_notes_then_the_verdict(capsys: p
     tail = _after_table(capsys.readouterr().out)
     notes, verdict = tail[:-1], tail[-1]
     assert len(notes) <= 10 and len(set(notes)) == len(notes), tail
-    assert verdict.startswith("verdict: limit") and "in 28 runs" in verdict and verdict.endswith("exit 15")
+    assert verdict.startswith("verdict: limit") and "in 29 runs" in verdict and verdict.endswith("exit 15")
     assert sum("stopped at a limit" in line for line in notes) == 1  # one line names every model it concerns
     # the reductions of the reduced profiles are off in each model's `unreduced` run: the note says where they were
     # checked instead of claiming they were not

@@ -169,7 +169,7 @@ def test_the_main_job_s_suites_are_told_apart_by_profile(tmp_path: Path) -> None
     out = tmp_path / "j.xml"
     assert main(["check", "--quiet", "--max-states", "50", "--junit", str(out)]) == 15
     suites = [s.name for s in junitparser.JUnitXml.fromfile(str(out))]
-    assert len(suites) == len(set(suites)) == 28  # quorum 8, controller 8, migration 3, reassign 5, features 4
+    assert len(suites) == len(set(suites)) == 29  # quorum 8, controller 8, migration 3, reassign 5, features 5
     assert {"quorum[default]", "quorum[duplication]", "quorum[faults]", "quorum[unreduced]", "controller[crash]",
             "migration[default]", "migration[unreduced]"} <= set(suites)
     got = cases(out)  # every case's name is its own

@@ -4,8 +4,13 @@ computed, never what is reported: the manifest names what was skipped and where 
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from kraftcheck.checker import errors
 from kraftcheck.checker.api import check
 from kraftcheck.checker.cli.commands import combine_profiles, note_reached
+from kraftcheck.checker.cli.main import main
 from kraftcheck.model.memo import by_identity
 from kraftcheck.spec.registry import load
 
@@ -63,6 +68,34 @@ def test_an_unreached_name_is_credited_to_the_run_that_reached_it_not_to_one_tha
     assert "UnknownFeatureRefused" in default.unreached_targets
     combine_profiles([default, unreduced, ranges])  # unreduced comes first among the others, and skipped it
     assert default.manifest["reached_in_other_profile"]["UnknownFeatureRefused"] == "ranges"
+
+
+def test_a_name_a_cut_run_might_have_reached_is_not_decided(capsys: Any, tmp_path: Path) -> None:
+    """A main-job run that finishes, unreached only by what a sibling stopped at ``--max-states`` might still have
+    reached, is ``limit`` (nothing decided, exit 15), not ``unreached`` (exit 14, as if the model's bounds could not
+    reach it); a name reached nowhere while every run finished stays unreached."""
+    spec = load("features")
+    ranges = check(spec, profile="ranges")  # 564 states: KRaft mode only, so the ZooKeeper targets are unreached
+    zk_only = set(ranges.unreached_targets)
+    assert ranges.verdict == "unreached" and "ZkUpgrade" in zk_only
+    cut = check(spec, max_states=300)
+    assert cut.verdict == "limit"
+    combine_profiles([cut, ranges])
+    assert (ranges.verdict, ranges.exit_code) == ("limit", errors.LIMIT)
+    assert set(ranges.manifest["undecided_by_cut"]["names"]) >= zk_only
+    assert ranges.manifest["undecided_by_cut"]["cut"] == ["default"]
+    # the CLI: the controller's epochs finishes under 500 states (349), its other profiles are cut there (exit 14
+    # before the fix)
+    junit = tmp_path / "j.xml"
+    code = main(["check", "controller", "--max-states", "500", "--no-liveness", "--junit", str(junit)])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == errors.LIMIT, out[-2000:]
+    assert "controller (epochs): complete, but never reached here: " in out, out[-3000:]
+    assert 'type="limit"' in junit.read_text() and 'type="unreached"' not in junit.read_text()
+    # every run finished and none reached it: still unreached
+    alone = check(spec, profile="ranges")
+    combine_profiles([alone, check(spec, profile="ranges")])
+    assert alone.verdict == "unreached"
 
 
 def test_check_symmetry_sees_a_wrong_representative_behind_an_identity_cache() -> None:

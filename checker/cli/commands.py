@@ -236,7 +236,10 @@ def note_reached(result: Any, spec: Any, reached: dict[str, str]) -> None:
 def combine_profiles(results: list[Any]) -> None:
     """The main job runs some models at several profiles (``Model.main_profiles``): a target or a premise reached in
     one of a model's runs is reached for the model.  A run left ``unreached`` only by what another run of the same
-    model reached becomes ok, and its manifest says where each was reached; anything reached by none stays."""
+    model reached becomes ok, and its manifest says where each was reached; anything reached by none stays, unless
+    another run of the model stopped at a limit (``--max-states``, ``--max-depth``) before it could have reached it:
+    then nothing is decided about it, and the run's verdict is ``limit`` (its manifest's ``undecided_by_cut`` names
+    what and where), never ``unreached``, which would say the model's bounds cannot reach it."""
     by_model: dict[str, list[Any]] = {}
     for r in results:
         by_model.setdefault(r.model, []).append(r)
@@ -247,20 +250,27 @@ def combine_profiles(results: list[Any]) -> None:
             if r.verdict != "unreached":
                 continue
             others = [o for o in runs if o is not r and o.verdict in ("ok", "unreached")]
-            elsewhere = {}
+            cut = [str(o.manifest.get("profile") or "default") for o in runs if o is not r and o.verdict == "limit"]
+            elsewhere: dict[str, str] = {}
+            left: list[str] = []
             for name in r.unreached_targets + r.vacuous_properties:
                 where = next((o.manifest.get("profile") for o in others
                               if name not in o.unreached_targets and name not in o.vacuous_properties
                               and name not in (o.manifest.get("reached_in_other_profile") or {})), None)
                 if where is None:
-                    break
-                elsewhere[name] = where
-            else:
-                r.verdict = "ok"
-                r.manifest["reached_in_other_profile"] = {**r.manifest.get("reached_in_other_profile", {}),
-                                                          **elsewhere}
-                r.manifest["vacuous_here"] = list(r.vacuous_properties)
-                r.unreached_targets, r.vacuous_properties = [], []
+                    left.append(name)
+                else:
+                    elsewhere[name] = where
+            if left and not cut:
+                continue  # reached by no run of the model, and every run finished: unreached
+            r.manifest["reached_in_other_profile"] = {**r.manifest.get("reached_in_other_profile", {}), **elsewhere}
+            if left:  # a run cut short might have reached them: not decided
+                r.verdict = "limit"
+                r.manifest["undecided_by_cut"] = {"names": left, "cut": cut}
+                continue
+            r.verdict = "ok"
+            r.manifest["vacuous_here"] = list(r.vacuous_properties)
+            r.unreached_targets, r.vacuous_properties = [], []
 
 
 def _engine_options(args: argparse.Namespace) -> None:

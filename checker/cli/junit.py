@@ -105,6 +105,13 @@ def suite_for(result: Any, spec: Any, several_profiles: bool = False) -> ET.Elem
         elif stopped:
             first = result.violated_property or "a deadlock"
             _mark(case, "skipped", "", f"not checked to the end: the search stopped at the first finding ({first})")
+        elif prop in (result.manifest.get("undecided_by_cut") or {}).get("names", ()):
+            cut = ", ".join(result.manifest["undecided_by_cut"]["cut"])
+            _mark(case, "failure", "limit", f"{prop} was not reached here, and {cut} stopped at a --max-states/"
+                  "--max-depth limit before it could reach it: nothing is decided")
+        elif prop in result.unreached_targets and result.verdict == "limit":
+            _mark(case, "failure", "limit", f"{prop} was not reached before the search stopped at a --max-states/"
+                  "--max-depth limit: nothing is decided")
         elif prop in result.unreached_targets:
             _mark(case, "failure", "unreached", f"{prop} was never reached: the check may be vacuous ({meaning})")
         elif prop in result.vacuous_properties and finished(result):

@@ -45,6 +45,12 @@ def _label(result: Any) -> str:
 def _findings(result: Any, spec: Any, label: str) -> list[str]:
     """The notes of one run about what it did not prove (every one of them, with the run's label)."""
     out = []
+    undecided = result.manifest.get("undecided_by_cut")
+    if undecided:  # this run finished; a sibling run of the main job was cut (commands.combine_profiles)
+        out.append(f"{label}: complete, but never reached here: {', '.join(undecided['names'])}; "
+                   f"{', '.join(undecided['cut'])} stopped at a limit before reaching them, so nothing is "
+                   "decided about them (raise or drop --max-states/--max-depth).")
+        return out
     if result.verdict == "limit":
         out.append(f"{label}: the search stopped at a limit before it was complete; nothing is proved.")
     if result.verdict == "interrupted":
@@ -136,7 +142,8 @@ def notes(results: list[Any], specs: list[Any], verbose: bool = False) -> list[s
             run_label = _label(r)  # a finding is the run's (its profile named); a stop is said once per model
             for line in _findings(r, s, run_label):
                 rest = line[len(run_label) + 2:]
-                if r.verdict in ("limit", "interrupted") and line.startswith(run_label + ": "):
+                if (r.verdict in ("limit", "interrupted") and line.startswith(run_label + ": ")
+                        and not r.manifest.get("undecided_by_cut")):
                     stops.setdefault(rest, [])
                     if label not in stops[rest]:
                         stops[rest].append(label)
