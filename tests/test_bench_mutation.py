@@ -40,6 +40,7 @@ def test_the_benchmark_scores_the_fixed_sample(tmp_path: Path) -> None:
     assert "mutants per CPU hour" in text and f"wrote {out}" in text
     module = report["modules"]["examples/mutex.py"]
     assert f"examples/mutex.py                        {module['detected']}/{module['counted']} = " in text
+    assert f"mutex        examples/mutex.py                        {module['detected']}/" in text  # model named
     assert (tmp_path / "bench_mutation.d" / "mutex.json").exists()  # the state a stopped run goes on from
 
 
