@@ -473,11 +473,22 @@ def test_each_reduction_on_and_off_agree_on_a_sampled_mutant(model: str, mutant_
                              ids=[mutant_id])
     assert [m.id for m in plan.mutants] == [mutant_id], f"{mutant_id} left {model}'s pinned sample: pick the next"
     (mutant,) = plan.mutants
+    defaults = attrs.asdict(_spec(model).model.default_bounds())
+    runs: dict[tuple[tuple[str, Any], ...], tuple[Any, ...]] = {}
+
+    def outcome(bounds: dict[str, Any]) -> tuple[Any, ...]:
+        # the same bounds are run once: a reduction on by default, with nothing to ENABLE, is the plain small
+        # bounds, which most of the migration's 13 'on' runs are (47f6ab5d03: 31.6 s to 16.8 s)
+        key = tuple(sorted((k, v) for k, v in bounds.items() if defaults.get(k) != v))
+        if key not in runs:
+            runs[key] = _mutant_outcome(plan, mutant, dict(key))
+        return runs[key]
+
     decided = 0
     for reduction in _spec(model).model.reductions:
         at = {**SMALL.get(model, {}), **ENABLE.get(model, {}).get(reduction, {})}
-        on = _mutant_outcome(plan, mutant, {**at, reduction: True})
-        off = _mutant_outcome(plan, mutant, {**at, reduction: False})
+        on = outcome({**at, reduction: True})
+        off = outcome({**at, reduction: False})
         if "limit" in (on[1], off[1]):
             continue
         if (model, reduction) in {(m, r) for m, r, _ in HIDES}:
