@@ -76,6 +76,7 @@ def suite_for(result: Any, spec: Any, several_profiles: bool = False) -> ET.Elem
     premises = result.manifest.get("premises", {})
     liveness = result.manifest.get("liveness", {})
     per_case = 0.0  # the search checks every property at once: its time is the suite's, not a case's
+    undecided = result.manifest.get("undecided_by_cut") or {}  # commands.combine_profiles
     names = [(p.name, p.kind, p.meaning) for p in spec.properties]
     if result.manifest.get("deadlock_check", True):
         names.append((DEADLOCK_CASE, "deadlock", "every reachable state has a successor"))
@@ -105,13 +106,12 @@ def suite_for(result: Any, spec: Any, several_profiles: bool = False) -> ET.Elem
         elif stopped:
             first = result.violated_property or "a deadlock"
             _mark(case, "skipped", "", f"not checked to the end: the search stopped at the first finding ({first})")
-        elif prop in (result.manifest.get("undecided_by_cut") or {}).get("names", ()):
-            cut = ", ".join(result.manifest["undecided_by_cut"]["cut"])
-            _mark(case, "failure", "limit", f"{prop} was not reached here, and {cut} stopped at a --max-states/"
-                  "--max-depth limit before it could reach it: nothing is decided")
-        elif prop in result.unreached_targets and result.verdict == "limit":
-            _mark(case, "failure", "limit", f"{prop} was not reached before the search stopped at a --max-states/"
-                  "--max-depth limit: nothing is decided")
+        elif result.verdict == "limit" and (prop in undecided.get("names", ()) or prop in result.unreached_targets):
+            # not reached before a limit: this run's own, or (undecided_by_cut) that of the model's other runs
+            who = f"here, and {', '.join(undecided['cut'])} stopped" if prop in undecided.get("names", ()) else (
+                "before the search stopped")
+            _mark(case, "failure", "limit", f"{prop} was not reached {who} at a --max-states/--max-depth limit: "
+                  "nothing is decided")
         elif prop in result.unreached_targets:
             _mark(case, "failure", "unreached", f"{prop} was never reached: the check may be vacuous ({meaning})")
         elif prop in result.vacuous_properties and finished(result):

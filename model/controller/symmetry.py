@@ -29,6 +29,7 @@ from kraftcheck.model.controller.state import (
     Record,
     State,
 )
+from kraftcheck.model.memo import by_identity
 
 
 def _ids(bp: tuple[int, ...], ids: tuple[int, ...]) -> tuple[int, ...]:
@@ -84,20 +85,10 @@ _LOGS: dict[tuple[int, int], dict[tuple[Entry, ...], _LogInfo]] = {}  # (control
 
 
 # The same infos by the log's identity first (logs are interned and shared by states, ``metadata_log.intern``): a hit
-# is one lookup on a tuple of ints, where ``_LOGS`` hashes the log, calling every entry's ``__hash__``.  Each entry
-# holds its log, so an id is not reused while its entry lives (``model/memo.py``).
-_INFOS_BY_ID: dict[tuple[int, int, int], tuple[tuple[Entry, ...], _LogInfo]] = {}
-
-
+# is one lookup on a tuple of ints, where ``_LOGS`` hashes the log, calling every entry's ``__hash__``.
+@by_identity(limit=1 << 15)
 def _info(log: tuple[Entry, ...], controllers: int, brokers: int) -> _LogInfo:
-    known = _INFOS_BY_ID.get((id(log), controllers, brokers))
-    if known is not None:
-        return known[1]
-    info = _info_by_value(log, controllers, brokers)
-    if len(_INFOS_BY_ID) >= _TEXT_LIMIT:
-        _INFOS_BY_ID.clear()
-    _INFOS_BY_ID[(id(log), controllers, brokers)] = (log, info)
-    return info
+    return _info_by_value(log, controllers, brokers)
 
 
 def _info_by_value(log: tuple[Entry, ...], controllers: int, brokers: int) -> _LogInfo:
